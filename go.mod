@@ -1,0 +1,15 @@
+module github.com/fsbench/fsbench
+
+go 1.26.0
+
+require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/google/go-cmp v0.7.0
+	github.com/spf13/cobra v1.10.2
+	golang.org/x/sys v0.49.0
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

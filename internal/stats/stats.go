@@ -1,0 +1,51 @@
+// Package stats summarises repeated measurements: the median as the headline figure (robust to
+// the one slow repetition a shared machine or a card's background garbage collection produces)
+// with the minimum and maximum beside it so the spread stays visible.
+package stats
+
+import (
+	"math"
+	"slices"
+)
+
+// Summary describes a set of samples of one figure.
+type Summary struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// Summarize returns the median, minimum and maximum of xs. NaN values are ignored; an empty
+// input gives N == 0 and zero figures, which callers must treat as "no data", not as zero.
+func Summarize(xs []float64) Summary {
+	vals := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			vals = append(vals, x)
+		}
+	}
+	if len(vals) == 0 {
+		return Summary{}
+	}
+	slices.Sort(vals)
+	return Summary{N: len(vals), Median: median(vals), Min: vals[0], Max: vals[len(vals)-1]}
+}
+
+// median of sorted values: the mean of the two middle values for an even count.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// Spread is (max-min)/median, a quick indicator of how repeatable a figure was; 0 when the
+// median is 0 or there are fewer than two samples.
+func (s Summary) Spread() float64 {
+	if s.N < 2 || s.Median == 0 {
+		return 0
+	}
+	return (s.Max - s.Min) / math.Abs(s.Median)
+}
