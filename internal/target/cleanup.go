@@ -1,0 +1,283 @@
+package target
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// unmountRetries × unmountWait is how long an EBUSY unmount is retried before falling back
+	// to a lazy unmount: a process that was using the file system may be exiting.
+	unmountRetries = 10
+	unmountWait    = 100 * time.Millisecond
+)
+
+// CleanupStale reads every ledger in dir whose process is gone (or whose pid was reused:
+// start time differs, or the machine rebooted) and undoes it: unmounts what is mounted on its
+// mountpoints (deepest first; on EBUSY retry, then lazy-unmount with MNT_DETACH and say so),
+// detaches its loop devices ONLY if /sys/block/loopN/loop/backing_file still names the
+// recorded backing file and the device and inode numbers the kernel reports for it match
+// (a reused loop number belongs to someone else), removes its files, then the ledger.
+//
+// It returns a description of each action, and calls logf (if not nil) with each as it
+// happens and with each warning. It never touches anything a ledger does not name, and
+// never a ledger of a live process. A ledger whose cleanup failed is kept so that a later
+// call can retry: every step is harmless to repeat.
+func CleanupStale(dir string, logf func(format string, args ...any)) ([]string, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	var actions []string
+	act := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		actions = append(actions, s)
+		logf("%s", s)
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("clean up stale runs: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if m := tempName.FindStringSubmatch(e.Name()); m != nil {
+			// A half-written ledger of a process that died while saving; the complete one
+			// beside it (if any) is handled on its own.
+			if pid, _ := strconv.Atoi(m[1]); !pidExists(pid) {
+				if err := os.Remove(path); err == nil {
+					act("removed half-written ledger %s", path)
+				}
+			}
+			continue
+		}
+		m := ledgerName.FindStringSubmatch(e.Name())
+		if m == nil || !e.Type().IsRegular() {
+			continue
+		}
+		rec, err := readLedger(path)
+		if err == nil && strconv.Itoa(rec.PID) != m[1] {
+			err = fmt.Errorf("records pid %d but is named after pid %s", rec.PID, m[1])
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ledger %s: %w; inspect it and remove it by hand", path, err))
+			continue
+		}
+		alive, why := processAlive(rec)
+		if alive {
+			continue
+		}
+		logf("ledger %s: process %d %s; undoing what it recorded", path, rec.PID, why)
+		if err := undo(rec, act, logf); err != nil {
+			errs = append(errs, fmt.Errorf("ledger %s (kept for a later retry): %w", path, err))
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove ledger: %w", err))
+			continue
+		}
+		act("removed ledger %s", path)
+	}
+	if len(errs) > 0 {
+		return actions, fmt.Errorf("clean up stale runs in %s: %w", dir, errors.Join(errs...))
+	}
+	return actions, nil
+}
+
+func readLedger(path string) (ledgerRecord, error) {
+	var rec ledgerRecord
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("parse: %w", err)
+	}
+	if rec.Version != ledgerVersion {
+		return rec, fmt.Errorf("version %d, this fsbench understands %d", rec.Version, ledgerVersion)
+	}
+	return rec, nil
+}
+
+func pidExists(pid int) bool {
+	_, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid)))
+	return err == nil
+}
+
+// processAlive reports whether the process that wrote rec still runs, and if not, why.
+func processAlive(rec ledgerRecord) (bool, string) {
+	if cur := bootID(); rec.BootID != "" && cur != "" && rec.BootID != cur {
+		return false, "belongs to an earlier boot"
+	}
+	st, err := readProcStat(rec.PID)
+	if err != nil {
+		// Gone (ENOENT), or unreadable: a process we cannot see is not one we can wait for.
+		return false, "is gone"
+	}
+	if st.startTime != rec.StartTime {
+		return false, "is gone (its pid now belongs to another process)"
+	}
+	// A zombie or dead process has released its descriptors; only its mounts remain.
+	if st.state == 'Z' || st.state == 'X' {
+		return false, "has exited"
+	}
+	return true, ""
+}
+
+// undo cleans up one dead process's records: mounts first (they hold the loop devices open),
+// then loop devices, then files (newest first, so a directory goes after its contents).
+func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
+	var mounts []string
+	for _, mp := range rec.Mountpoints {
+		if !filepath.IsAbs(mp) || filepath.Clean(mp) == "/" {
+			logf("ignoring mount point %q: not an absolute path below /", mp)
+			continue
+		}
+		under, err := MountsUnder(mp)
+		if err != nil {
+			return err
+		}
+		mounts = append(mounts, under...)
+	}
+	slices.SortStableFunc(mounts, func(a, b string) int { return depth(b) - depth(a) })
+	for _, mp := range mounts {
+		if err := unmount(mp, act); err != nil {
+			// Do not go on to detach or delete what a file system that is still mounted uses.
+			return err
+		}
+	}
+
+	var errs []error
+	for _, lr := range rec.Loops {
+		if err := detachStale(lr, act, logf); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, f := range slices.Backward(rec.Files) {
+		err := os.Remove(f) // never RemoveAll: only what was recorded, one name at a time
+		switch {
+		case err == nil:
+			act("removed %s", f)
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			errs = append(errs, fmt.Errorf("remove %s: %w", f, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unmount unmounts the top mount on mp. UMOUNT_NOFOLLOW: mp comes from a file, and a
+// symlink planted in its place must not redirect the unmount elsewhere.
+func unmount(mp string, act func(string, ...any)) error {
+	for range unmountRetries {
+		err := unix.Unmount(mp, unix.UMOUNT_NOFOLLOW)
+		switch {
+		case err == nil:
+			act("unmounted %s", mp)
+			return nil
+		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOENT):
+			// Not a mount point (any more): a stacked duplicate already went, or it was
+			// unmounted since we read the mount table.
+			return nil
+		case errors.Is(err, unix.EBUSY):
+			time.Sleep(unmountWait)
+		default:
+			return fmt.Errorf("unmount %s: %w", mp, err)
+		}
+	}
+	// Still busy: some process has files open there or its cwd inside. MNT_DETACH takes it
+	// out of the tree now; the kernel finishes (and releases the loop device) when the last
+	// user lets go.
+	if err := unix.Unmount(mp, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("unmount %s: busy, and lazy unmount failed: %w", mp, err)
+	}
+	act("lazily unmounted %s (MNT_DETACH): it was still busy after %v; the kernel releases it when its last user closes it", mp, unmountRetries*unmountWait)
+	return nil
+}
+
+// detachStale detaches a recorded loop device if, and only if, it is still bound to the
+// recorded backing file. Loop numbers are reused: after the dead process's device detached
+// (autoclear fires once nothing holds it), anyone may have bound the same number to
+// something else.
+func detachStale(lr loopRecord, act, logf func(string, ...any)) error {
+	if !loopName.MatchString(lr.Dev) {
+		logf("ignoring loop record %q: not a loop device name", lr.Dev)
+		return nil
+	}
+	cur, err := readLoopAttr(lr.Dev, "backing_file")
+	if errors.Is(err, fs.ErrNotExist) {
+		act("%s already detached", lr.Dev)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check %s: %w", lr.Dev, err)
+	}
+	if !sameBacking(cur, lr.Backing) {
+		act("left %s alone: it is now bound to %s, not to the recorded %s", lr.Dev, cur, lr.Backing)
+		return nil
+	}
+	// Hold the device open while checking and detaching: the identity we verify on this
+	// descriptor cannot change under us, except by someone else's LOOP_CLR_FD.
+	f, err := os.OpenFile(filepath.Join(devRoot, lr.Dev), os.O_RDONLY, 0)
+	if errors.Is(err, unix.ENXIO) {
+		// The kernel refuses new openers while it tears the device down: autoclear fired
+		// between our sysfs read and the open.
+		act("%s already detached", lr.Dev)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", lr.Dev, err)
+	}
+	var info *unix.LoopInfo64
+	err = withFd(f, func(fd int) (err error) { info, err = unix.IoctlLoopGetStatus64(fd); return err })
+	if errors.Is(err, unix.ENXIO) {
+		f.Close()
+		act("%s already detached", lr.Dev)
+		return nil
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("%s: LOOP_GET_STATUS64: %w", lr.Dev, err)
+	}
+	if info.Device != lr.BackingDev || info.Inode != lr.BackingIno {
+		f.Close()
+		act("left %s alone: its backing file is %s but a different file (device %d inode %d, recorded %d/%d)",
+			lr.Dev, cur, info.Device, info.Inode, lr.BackingDev, lr.BackingIno)
+		return nil
+	}
+	// If a file system on the device is still mounted somewhere we did not record, this is
+	// still harmless: LOOP_CLR_FD only marks the device for autoclear, and the kernel
+	// detaches it when that mount goes away.
+	err = clearFd(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, unix.ENXIO) {
+		act("%s already detached", lr.Dev)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("detach %s: %w", lr.Dev, err)
+	}
+	bound, err := waitUnbound(lr.Dev, lr.Backing, unbindTimeout)
+	if err != nil {
+		return fmt.Errorf("detach %s: %w", lr.Dev, err)
+	}
+	if bound {
+		act("asked %s to detach from %s; another process still holds it open, so the kernel detaches it when that closes", lr.Dev, lr.Backing)
+		return nil
+	}
+	act("detached %s from %s", lr.Dev, lr.Backing)
+	return nil
+}

@@ -1,0 +1,290 @@
+package target
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultLedgerDir is where ledgers live: /run is a tmpfs, so ledgers vanish at reboot
+// together with the loop devices and mounts they describe.
+const DefaultLedgerDir = "/run/fsbench"
+
+const ledgerVersion = 1
+
+var (
+	procRoot   = "/proc"
+	ledgerName = regexp.MustCompile(`^([0-9]+)\.json$`)
+	tempName   = regexp.MustCompile(`^\.([0-9]+)\.json\.tmp$`)
+	loopName   = regexp.MustCompile(`^loop[0-9]+$`)
+)
+
+// A Ledger is a JSON file <dir>/<pid>.json (dir normally /run/fsbench: tmpfs, so it vanishes
+// at reboot together with the loop devices and mounts it describes), rewritten atomically
+// (write temp + fsync + rename) on every change. It records what this process created so
+// that, if the process is killed before it cleans up, a later run's CleanupStale can undo it.
+//
+// Record things before creating them where possible (AddFile before CreateImage,
+// AddMountpoint before mounting): cleanup tolerates records of things that never came to be,
+// but cannot clean what was never recorded.
+type Ledger struct {
+	mu     sync.Mutex
+	dir    string
+	path   string
+	rec    ledgerRecord
+	closed bool
+}
+
+type ledgerRecord struct {
+	Version int `json:"version"`
+	PID     int `json:"pid"`
+	// StartTime is field 22 of /proc/<pid>/stat, in clock ticks since boot: with the pid it
+	// identifies the process, since pids are reused.
+	StartTime   uint64       `json:"start_time"`
+	BootID      string       `json:"boot_id,omitempty"`
+	Created     time.Time    `json:"created"`
+	Mountpoints []string     `json:"mountpoints,omitempty"`
+	Loops       []loopRecord `json:"loops,omitempty"`
+	Files       []string     `json:"files,omitempty"`
+}
+
+type loopRecord struct {
+	Dev     string `json:"dev"`     // "loop3"
+	Backing string `json:"backing"` // absolute path of the backing file
+	// BackingDev and BackingIno identify the backing file as LOOP_GET_STATUS64 reports it
+	// (lo_device, lo_inode); a path alone could name a different, newer file.
+	BackingDev uint64 `json:"backing_dev"`
+	BackingIno uint64 `json:"backing_ino"`
+}
+
+// OpenLedger creates the ledger of this process in dir (created if missing, mode 0700). It
+// records the pid and the process start time from /proc/self/stat (field 22). It fails if
+// a ledger for this pid already exists: run CleanupStale first (a dead process with the same
+// pid may have left it).
+func OpenLedger(dir string) (*Ledger, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	pid := os.Getpid()
+	st, err := readProcStat(pid)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	l := &Ledger{
+		dir:  dir,
+		path: filepath.Join(dir, strconv.Itoa(pid)+".json"),
+		rec: ledgerRecord{
+			Version:   ledgerVersion,
+			PID:       pid,
+			StartTime: st.startTime,
+			BootID:    bootID(),
+			Created:   time.Now().UTC().Truncate(time.Second),
+		},
+	}
+	if _, err := os.Lstat(l.path); err == nil {
+		return nil, fmt.Errorf("open ledger: %s already exists: a ledger of this process is open, or a dead process with the same pid left it; clean up stale runs first", l.path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	if err := l.save(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Path returns the ledger file's path.
+func (l *Ledger) Path() string { return l.path }
+
+// AddMountpoint records that anything mounted on dir (or below it) is ours to unmount.
+func (l *Ledger) AddMountpoint(dir string) error {
+	d, err := canonical(dir)
+	if err != nil {
+		return fmt.Errorf("ledger: add mount point %s: %w", dir, err)
+	}
+	if d == "/" {
+		return fmt.Errorf("ledger: refusing to record / as a mount point")
+	}
+	return l.update(func(r *ledgerRecord) {
+		if !slices.Contains(r.Mountpoints, d) {
+			r.Mountpoints = append(r.Mountpoints, d)
+		}
+	})
+}
+
+// AddLoop records that loop device dev ("/dev/loop3" or "loop3") is bound to backing by us.
+// It stats backing to record its device and inode numbers, so call it after attaching.
+func (l *Ledger) AddLoop(dev, backing string) error {
+	name := filepath.Base(dev)
+	if !loopName.MatchString(name) {
+		return fmt.Errorf("ledger: add loop %q: not a loop device name", dev)
+	}
+	b, err := canonical(backing)
+	if err != nil {
+		return fmt.Errorf("ledger: add loop %s: %w", name, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(b, &st); err != nil {
+		return fmt.Errorf("ledger: add loop %s: stat backing file %s: %w", name, b, err)
+	}
+	rec := loopRecord{Dev: name, Backing: b, BackingDev: uint64(st.Dev), BackingIno: uint64(st.Ino)}
+	return l.update(func(r *ledgerRecord) {
+		if !slices.Contains(r.Loops, rec) {
+			r.Loops = append(r.Loops, rec)
+		}
+	})
+}
+
+// AddFile records a file (or empty directory) we created and may delete.
+func (l *Ledger) AddFile(path string) error {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("ledger: add file %s: %w", path, err)
+	}
+	return l.update(func(r *ledgerRecord) {
+		if !slices.Contains(r.Files, p) {
+			r.Files = append(r.Files, p)
+		}
+	})
+}
+
+// RemoveFile forgets a file: it is no longer ours to delete (e.g. the user keeps the image).
+func (l *Ledger) RemoveFile(path string) error {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("ledger: remove file %s: %w", path, err)
+	}
+	return l.update(func(r *ledgerRecord) {
+		r.Files = slices.DeleteFunc(r.Files, func(f string) bool { return f == p })
+	})
+}
+
+// Close deletes the ledger: call it once the run finished its own cleanup. Closing twice is
+// harmless.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("ledger: remove %s: %w", l.path, err)
+	}
+	l.closed = true
+	return syncDir(l.dir)
+}
+
+func (l *Ledger) update(fn func(*ledgerRecord)) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return fmt.Errorf("ledger %s: already closed", l.path)
+	}
+	old := l.rec
+	old.Mountpoints = slices.Clone(old.Mountpoints)
+	old.Loops = slices.Clone(old.Loops)
+	old.Files = slices.Clone(old.Files)
+	fn(&l.rec)
+	if err := l.save(); err != nil {
+		l.rec = old
+		return err
+	}
+	return nil
+}
+
+// save writes the record atomically: a reader (CleanupStale in another process, possibly
+// after this one was killed mid-write) sees either the old or the new ledger, never half.
+func (l *Ledger) save() error {
+	b, err := json.MarshalIndent(l.rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	b = append(b, '\n')
+	tmp := filepath.Join(l.dir, "."+strconv.Itoa(l.rec.PID)+".json.tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, l.path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("ledger: write %s: %w", l.path, err)
+	}
+	return syncDir(l.dir)
+}
+
+// syncDir makes a rename or removal in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("ledger: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+type procStat struct {
+	state     byte
+	startTime uint64
+}
+
+// readProcStat reads the state (field 3) and start time (field 22) of a process. The command
+// name (field 2) is in parentheses and may itself contain spaces and parentheses, so fields
+// are counted from the last ')'.
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcStat(string(b))
+}
+
+func parseProcStat(s string) (procStat, error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: no ')' in %q", s)
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: too few fields in %q", s)
+	}
+	st, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: start time: %w", err)
+	}
+	return procStat{state: f[0][0], startTime: st}, nil
+}
+
+func bootID() string {
+	b, err := os.ReadFile(filepath.Join(procRoot, "sys", "kernel", "random", "boot_id"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
