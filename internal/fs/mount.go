@@ -1,0 +1,349 @@
+package fs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"golang.org/x/sys/unix"
+)
+
+// flagOpt is a mount option the kernel takes as an MS_* flag: it clears the bits in clear, then
+// sets those in set.
+type flagOpt struct{ set, clear uintptr }
+
+// The atime options form one group: each clears the others, so the last one given wins. mount(8)
+// would pass "strictatime,noatime" as two bits and the kernel would silently pick strictatime
+// whatever the order; for a benchmark whose option string is recorded with the results, "last
+// wins" is the reading a person expects.
+const atimeBits = unix.MS_NOATIME | unix.MS_RELATIME | unix.MS_STRICTATIME
+
+var flagOpts = map[string]flagOpt{
+	"ro":            {set: unix.MS_RDONLY},
+	"rw":            {clear: unix.MS_RDONLY},
+	"nosuid":        {set: unix.MS_NOSUID},
+	"suid":          {clear: unix.MS_NOSUID},
+	"nodev":         {set: unix.MS_NODEV},
+	"dev":           {clear: unix.MS_NODEV},
+	"noexec":        {set: unix.MS_NOEXEC},
+	"exec":          {clear: unix.MS_NOEXEC},
+	"sync":          {set: unix.MS_SYNCHRONOUS},
+	"async":         {clear: unix.MS_SYNCHRONOUS},
+	"dirsync":       {set: unix.MS_DIRSYNC},
+	"mand":          {set: unix.MS_MANDLOCK},
+	"nomand":        {clear: unix.MS_MANDLOCK},
+	"silent":        {set: unix.MS_SILENT},
+	"loud":          {clear: unix.MS_SILENT},
+	"iversion":      {set: unix.MS_I_VERSION},
+	"noiversion":    {clear: unix.MS_I_VERSION},
+	"lazytime":      {set: unix.MS_LAZYTIME},
+	"nolazytime":    {clear: unix.MS_LAZYTIME},
+	"nodiratime":    {set: unix.MS_NODIRATIME},
+	"diratime":      {clear: unix.MS_NODIRATIME},
+	"noatime":       {set: unix.MS_NOATIME, clear: atimeBits},
+	"relatime":      {set: unix.MS_RELATIME, clear: atimeBits},
+	"strictatime":   {set: unix.MS_STRICTATIME, clear: atimeBits},
+	"atime":         {clear: unix.MS_NOATIME},
+	"norelatime":    {clear: unix.MS_RELATIME},
+	"nostrictatime": {clear: unix.MS_STRICTATIME},
+	// "defaults" means rw,suid,dev,exec,async: all of them the kernel's defaults already, so
+	// like mount(8) it sets nothing, and "ro,defaults" stays read-only.
+	"defaults": {},
+	// fstab and mount(8) options the kernel never sees: mount(8) drops them, and so do we
+	// rather than hand them to the filesystem, which would reject them.
+	"auto": {}, "noauto": {}, "nofail": {}, "_netdev": {},
+	"user": {}, "nouser": {}, "users": {}, "owner": {}, "group": {},
+}
+
+// changeOpts change an existing mount or its propagation; Mount only ever makes a fresh one.
+var changeOpts = map[string]bool{
+	"remount": true, "bind": true, "rbind": true, "move": true,
+	"shared": true, "rshared": true, "private": true, "rprivate": true,
+	"slave": true, "rslave": true, "unbindable": true, "runbindable": true,
+}
+
+// MountFlags splits a mount -o string into MS_* flags and the filesystem-specific data string:
+// ro, rw, noatime, nodiratime, relatime, strictatime, lazytime, dirsync, sync, nodev, nosuid,
+// noexec, defaults, ... are flags; everything else (discard, compress=zstd, data=writeback,
+// commit=60, ...) goes to data, in order. Contradictions like "ro,rw" resolve as mount(8) does:
+// the last wins. fstab-only options (noauto, nofail, x-*, comment=...) are dropped. Whitespace
+// and empty options are rejected: they are typos, and the kernel would take them literally.
+func MountFlags(options string) (flags uintptr, data string, err error) {
+	if options == "" {
+		return 0, "", nil
+	}
+	if i := strings.IndexFunc(options, unicode.IsSpace); i >= 0 {
+		return 0, "", fmt.Errorf("mount options %q contain whitespace: separate options with commas only", options)
+	}
+	var rest []string
+	for _, opt := range strings.Split(options, ",") {
+		if opt == "" {
+			return 0, "", fmt.Errorf("mount options %q contain an empty option (two commas, or one at an end)", options)
+		}
+		if f, ok := flagOpts[opt]; ok {
+			flags = flags&^f.clear | f.set
+			continue
+		}
+		if changeOpts[opt] {
+			return 0, "", fmt.Errorf("mount option %q changes an existing mount; fsbench only makes fresh mounts", opt)
+		}
+		if strings.HasPrefix(opt, "x-") || strings.HasPrefix(opt, "comment=") {
+			continue
+		}
+		rest = append(rest, opt)
+	}
+	return flags, strings.Join(rest, ","), nil
+}
+
+// Mount mounts dev on dir with type k.Name and options (as for mount -o). For nilfs2 it uses
+// mount(8): mount.nilfs2 starts nilfs_cleanerd, the garbage collector, which is part of how nilfs2
+// really runs; every other kind is mounted with the mount(2) system call. Read-only kinds are
+// always mounted read-only.
+func Mount(ctx context.Context, k Kind, dev, dir, options string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), err)
+	}
+	if k.Name == "nilfs2" {
+		return mountCommand(ctx, k, dev, dir, options)
+	}
+	flags, data, err := MountFlags(options)
+	if err != nil {
+		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), err)
+	}
+	if k.ReadOnly {
+		// squashfs and erofs cannot be written; asking for rw would only make the kernel open
+		// the block device for writing.
+		flags |= unix.MS_RDONLY
+	}
+	if err := unix.Mount(dev, dir, k.Name, flags, data); err != nil {
+		return mountError(k, dev, dir, options, err)
+	}
+	return nil
+}
+
+// mountLine describes a mount as mount(8) would be asked for it.
+func mountLine(k Kind, dev, dir, options string) string {
+	if options == "" {
+		options = "none"
+	}
+	return fmt.Sprintf("mount -t %s %s on %s (options %s)", k.Name, dev, dir, options)
+}
+
+// mountError explains a failed mount(2), keeping errno for errors.Is.
+func mountError(k Kind, dev, dir, options string, err error) error {
+	line := mountLine(k, dev, dir, options)
+	var hint string
+	switch {
+	case errors.Is(err, unix.ENODEV):
+		hint = fmt.Sprintf("this kernel has no %s (not in /proc/filesystems): load its module (modprobe %s) or use a kernel that has it",
+			k.Name, k.Module)
+	case errors.Is(err, unix.EINVAL):
+		// The kernel says which in its log only: an option it does not know, or no valid
+		// filesystem of this type on the device.
+		hint = fmt.Sprintf("a bad option, or no valid %s on %s (dmesg says which)", k.Name, dev)
+	case errors.Is(err, unix.ENOTBLK):
+		hint = fmt.Sprintf("%s is not a block device: attach a file to a loop device first", dev)
+	case errors.Is(err, unix.EBUSY):
+		hint = fmt.Sprintf("%s is in use or already mounted", dev)
+	case errors.Is(err, unix.EPERM):
+		hint = "mounting needs root"
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EROFS):
+		hint = fmt.Sprintf("%s is read-only: add the option ro", dev)
+	case errors.Is(err, unix.ENOENT):
+		hint = fmt.Sprintf("%s or %s does not exist", dev, dir)
+	}
+	if hint == "" {
+		return fmt.Errorf("%s: %w", line, err)
+	}
+	return fmt.Errorf("%s: %w: %s", line, err, hint)
+}
+
+// mountCommand mounts through mount(8), for filesystems whose mount helper does more than the
+// system call.
+func mountCommand(ctx context.Context, k Kind, dev, dir, options string) error {
+	args := []string{"-t", k.Name}
+	if options != "" {
+		args = append(args, "-o", options)
+	}
+	args = append(args, dev, dir)
+	out, err := DefaultRunner(ctx, "mount", args...)
+	if err == nil {
+		return nil
+	}
+	// mountLine already shows the command; cmdError adds the exit status and the output.
+	e := cmdError(ctx, "mount", nil, err, out)
+	line := mountLine(k, dev, dir, options)
+	// mount(8) says "unknown filesystem type"; mount.nilfs2, which it hands nilfs2 to, says
+	// "cannot find or load nilfs2 filesystem".
+	if bytes.Contains(out, []byte("unknown filesystem type")) || bytes.Contains(out, []byte("cannot find or load")) {
+		return fmt.Errorf("%s: %w: this kernel has no %s (not in /proc/filesystems): load its module (modprobe %s) or use a kernel that has it",
+			line, e, k.Name, k.Module)
+	}
+	return fmt.Errorf("%s: %w", line, e)
+}
+
+// How long Unmount keeps retrying EBUSY: udev and blkid open a device for a moment after it
+// changes (a mount is a change), and such a holder is gone in well under a second.
+const (
+	busyRetryFor   = 5 * time.Second
+	busyFirstDelay = 10 * time.Millisecond
+	busyMaxDelay   = 250 * time.Millisecond
+)
+
+// Unmount unmounts dir, retrying EBUSY briefly (udev and blkid may hold the device for a moment).
+// nilfs2 goes through umount(8) so that nilfs_cleanerd is stopped. Not mounted is no error.
+func Unmount(ctx context.Context, k Kind, dir string) error {
+	if k.Name == "nilfs2" {
+		return unmountCommand(ctx, dir)
+	}
+	return unmountRetry(ctx, dir)
+}
+
+func unmountRetry(ctx context.Context, dir string) error {
+	give := time.Now().Add(busyRetryFor)
+	delay := busyFirstDelay
+	for {
+		err := unix.Unmount(dir, 0)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.ENOENT):
+			return nil // no such directory: nothing can be mounted there
+		case errors.Is(err, unix.EINVAL):
+			// EINVAL is how umount(2) says "not a mount point"; make sure that is what it meant.
+			if m, mErr := isMounted(dir); mErr == nil && !m {
+				return nil
+			}
+			return fmt.Errorf("umount %s: %w", dir, err)
+		case errors.Is(err, unix.EBUSY):
+			if time.Now().After(give) {
+				return fmt.Errorf("umount %s: %w: still busy after %v: a process uses it (fuser -vm %s shows which)",
+					dir, err, busyRetryFor, dir)
+			}
+			if err := sleepCtx(ctx, delay); err != nil {
+				return fmt.Errorf("umount %s: busy, gave up: %w", dir, err)
+			}
+			delay = min(2*delay, busyMaxDelay)
+		default:
+			return fmt.Errorf("umount %s: %w", dir, err)
+		}
+	}
+}
+
+func unmountCommand(ctx context.Context, dir string) error {
+	give := time.Now().Add(busyRetryFor)
+	delay := busyFirstDelay
+	for {
+		mounted, err := isMounted(dir)
+		if err != nil {
+			return fmt.Errorf("umount %s: %w", dir, err)
+		}
+		if !mounted {
+			return nil
+		}
+		out, err := DefaultRunner(ctx, "umount", dir)
+		if err == nil {
+			return nil
+		}
+		if !bytes.Contains(out, []byte("busy")) || time.Now().After(give) {
+			return cmdError(ctx, "umount", []string{dir}, err, out)
+		}
+		if err := sleepCtx(ctx, delay); err != nil {
+			return fmt.Errorf("umount %s: busy, gave up: %w", dir, err)
+		}
+		delay = min(2*delay, busyMaxDelay)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// isMounted reports whether dir is a mount point, from /proc/self/mountinfo.
+func isMounted(dir string) (bool, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false, fmt.Errorf("read the mount table: %w", err)
+	}
+	return mountinfoHas(b, dir), nil
+}
+
+// mountinfoHas reports whether mountinfo lists dir as a mount point. The kernel prints mount
+// points with space, tab, newline and backslash as octal escapes (\040 ...), and a symlinked
+// path as its target.
+func mountinfoHas(mountinfo []byte, dir string) bool {
+	want := filepath.Clean(dir)
+	if abs, err := filepath.Abs(want); err == nil {
+		want = abs
+	}
+	if real, err := filepath.EvalSymlinks(want); err == nil {
+		want = real
+	}
+	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) > 4 && unescapeMountinfo(f[4]) == want {
+			return true
+		}
+	}
+	return false
+}
+
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// MountTmpfs mounts a private tmpfs of at most size bytes on dir: the dataset source lives in RAM,
+// as in Bootlin's method, so reading it costs the benchmark nothing. UnmountTmpfs undoes it.
+func MountTmpfs(dir string, size uint64) error {
+	if size == 0 {
+		// size=0 would mean "no limit" to tmpfs: a runaway dataset could take all memory.
+		return fmt.Errorf("mount tmpfs on %s: size 0: give a size in bytes", dir)
+	}
+	data := fmt.Sprintf("size=%d,mode=0755", size)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
+		return mountError(Kind{Name: "tmpfs", Module: "tmpfs"}, "tmpfs", dir, data, err)
+	}
+	// Private propagation: if the parent mount is shared (systemd makes / shared), this mount
+	// and its unmount would otherwise be copied into every peer namespace.
+	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
+		undo := unix.Unmount(dir, 0)
+		return errors.Join(fmt.Errorf("make tmpfs on %s private: %w", dir, err), undo)
+	}
+	return nil
+}
+
+// UnmountTmpfs unmounts the tmpfs MountTmpfs put on dir; not mounted is no error.
+func UnmountTmpfs(dir string) error {
+	return unmountRetry(context.Background(), dir)
+}

@@ -1,0 +1,208 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+func TestMountFlags(t *testing.T) {
+	tests := []struct {
+		options string
+		flags   uintptr
+		data    string
+		err     string // fragment of the error; "" means no error
+	}{
+		{"", 0, "", ""},
+		{"defaults", 0, "", ""},
+		{"ro", unix.MS_RDONLY, "", ""},
+		{"ro,rw", 0, "", ""},
+		{"rw,ro", unix.MS_RDONLY, "", ""},
+		{"ro,defaults", unix.MS_RDONLY, "", ""},
+		{"noatime", unix.MS_NOATIME, "", ""},
+		{"noatime,nodiratime,discard", unix.MS_NOATIME | unix.MS_NODIRATIME, "discard", ""},
+		{"relatime,noatime", unix.MS_NOATIME, "", ""},
+		{"noatime,strictatime", unix.MS_STRICTATIME, "", ""},
+		{"strictatime,relatime", unix.MS_RELATIME, "", ""},
+		{"noatime,atime", 0, "", ""},
+		{"lazytime,nolazytime,lazytime", unix.MS_LAZYTIME, "", ""},
+		{"sync,async", 0, "", ""},
+		{"dirsync", unix.MS_DIRSYNC, "", ""},
+		{"nodev,nosuid,noexec", unix.MS_NODEV | unix.MS_NOSUID | unix.MS_NOEXEC, "", ""},
+		{"noexec,exec", 0, "", ""},
+		{"compress=zstd:3,noatime,space_cache=v2", unix.MS_NOATIME, "compress=zstd:3,space_cache=v2", ""},
+		{"data=writeback,commit=60,lazytime", unix.MS_LAZYTIME, "data=writeback,commit=60", ""},
+		{"discard,inline_xattr,bogus_option", 0, "discard,inline_xattr,bogus_option", ""},
+		{"noauto,nofail,x-systemd.automount,comment=foo,discard", 0, "discard", ""},
+		// "noatime=1" is not the flag: the filesystem gets it and says what it thinks.
+		{"noatime=1", 0, "noatime=1", ""},
+		{"noatime, discard", 0, "", "whitespace"},
+		{" noatime", 0, "", "whitespace"},
+		{"noatime\tdiscard", 0, "", "whitespace"},
+		{"noatime,,discard", 0, "", "empty option"},
+		{"noatime,", 0, "", "empty option"},
+		{",", 0, "", "empty option"},
+		{"remount,ro", 0, "", `"remount" changes an existing mount`},
+		{"bind", 0, "", "changes an existing mount"},
+	}
+	for _, tt := range tests {
+		flags, data, err := MountFlags(tt.options)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("MountFlags(%q) error = %v, want one with %q", tt.options, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("MountFlags(%q): %v", tt.options, err)
+			continue
+		}
+		if flags != tt.flags || data != tt.data {
+			t.Errorf("MountFlags(%q) = %#x, %q; want %#x, %q", tt.options, flags, data, tt.flags, tt.data)
+		}
+	}
+}
+
+func TestMountError(t *testing.T) {
+	tests := []struct {
+		kind, options string
+		errno         unix.Errno
+		want          []string
+	}{
+		{"xfs", "noatime", unix.ENODEV, []string{
+			"mount -t xfs /dev/loop3 on /x (options noatime): no such device: this kernel has no xfs", "modprobe xfs"}},
+		{"ext4", "noatime,bogus", unix.EINVAL, []string{
+			"mount -t ext4 /dev/loop3 on /x (options noatime,bogus): invalid argument", "a bad option", "dmesg"}},
+		{"btrfs", "", unix.EBUSY, []string{"(options none)", "in use or already mounted"}},
+		{"erofs", "", unix.ENOTBLK, []string{"not a block device", "loop device"}},
+		{"ext4", "", unix.EIO, []string{"mount -t ext4 /dev/loop3 on /x (options none): input/output error"}},
+	}
+	for _, tt := range tests {
+		err := mountError(mustLookup(t, tt.kind), "/dev/loop3", "/x", tt.options, tt.errno)
+		if !errors.Is(err, tt.errno) {
+			t.Errorf("%v: errno lost: %v", tt.errno, err)
+		}
+		if !containsAll(err.Error(), tt.want...) {
+			t.Errorf("error %q lacks one of %q", err, tt.want)
+		}
+	}
+}
+
+func TestMountinfoHas(t *testing.T) {
+	const mountinfo = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+61 22 7:3 / /nonexistent/fsbench/mnt rw,noatime - xfs /dev/loop3 rw
+62 22 7:4 / /nonexistent/fsbench/with\040space rw - ext4 /dev/loop4 rw
+63 22 0:50 / /nonexistent/fsbench/back\134slash rw - tmpfs tmpfs rw
+`
+	tests := []struct {
+		dir  string
+		want bool
+	}{
+		{"/nonexistent/fsbench/mnt", true},
+		{"/nonexistent/fsbench/mnt/", true},
+		{"/nonexistent/fsbench/with space", true},
+		{`/nonexistent/fsbench/back\slash`, true},
+		{"/nonexistent/fsbench", false},
+		{"/nonexistent/fsbench/mn", false},
+	}
+	for _, tt := range tests {
+		if got := mountinfoHas([]byte(mountinfo), tt.dir); got != tt.want {
+			t.Errorf("mountinfoHas(%q) = %v, want %v", tt.dir, got, tt.want)
+		}
+	}
+}
+
+func TestUsageOf(t *testing.T) {
+	tests := []struct {
+		name string
+		st   unix.Statfs_t
+		want Usage
+	}{
+		{"4 KiB blocks", unix.Statfs_t{Bsize: 4096, Frsize: 4096, Blocks: 1000, Bfree: 600, Bavail: 550, Files: 256, Ffree: 200},
+			Usage{TotalBytes: 4096000, UsedBytes: 1638400, FreeBytes: 2457600, AvailBytes: 2252800, Files: 256, FreeFiles: 200}},
+		// 2^32 blocks of 4 KiB: 16 TiB, beyond 32 bits however the block size field is typed.
+		{"no 32-bit overflow", unix.Statfs_t{Bsize: 4096, Frsize: 4096, Blocks: 1 << 32, Bfree: 1 << 31, Bavail: 1 << 31},
+			Usage{TotalBytes: 1 << 44, UsedBytes: 1 << 43, FreeBytes: 1 << 43, AvailBytes: 1 << 43}},
+		{"no fragment size: block size", unix.Statfs_t{Bsize: 1024, Blocks: 10, Bfree: 4, Bavail: 4},
+			Usage{TotalBytes: 10240, UsedBytes: 6144, FreeBytes: 4096, AvailBytes: 4096}},
+		// Captured from erofs on this machine: f_files = ULLONG_MAX means no fixed count.
+		{"erofs: unlimited inodes", unix.Statfs_t{Bsize: 4096, Frsize: 4096, Blocks: 79, Files: ^uint64(0), Ffree: ^uint64(0) - 7},
+			Usage{TotalBytes: 323584, UsedBytes: 323584}},
+		{"more free than blocks: used 0, not a wrap", unix.Statfs_t{Bsize: 4096, Frsize: 4096, Blocks: 10, Bfree: 11},
+			Usage{TotalBytes: 40960, UsedBytes: 0, FreeBytes: 45056}},
+	}
+	for _, tt := range tests {
+		if got := usageOf(&tt.st); got != tt.want {
+			t.Errorf("%s: usageOf = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestStatUsageHere(t *testing.T) {
+	u, err := StatUsage(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.TotalBytes == 0 || u.UsedBytes > u.TotalBytes || u.FreeBytes > u.TotalBytes || u.AvailBytes > u.FreeBytes {
+		t.Errorf("inconsistent usage of the temp directory's filesystem: %+v", u)
+	}
+	if _, err := StatUsage("/nonexistent/fsbench"); err == nil || !strings.Contains(err.Error(), "statfs /nonexistent/fsbench") {
+		t.Errorf("StatUsage of a missing dir: %v", err)
+	}
+}
+
+func TestMountTmpfsZero(t *testing.T) {
+	if err := MountTmpfs(t.TempDir(), 0); err == nil || !strings.Contains(err.Error(), "size 0") {
+		t.Errorf("MountTmpfs(size 0) = %v, want a refusal (0 means unlimited to tmpfs)", err)
+	}
+}
+
+// withDefaultRunner swaps DefaultRunner for f during the test: nilfs2 mounts go through mount(8).
+func withDefaultRunner(t *testing.T, f *fakeRunner) {
+	t.Helper()
+	saved := DefaultRunner
+	DefaultRunner = f.run
+	t.Cleanup(func() { DefaultRunner = saved })
+}
+
+func TestNilfs2ThroughMount8(t *testing.T) {
+	ctx := context.Background()
+	nilfs := mustLookup(t, "nilfs2")
+
+	f := &fakeRunner{}
+	withDefaultRunner(t, f)
+	if err := Mount(ctx, nilfs, "/dev/loop9", "/mnt/x", "noatime,order=strict"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Mount(ctx, nilfs, "/dev/loop9", "/mnt/x", ""); err != nil {
+		t.Fatal(err)
+	}
+	want := []call{
+		{"mount", []string{"-t", "nilfs2", "-o", "noatime,order=strict", "/dev/loop9", "/mnt/x"}},
+		{"mount", []string{"-t", "nilfs2", "/dev/loop9", "/mnt/x"}},
+	}
+	if diff := cmp.Diff(want, f.calls, cmp.AllowUnexported(call{})); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+
+	// The message mount.nilfs2 prints on a kernel without nilfs2 (captured on this machine).
+	f.out = []byte("mount.nilfs2: cannot find or load nilfs2 filesystem\n")
+	f.err = errors.New("exit status 32")
+	err := Mount(ctx, nilfs, "/dev/loop9", "/mnt/x", "")
+	if err == nil || !containsAll(err.Error(), "mount -t nilfs2 /dev/loop9 on /mnt/x (options none)", "exit status 32", "this kernel has no nilfs2") {
+		t.Errorf("Mount on a kernel without nilfs2: %v", err)
+	}
+
+	// Not mounted: no umount run, no error.
+	f.calls = nil
+	if err := Unmount(ctx, nilfs, t.TempDir()); err != nil {
+		t.Errorf("Unmount of an unmounted nilfs2 dir: %v", err)
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("ran %v for a directory that is not mounted", f.calls)
+	}
+}
