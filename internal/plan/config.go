@@ -1,0 +1,238 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Variant is one filesystem configuration to benchmark (after matrix expansion).
+type Variant struct {
+	Name         string   `json:"name"`                    // unique; e.g. "ext4", "ext4-nojournal", "ext4/noatime"
+	FS           string   `json:"fs"`                      // filesystem type: "ext4", "xfs", "squashfs", ...
+	MkfsArgs     []string `json:"mkfs_args,omitempty"`     // extra arguments for mkfs (or mksquashfs/mkfs.erofs)
+	MountOptions string   `json:"mount_options,omitempty"` // comma-separated, as for mount -o; "" = defaults
+	Line         int      `json:"line,omitempty"`          // line of its [[variant]] table in the config file, 0 for defaults
+}
+
+// Config is a fully resolved run configuration.
+type Config struct {
+	Size        uint64    `json:"size_bytes"`                   // image/device size to use; default 1 GiB
+	Repetitions int       `json:"repetitions"`                  // default 3, >= 1
+	Warmup      bool      `json:"warmup"`                       // one extra discarded first repetition
+	Suite       string    `json:"suite"`                        // default "bootlin"
+	Tests       []string  `json:"tests,omitempty"`              // empty = every test of the suite
+	Dataset     string    `json:"dataset,omitempty"`            // "" = generated tree; else a directory
+	DatasetSize uint64    `json:"dataset_size_bytes,omitempty"` // 0 = scaled to Size
+	VideoSize   uint64    `json:"video_size_bytes,omitempty"`   // 0 = scaled to Size
+	Seed        uint64    `json:"seed"`                         // default 1
+	Timeout     Duration  `json:"timeout"`                      // per test; default 10m
+	ResultsDir  string    `json:"results_dir"`                  // default "./fsbench-results"
+	Variants    []Variant `json:"variants"`
+}
+
+// Duration wraps time.Duration, JSON-encoded as a string like "10m0s" (and TOML "10m").
+// It implements encoding.TextMarshaler and TextUnmarshaler, which both encoding/json and
+// BurntSushi/toml use, so results files and configuration files spell it the same way.
+type Duration struct{ time.Duration }
+
+// MarshalText encodes d as time.Duration.String does ("10m0s").
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a Go duration such as "10m", "90s" or "1h30m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf(`bad duration %q: write a number with a unit, e.g. "90s", "10m", "1h30m"`, b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// Options says which names are valid (the caller passes the filesystem and test registries,
+// so this package depends on neither). A nil list means "do not check".
+type Options struct {
+	KnownFS     []string
+	KnownTests  []string
+	KnownSuites []string
+}
+
+// Defaults, and the floor under which no variant of the default matrix could be made.
+const (
+	DefaultSize        = 1 << 30 // bytes
+	DefaultRepetitions = 3
+	DefaultSuite       = "bootlin"
+	DefaultSeed        = 1
+	DefaultTimeout     = 10 * time.Minute
+	DefaultResultsDir  = "./fsbench-results"
+	// MinSize is the smallest accepted Size. Below it even small filesystems leave no
+	// room for a test tree; mkfs.xfs (xfsprogs >= 5.19) refuses less than 300 MiB and
+	// mkfs.btrfs less than 114294784 bytes (109 MiB) unless it uses mixed block groups.
+	MinSize = 64 << 20
+)
+
+// Default returns the configuration used when no file and no flag says otherwise, with
+// DefaultVariants.
+func Default() Config {
+	return Config{
+		Size:        DefaultSize,
+		Repetitions: DefaultRepetitions,
+		Suite:       DefaultSuite,
+		Seed:        DefaultSeed,
+		Timeout:     Duration{DefaultTimeout},
+		ResultsDir:  DefaultResultsDir,
+		Variants:    DefaultVariants(),
+	}
+}
+
+// DefaultVariants returns the filesystems benchmarked when the configuration names none:
+// those of the Bootlin (EOSS 2023) and Pandora SD-card (2012) studies, each with the
+// tuning those authors settled on: ext4 with and without journal (the Pandora study),
+// btrfs with unduplicated metadata ("-m single", about 3.5 % less space and faster in
+// Bootlin's runs), squashfs with lzo and erofs with lz4hc (Bootlin's picks for read-only).
+// The product's documentation uses these names; do not rename them.
+func DefaultVariants() []Variant {
+	return []Variant{
+		{Name: "ext4", FS: "ext4"},
+		{Name: "ext4-nojournal", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}},
+		{Name: "ext2", FS: "ext2"},
+		{Name: "ext3", FS: "ext3"},
+		{Name: "xfs", FS: "xfs"},
+		{Name: "btrfs", FS: "btrfs", MkfsArgs: []string{"-m", "single"}},
+		{Name: "f2fs", FS: "f2fs"},
+		{Name: "nilfs2", FS: "nilfs2"},
+		{Name: "vfat", FS: "vfat"},
+		{Name: "squashfs-lzo", FS: "squashfs", MkfsArgs: []string{"-comp", "lzo"}},
+		{Name: "erofs-lz4hc", FS: "erofs", MkfsArgs: []string{"-zlz4hc"}},
+	}
+}
+
+// Validate checks a configuration, for values set by flags after loading (Parse already
+// validates what it returns). It returns an *Error, or several joined, saying what to do.
+func (c Config) Validate(opt Options) error {
+	p := &problems{}
+	if len(c.Variants) == 0 {
+		// Not in validate: in a file, a [[variant]] table that makes no variant has
+		// already been reported, with its line.
+		p.add(0, "no variants to benchmark; add a [[variant]] table with fs = \"...\"")
+	}
+	validate(c, opt, p, nil)
+	return p.err()
+}
+
+// locator gives the configuration-file line of a top-level key (variant < 0) or of a key
+// of Variants[variant]; 0 when unknown.
+type locator func(key string, variant int) int
+
+// validate adds to p every problem of c. loc, when not nil, places them in the file.
+func validate(c Config, opt Options, p *problems, loc locator) {
+	at := func(key string, variant int) int {
+		if loc == nil {
+			return 0
+		}
+		return loc(key, variant)
+	}
+
+	if c.Size < MinSize {
+		p.add(at("size", -1), "size %s is too small: use at least %s (mkfs.xfs refuses less than 300 MiB "+
+			"and mkfs.btrfs less than 114 MB; 1 GiB, the default, suits every filesystem)",
+			FormatSize(c.Size), FormatSize(MinSize))
+	}
+	if c.Repetitions < 1 {
+		p.add(at("repetitions", -1), "repetitions must be at least 1, not %d", c.Repetitions)
+	}
+	if c.Suite == "" {
+		p.add(at("suite", -1), "suite is empty%s", knownSuffix(opt.KnownSuites))
+	} else if opt.KnownSuites != nil && !slices.Contains(opt.KnownSuites, c.Suite) {
+		p.add(at("suite", -1), "unknown suite %q%s (known: %s)",
+			c.Suite, didYouMean(c.Suite, opt.KnownSuites), knownList(opt.KnownSuites))
+	}
+	seen := map[string]bool{}
+	for _, t := range c.Tests {
+		switch {
+		case opt.KnownTests != nil && !slices.Contains(opt.KnownTests, t):
+			p.add(at("tests", -1), "unknown test %q%s (known: %s)",
+				t, didYouMean(t, opt.KnownTests), knownList(opt.KnownTests))
+		case seen[t]:
+			p.add(at("tests", -1), "test %q is listed twice; list each test once", t)
+		}
+		seen[t] = true
+	}
+	if c.DatasetSize > c.Size {
+		p.add(at("dataset_size", -1), "dataset_size %s is larger than size %s: the tree could not fit; "+
+			"make it smaller or size larger", FormatSize(c.DatasetSize), FormatSize(c.Size))
+	}
+	if c.VideoSize > c.Size {
+		p.add(at("video_size", -1), "video_size %s is larger than size %s: the video could not fit; "+
+			"make it smaller or size larger", FormatSize(c.VideoSize), FormatSize(c.Size))
+	}
+	if c.Timeout.Duration <= 0 {
+		p.add(at("timeout", -1), "timeout must be positive, not %s; e.g. \"10m\"", c.Timeout)
+	}
+	if strings.TrimSpace(c.ResultsDir) == "" {
+		p.add(at("results", -1), "results directory is empty; e.g. %q", DefaultResultsDir)
+	}
+
+	first := map[string]int{} // name → index of the first variant with it
+	for i, v := range c.Variants {
+		// Without a line, say which variant; with one, do not: the variants expanded from
+		// one table share their lines, and identical messages are then reported once.
+		prefix := ""
+		if at("fs", i) == 0 {
+			prefix = fmt.Sprintf("variant %q: ", v.Name)
+		}
+		if strings.TrimSpace(v.Name) == "" {
+			p.add(at("name", i), "%svariant name is empty; give a name or leave it out to use the fs", prefix)
+		} else if strings.ContainsAny(v.Name, "\x00\n\r\t") {
+			p.add(at("name", i), "%svariant name %q contains a control character", prefix, v.Name)
+		}
+		if v.FS == "" {
+			p.add(at("fs", i), "%sfs is empty; give a filesystem type, e.g. fs = \"ext4\"%s", prefix, knownSuffix(opt.KnownFS))
+		} else if opt.KnownFS != nil && !slices.Contains(opt.KnownFS, v.FS) {
+			p.add(at("fs", i), "%sunknown filesystem %q%s (known: %s)",
+				prefix, v.FS, didYouMean(v.FS, opt.KnownFS), knownList(opt.KnownFS))
+		}
+		if msg := checkMountOptions(v.MountOptions); msg != "" {
+			p.add(at("mount", i), "%s%s", prefix, msg)
+		}
+		if j, dup := first[v.Name]; dup {
+			switch other := c.Variants[j].Line; {
+			case v.Line > 0 && other == v.Line:
+				p.add(v.Line, "duplicate variant name %q: this [[variant]] makes it twice; "+
+					"remove the repeated value from its lists", v.Name)
+			case v.Line > 0 && other > 0:
+				p.add(v.Line, "duplicate variant name %q (the [[variant]] at line %d makes it too); "+
+					"add name = \"...\" to one of them", v.Name, other)
+			default:
+				p.add(v.Line, "duplicate variant name %q; give each variant its own name", v.Name)
+			}
+		} else {
+			first[v.Name] = i
+		}
+	}
+}
+
+// checkMountOptions returns what is wrong with a mount -o string, or "". Blanks are the
+// usual mistake ("noatime, dirsync"): mount(8) would take " dirsync" as an unknown option.
+func checkMountOptions(s string) string {
+	if s == "" {
+		return ""
+	}
+	if strings.ContainsAny(s, " \t\r\n") {
+		return fmt.Sprintf("mount options %q contain blanks; separate options with commas only, e.g. %q",
+			s, strings.Join(strings.Fields(strings.ReplaceAll(s, ",", " ")), ","))
+	}
+	if slices.Contains(strings.Split(s, ","), "") {
+		return fmt.Sprintf("mount options %q have an empty option (a doubled, leading or trailing comma)", s)
+	}
+	return ""
+}
+
+// knownSuffix is " (known: a, b)" or "" when there is no list.
+func knownSuffix(known []string) string {
+	if known == nil {
+		return ""
+	}
+	return " (known: " + knownList(known) + ")"
+}

@@ -1,0 +1,419 @@
+package plan
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// rawFile is what the TOML decoder fills. Every field is `any` so that a value of the wrong
+// type is not a decoder error (whose text is "incompatible types: TOML value has type
+// int64; destination has type string") but something this package explains with the
+// key's line and the accepted forms. Variant is `any` too: a [[variant]] table is checked
+// key by key in parseVariants, because MetaData.Undecoded names the key of an array of
+// tables without saying in which of the tables it is.
+type rawFile struct {
+	Size        any `toml:"size"`
+	Repetitions any `toml:"repetitions"`
+	Warmup      any `toml:"warmup"`
+	Suite       any `toml:"suite"`
+	Tests       any `toml:"tests"`
+	Timeout     any `toml:"timeout"`
+	Dataset     any `toml:"dataset"`
+	DatasetSize any `toml:"dataset_size"`
+	VideoSize   any `toml:"video_size"`
+	Seed        any `toml:"seed"`
+	Results     any `toml:"results"`
+	Variant     any `toml:"variant"`
+}
+
+// topKeys and variantKeys are the keys a configuration file may use.
+var (
+	topKeys = []string{"dataset", "dataset_size", "repetitions", "results", "seed", "size", "suite",
+		"tests", "timeout", "variant", "video_size", "warmup"}
+	variantKeys = []string{"fs", "mkfs", "mount", "name"}
+)
+
+// maxRepetitions bounds repetitions well below what an int holds on 32-bit ARM.
+const maxRepetitions = 1_000_000
+
+// Load reads and parses the configuration file at path (see Parse).
+func Load(path string, opt Options) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("reading configuration: %w", err)
+	}
+	return Parse(path, data, opt)
+}
+
+// Parse reads a configuration file's contents: the defaults, overridden by the keys the
+// file sets, with its [[variant]] tables expanded into variants (replacing the default
+// variants when there is at least one), then validated against opt. filename is only used
+// in error messages, which have the form "filename:line: what is wrong; what to do". On
+// error it returns every problem found (see Error) and a zero Config.
+func Parse(filename string, data []byte, opt Options) (Config, error) {
+	p := &problems{file: filename}
+	var raw rawFile
+	md, err := toml.Decode(string(data), &raw)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			msg := pe.Message
+			if pe.LastKey != "" {
+				msg += fmt.Sprintf(" (last key %q)", pe.LastKey)
+			}
+			p.addErr(pe.Position.Line, pe, "%s", msg)
+		} else {
+			p.addErr(0, err, "%v", err)
+		}
+		return Config{}, p.err()
+	}
+	kl := scanKeyLines(string(data))
+
+	// Unknown top-level keys. Undecoded lists the keys no field took (and all keys inside
+	// [[variant]] tables, checked later). Keys() is scanned as well because the decoder
+	// matches field names case-insensitively ("Size" fills Size), while TOML keys are
+	// case-sensitive and fsbench documents only the lower-case ones.
+	reported := map[string]bool{}
+	for _, keys := range [][]toml.Key{md.Undecoded(), md.Keys()} {
+		for _, k := range keys {
+			name := k[0]
+			if slices.Contains(topKeys, name) || reported[name] {
+				continue
+			}
+			reported[name] = true
+			hint := didYouMean(name, topKeys)
+			if suggest(name, topKeys) == "variant" {
+				hint = "; did you mean [[variant]] tables?"
+			}
+			p.add(kl.topKey(name), "unknown key %q at the top level%s (known keys: %s)",
+				name, hint, strings.Join(topKeys, ", "))
+		}
+	}
+
+	c := Default()
+	d := decoder{p: p, kl: kl}
+	d.size(raw.Size, "size", &c.Size)
+	if n, ok := d.integer(raw.Repetitions, "repetitions"); ok {
+		if n < 1 || n > maxRepetitions {
+			p.add(kl.topKey("repetitions"), "repetitions must be between 1 and %d, not %d", maxRepetitions, n)
+		} else {
+			c.Repetitions = int(n)
+		}
+	}
+	if raw.Warmup != nil {
+		if b, ok := raw.Warmup.(bool); ok {
+			c.Warmup = b
+		} else {
+			d.typeErr("warmup", raw.Warmup, "true or false")
+		}
+	}
+	d.str(raw.Suite, "suite", &c.Suite)
+	if raw.Tests != nil {
+		if tests, ok := d.strList(raw.Tests, kl.topKey("tests"), "tests",
+			"remove the key to run every test of the suite"); ok {
+			c.Tests = tests
+		}
+	}
+	if raw.Timeout != nil {
+		line := kl.topKey("timeout")
+		switch v := raw.Timeout.(type) {
+		case string:
+			if t, err := time.ParseDuration(v); err != nil {
+				p.addErr(line, err, "bad timeout %q: write a number with a unit, e.g. \"90s\", \"10m\", \"1h30m\"", v)
+			} else {
+				c.Timeout = Duration{t}
+			}
+		case int64:
+			p.add(line, "timeout needs a unit: write it as a string, e.g. timeout = \"%ds\" or \"10m\"", v)
+		default:
+			d.typeErr("timeout", v, `a string such as "10m"`)
+		}
+	}
+	d.str(raw.Dataset, "dataset", &c.Dataset)
+	d.size(raw.DatasetSize, "dataset_size", &c.DatasetSize)
+	d.size(raw.VideoSize, "video_size", &c.VideoSize)
+	if n, ok := d.integer(raw.Seed, "seed"); ok {
+		if n < 0 {
+			p.add(kl.topKey("seed"), "seed must not be negative, not %d", n)
+		} else {
+			c.Seed = uint64(n)
+		}
+	}
+	d.str(raw.Results, "results", &c.ResultsDir)
+
+	var origin []int // origin[i]: index of the [[variant]] table that made c.Variants[i]
+	if raw.Variant != nil {
+		c.Variants, origin = d.variants(raw.Variant)
+	}
+	// Semantic checks run even after type errors, so that one run reports everything: a
+	// value that could not be read kept its valid default, and a table that could not be
+	// read made no variant to check.
+	validate(c, opt, p, func(key string, vi int) int {
+		if vi < 0 {
+			return kl.topKey(key)
+		}
+		if origin == nil || vi >= len(origin) {
+			return 0 // a default variant: it is not in the file
+		}
+		return kl.variantKey(origin[vi], key)
+	})
+	if err := p.err(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// decoder reads values of rawFile, reporting problems at the lines of their keys.
+type decoder struct {
+	p  *problems
+	kl *keyLines
+}
+
+// typeErr reports a top-level value of the wrong type.
+func (d decoder) typeErr(key string, v any, want string) {
+	d.p.add(d.kl.topKey(key), "%s must be %s, not %s", key, want, tomlType(v))
+}
+
+func (d decoder) str(v any, key string, dst *string) {
+	if v == nil {
+		return
+	}
+	s, ok := v.(string)
+	if !ok {
+		d.typeErr(key, v, "a string")
+		return
+	}
+	*dst = s
+}
+
+func (d decoder) integer(v any, key string) (int64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	n, ok := v.(int64)
+	if !ok {
+		d.typeErr(key, v, "an integer")
+	}
+	return n, ok
+}
+
+// size reads a size given as a string with a unit or as an integer number of bytes.
+func (d decoder) size(v any, key string, dst *uint64) {
+	line := d.kl.topKey(key)
+	switch v := v.(type) {
+	case nil:
+	case string:
+		n, err := ParseSize(v)
+		if err != nil {
+			d.p.addErr(line, err, "%s: %v", key, err)
+			return
+		}
+		*dst = n
+	case int64:
+		if v < 0 {
+			d.p.add(line, "%s must not be negative, not %d", key, v)
+			return
+		}
+		*dst = uint64(v)
+	case float64:
+		// TOML floats are inexact above 2^53: ask for a form that says exactly what is meant.
+		d.p.add(line, "%s must be a string such as \"512M\" or \"1.5GiB\", or an integer number of bytes, not a float", key)
+	default:
+		d.typeErr(key, v, `a string such as "512M" or an integer number of bytes`)
+	}
+}
+
+// strList reads a string or a non-empty list of strings at line; emptyHint says what to do
+// instead of an empty list.
+func (d decoder) strList(v any, line int, key, emptyHint string) ([]string, bool) {
+	switch v := v.(type) {
+	case string:
+		return []string{v}, true
+	case []any:
+		if len(v) == 0 {
+			d.p.add(line, "%s is an empty list; %s", key, emptyHint)
+			return nil, false
+		}
+		out := make([]string, 0, len(v))
+		for i, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				d.p.add(line, "%s must be a string or a list of strings, but element %d is %s", key, i+1, tomlType(e))
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	default:
+		d.p.add(line, "%s must be a string or a list of strings, not %s", key, tomlType(v))
+		return nil, false
+	}
+}
+
+// variants reads the value of the "variant" key: normally the tables of [[variant]]
+// headers, also accepted as an inline array of tables (variant = [{fs = "ext4"}]).
+func (d decoder) variants(v any) (vs []Variant, origin []int) {
+	line := d.kl.topKey("variant")
+	var tables []map[string]any
+	switch v := v.(type) {
+	case []map[string]any:
+		tables = v
+	case []any:
+		for _, e := range v {
+			t, ok := e.(map[string]any)
+			if !ok {
+				d.p.add(line, "variant must be tables, not a list of %s; write a [[variant]] table per variant", tomlType(e))
+				return nil, nil
+			}
+			tables = append(tables, t)
+		}
+	case map[string]any:
+		d.p.add(line, "[variant] is a single table; write [[variant]] (two brackets) once per variant")
+		return nil, nil
+	default:
+		d.p.add(line, "variant must be [[variant]] tables, not %s", tomlType(v))
+		return nil, nil
+	}
+	if len(tables) == 0 {
+		d.p.add(line, "variant is an empty list; add [[variant]] tables, or remove the key for the default variants")
+		return nil, nil
+	}
+	for i, t := range tables {
+		expanded := d.variantTable(i, t)
+		vs = append(vs, expanded...)
+		for range expanded {
+			origin = append(origin, i)
+		}
+	}
+	return vs, origin
+}
+
+// variantTable expands the i-th [[variant]] table: fs × mkfs × mount, in that order.
+func (d decoder) variantTable(i int, t map[string]any) []Variant {
+	at := func(key string) int { return d.kl.variantKey(i, key) }
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	// Report in file order (map order is random).
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(at(a), at(b)), strings.Compare(a, b)) })
+	for _, k := range keys {
+		if !slices.Contains(variantKeys, k) {
+			d.p.add(at(k), "unknown key %q in [[variant]]%s (known keys: %s)",
+				k, didYouMean(k, variantKeys), strings.Join(variantKeys, ", "))
+		}
+	}
+
+	// An unknown key does not stop the expansion (the variants are still checked), a value
+	// that cannot be read does.
+	before := len(d.p.list)
+	name, hasName := "", false
+	if v, ok := t["name"]; ok {
+		s, isStr := v.(string)
+		switch {
+		case !isStr:
+			d.p.add(at("name"), "name must be a string, not %s", tomlType(v))
+		case strings.TrimSpace(s) == "":
+			d.p.add(at("name"), "name is empty; remove the key to name the variant after its fs")
+		}
+		name, hasName = s, true
+	}
+	var fss []string
+	if v, ok := t["fs"]; ok {
+		fss, _ = d.strList(v, at("fs"), "fs", `give at least one filesystem, e.g. fs = "ext4"`)
+	} else {
+		d.p.add(d.kl.variantLine(i), "[[variant]] has no fs; add fs = \"ext4\" (or another filesystem type)")
+	}
+	mkfsRaw := []string{""}
+	if v, ok := t["mkfs"]; ok {
+		mkfsRaw, _ = d.strList(v, at("mkfs"), "mkfs", `use mkfs = "" for no extra arguments`)
+	}
+	mkfsArgs := make([][]string, len(mkfsRaw))
+	for j, s := range mkfsRaw {
+		args, err := SplitArgs(s)
+		if err != nil {
+			d.p.addErr(at("mkfs"), err, "mkfs %q: %v", s, err)
+		}
+		mkfsArgs[j] = args
+	}
+	mounts := []string{""}
+	if v, ok := t["mount"]; ok {
+		mounts, _ = d.strList(v, at("mount"), "mount", `use mount = "" for the default options`)
+	}
+	if len(d.p.list) > before {
+		return nil
+	}
+
+	line := d.kl.variantLine(i)
+	var out []Variant
+	for _, fs := range fss {
+		for j, mk := range mkfsRaw {
+			for _, mount := range mounts {
+				n := fs
+				if hasName {
+					n = name
+					if len(fss) > 1 {
+						n += "/" + fs
+					}
+				}
+				if len(mkfsRaw) > 1 {
+					n += "/" + orDefaults(mk)
+				}
+				if len(mounts) > 1 {
+					n += "/" + orDefaults(mount)
+				}
+				out = append(out, Variant{
+					Name:         n,
+					FS:           fs,
+					MkfsArgs:     slices.Clone(mkfsArgs[j]),
+					MountOptions: mount,
+					Line:         line,
+				})
+			}
+		}
+	}
+	return out
+}
+
+// orDefaults names an empty mkfs or mount value in a variant name.
+func orDefaults(s string) string {
+	if s == "" {
+		return "defaults"
+	}
+	return s
+}
+
+// tomlType names the TOML type of a decoded value, for error messages.
+func tomlType(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case int64:
+		return fmt.Sprintf("the integer %d", v)
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return "a float"
+		}
+		return fmt.Sprintf("the float %g", v)
+	case bool:
+		return fmt.Sprintf("the boolean %t", v)
+	case []any, []map[string]any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	case time.Time:
+		return "a date-time"
+	case nil:
+		return "nothing"
+	default:
+		return fmt.Sprintf("a %T", v)
+	}
+}
