@@ -1,0 +1,75 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func fixture() *results.Run {
+	f := results.Float
+	return &results.Run{
+		Variants: []results.Variant{
+			{Name: "ext4", FS: "ext4", Status: results.OK},
+			{Name: "squashfs-lzo", FS: "squashfs", ReadOnly: true, Status: results.OK},
+			{Name: "f2fs", FS: "f2fs", Status: results.Skipped, Reason: "this kernel (6.18.44) has no f2fs"},
+		},
+		Measurements: []results.Measurement{
+			{Variant: "ext4", Test: "mkfs", Rep: 0, Warmup: true, Status: results.OK, Value: f(9), Unit: "s"},
+			{Variant: "ext4", Test: "mkfs", Rep: 1, Status: results.OK, Value: f(0.125), Unit: "s"},
+			{Variant: "ext4", Test: "mkfs", Rep: 2, Status: results.OK, Value: f(0.135), Unit: "s"},
+			{Variant: "ext4", Test: "mkfs", Rep: 3, Status: results.OK, Value: f(0.5), Unit: "s"},
+			{Variant: "ext4", Test: "module_load", Rep: 1, Status: results.NA, Note: "built-in"},
+			{Variant: "ext4", Test: "mount", Rep: 1, Status: results.OK, Value: f(0.0042), Unit: "s"},
+			{Variant: "ext4", Test: "mount_mem", Rep: 1, Status: results.OK, Value: f(312 * 1024), Unit: "bytes"},
+			{Variant: "ext4", Test: "write", Rep: 1, Status: results.OK, Value: f(12.34), Unit: "s"},
+			{Variant: "ext4", Test: "used_space", Rep: 1, Status: results.OK, Value: f(210 << 20), Unit: "bytes", Extra: map[string]float64{"used_per_logical": 1.131}},
+			{Variant: "ext4", Test: "read", Rep: 1, Status: results.Failed, Error: "input/output error"},
+			{Variant: "ext4", Test: "remove", Rep: 1, Status: results.NotRun, Note: "read failed in this repetition"},
+			{Variant: "squashfs-lzo", Test: "mkfs", Rep: 1, Status: results.OK, Value: f(1.5), Unit: "s"},
+			{Variant: "squashfs-lzo", Test: "write", Rep: 1, Status: results.NA, Note: "read-only filesystem"},
+			{Variant: "squashfs-lzo", Test: "read", Rep: 1, Status: results.OK, Value: f(123.456), Unit: "s"},
+		},
+	}
+}
+
+func TestSummaryGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Summary(&buf, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "summary.golden")
+	if *update {
+		os.WriteFile(path, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if d := cmp.Diff(string(want), buf.String()); d != "" {
+		os.WriteFile(path+".got", buf.Bytes(), 0o644)
+		t.Errorf("summary differs (-want +got):\n%s", d)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {0.0042, "0.004"}, {1.234, "1.23"}, {12.34, "12.3"}, {123.4, "123"}, {-2.5, "-2.50"},
+	}
+	for _, tc := range tests {
+		if got := format(tc.in); got != tc.want {
+			t.Errorf("format(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

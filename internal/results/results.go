@@ -1,0 +1,273 @@
+// Package results defines fsbench's results file (results.json, a versioned schema) and its
+// flat companion results.csv, writes both atomically so that an interrupted run keeps every
+// cell it completed, and loads them back for reports and comparisons.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/blockdev"
+)
+
+// Schema names the format of results.json. A change that breaks readers bumps the number;
+// additions of fields do not.
+const Schema = "fsbench.results/v1"
+
+// Run statuses.
+const (
+	RunRunning     = "running"     // the file is being written as cells complete
+	RunComplete    = "complete"    // every planned cell was attempted
+	RunInterrupted = "interrupted" // SIGINT/SIGTERM: cells completed so far are kept
+	RunFailed      = "failed"      // the run stopped on an error outside any cell (see Error)
+)
+
+// Measurement statuses.
+const (
+	OK      = "ok"      // Value holds the figure
+	Failed  = "failed"  // the test ran and failed; Error says why
+	NotRun  = "not run" // an earlier test of the same repetition failed, or the run was interrupted
+	NA      = "n/a"     // does not apply (a write test on a read-only filesystem, a built-in module)
+	Skipped = "skipped" // the variant cannot run on this machine; see Variant.Reason
+)
+
+// Run is the whole content of results.json.
+type Run struct {
+	Schema   string             `json:"schema"`
+	Tool     Tool               `json:"tool"`
+	Status   string             `json:"status"`
+	Error    string             `json:"error,omitempty"`
+	Started  time.Time          `json:"started"`
+	Finished time.Time          `json:"finished,omitzero"`
+	Machine  Machine            `json:"machine"`
+	Target   Target             `json:"target"`
+	Device   *blockdev.Identity `json:"device,omitempty"`
+	// Tools maps each external program used to the version line it printed.
+	Tools map[string]string `json:"tools,omitempty"`
+	// Config is the fully resolved configuration (defaults, file and flags applied).
+	Config  json.RawMessage `json:"config,omitempty"`
+	Dataset Dataset         `json:"dataset"`
+	// Methods explains how figures whose definition is not obvious were measured.
+	Methods      map[string]string `json:"methods,omitempty"`
+	Variants     []Variant         `json:"variants"`
+	Measurements []Measurement     `json:"measurements"`
+}
+
+// Tool identifies the fsbench build that wrote the file.
+type Tool struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	GoVersion string `json:"go_version"`
+	// PeakRSSBytes is fsbench's own peak resident memory (getrusage RUSAGE_SELF), written at
+	// the end of the run: the tool must not crowd the page cache it is measuring.
+	PeakRSSBytes uint64 `json:"peak_rss_bytes,omitempty"`
+}
+
+// Machine is the host (or guest) the run happened on.
+type Machine struct {
+	Hostname string `json:"hostname"`
+	Arch     string `json:"arch"`
+	CPUs     int    `json:"cpus"`
+	MemBytes uint64 `json:"mem_bytes"`
+	Kernel   string `json:"kernel"`
+	OS       string `json:"os,omitempty"`
+}
+
+// Target says where the block device came from.
+type Target struct {
+	Kind       string `json:"kind"` // "image"
+	Image      string `json:"image,omitempty"`
+	SizeBytes  uint64 `json:"size_bytes"`
+	Device     string `json:"device"`                // "/dev/loop3"
+	LoopMethod string `json:"loop_method,omitempty"` // LOOP_CONFIGURE or LOOP_SET_FD
+	DirectIO   bool   `json:"direct_io"`             // as the kernel reports it, not as asked
+}
+
+// Dataset describes the data written and read.
+type Dataset struct {
+	Kind            string  `json:"kind"` // "generated" or "directory"
+	Path            string  `json:"path,omitempty"`
+	Seed            uint64  `json:"seed,omitempty"`
+	Files           int     `json:"files"`
+	Dirs            int     `json:"dirs"`
+	Symlinks        int     `json:"symlinks"`
+	Bytes           uint64  `json:"bytes"`
+	LargestFile     uint64  `json:"largest_file_bytes"`
+	MedianFile      uint64  `json:"median_file_bytes"`
+	Compressibility float64 `json:"compressibility"` // deflate-compressed ÷ original; 1 = incompressible
+	SampledBytes    uint64  `json:"compressibility_sampled_bytes"`
+	Copies          int     `json:"copies"` // copies written by the write test
+	VideoBytes      uint64  `json:"video_bytes"`
+	VideoCopies     int     `json:"video_copies"`
+}
+
+// Variant is one filesystem configuration of the matrix.
+type Variant struct {
+	Name         string   `json:"name"`
+	FS           string   `json:"fs"`
+	MkfsArgs     []string `json:"mkfs_args,omitempty"`
+	MountOptions string   `json:"mount_options,omitempty"`
+	ReadOnly     bool     `json:"read_only,omitempty"`
+	Status       string   `json:"status"`           // OK or Skipped
+	Reason       string   `json:"reason,omitempty"` // why skipped, saying what to do
+	Kernel       string   `json:"kernel,omitempty"` // how the kernel provides it: built-in, module ...
+}
+
+// Measurement is one test of one variant in one repetition.
+type Measurement struct {
+	Variant string `json:"variant"`
+	Test    string `json:"test"`
+	Rep     int    `json:"rep"` // 1-based; the warm-up repetition is 0
+	Warmup  bool   `json:"warmup,omitempty"`
+	Status  string `json:"status"`
+	Error   string `json:"error,omitempty"`
+	Note    string `json:"note,omitempty"`
+	// Value is the test's headline figure in Unit, present when Status is OK.
+	Value *float64 `json:"value,omitempty"`
+	Unit  string   `json:"unit,omitempty"`
+	// Timed tests: the span around exactly the measured work.
+	WallSeconds float64   `json:"wall_s,omitempty"`
+	UserSeconds float64   `json:"user_s,omitempty"`
+	SysSeconds  float64   `json:"sys_s,omitempty"`
+	Device      *DeviceIO `json:"device,omitempty"`
+	// LogicalBytes is what the test moved through the filesystem (copied or read), so that
+	// device bytes can be set against it.
+	LogicalBytes uint64  `json:"logical_bytes,omitempty"`
+	MBps         float64 `json:"mb_per_s,omitempty"` // LogicalBytes / 1e6 / WallSeconds
+	// Extra holds secondary figures, named with their unit (e.g. "image_bytes").
+	Extra map[string]float64 `json:"extra,omitempty"`
+}
+
+// DeviceIO is the change of /sys/block/<dev>/stat over a measurement.
+type DeviceIO struct {
+	ReadBytes    uint64 `json:"read_bytes"`
+	WriteBytes   uint64 `json:"write_bytes"`
+	ReadIOs      uint64 `json:"read_ios"`
+	WriteIOs     uint64 `json:"write_ios"`
+	DiscardBytes uint64 `json:"discard_bytes,omitempty"`
+	DiscardIOs   uint64 `json:"discard_ios,omitempty"`
+	FlushIOs     uint64 `json:"flush_ios,omitempty"`
+	BusyMs       uint64 `json:"busy_ms"` // io_ticks: time the device had I/O in flight
+}
+
+// FromStat converts a counter delta.
+func FromStat(d blockdev.Stat) *DeviceIO {
+	return &DeviceIO{
+		ReadBytes: d.ReadBytes(), WriteBytes: d.WriteBytes(),
+		ReadIOs: d.ReadIOs, WriteIOs: d.WriteIOs,
+		DiscardBytes: d.DiscardBytes(), DiscardIOs: d.DiscardIOs,
+		FlushIOs: d.FlushIOs, BusyMs: d.IOTicksMs,
+	}
+}
+
+// Float returns a pointer to v, for Measurement.Value.
+func Float(v float64) *float64 { return &v }
+
+// Save writes results.json and results.csv into dir, each atomically: a reader (or a run
+// killed half-way) sees the previous complete file or the new one, never a torn one.
+func Save(dir string, r *Run) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding results: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(dir, "results.json"), append(js, '\n')); err != nil {
+		return err
+	}
+	csv, err := CSV(r)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, "results.csv"), csv)
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	// fsync before rename: otherwise a crash can leave the new name pointing at an empty file.
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Load reads results.json from a file or from a results directory.
+func Load(path string) (*Run, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "results.json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s is not an fsbench results file: %w", path, err)
+	}
+	if head.Schema != Schema {
+		if !strings.HasPrefix(head.Schema, "fsbench.results/") {
+			return nil, fmt.Errorf("%s is not an fsbench results file (schema %q)", path, head.Schema)
+		}
+		return nil, fmt.Errorf("%s has schema %s; this fsbench reads %s: use the fsbench version that wrote it", path, head.Schema, Schema)
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Values returns the headline figures of the non-warm-up, successful repetitions of one cell.
+func (r *Run) Values(variant, test string) []float64 {
+	var vs []float64
+	for _, m := range r.Measurements {
+		if m.Variant == variant && m.Test == test && !m.Warmup && m.Status == OK && m.Value != nil {
+			vs = append(vs, *m.Value)
+		}
+	}
+	return vs
+}
+
+// ExtraValues is Values for the secondary figure named key.
+func (r *Run) ExtraValues(variant, test, key string) []float64 {
+	var vs []float64
+	for _, m := range r.Measurements {
+		if v, ok := m.Extra[key]; ok && m.Variant == variant && m.Test == test && !m.Warmup && m.Status == OK {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// Cell returns the measurements of one cell, warm-up included, in order.
+func (r *Run) Cell(variant, test string) []Measurement {
+	var ms []Measurement
+	for _, m := range r.Measurements {
+		if m.Variant == variant && m.Test == test {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
