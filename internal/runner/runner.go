@@ -1,0 +1,413 @@
+// Package runner carries out one `fsbench run`: it checks which variants this machine can run,
+// stages the dataset in RAM, makes the image and its loop device, runs every repetition of every
+// variant, saves the results after every test, and always undoes what it set up.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/measure"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/target"
+)
+
+// LedgerDir is where runs record what they created, for the cleanup after a killed run. /run is
+// a tmpfs: it empties at reboot, as do the loop devices and mounts the ledgers describe.
+const LedgerDir = "/run/fsbench"
+
+// Options are the inputs of a run beyond the configuration.
+type Options struct {
+	Config plan.Config
+	// OutDir is the results directory to create; empty = <Config.ResultsDir>/<timestamp>.
+	OutDir string
+	// Image is the image file to create; empty = <OutDir>/.work/fsbench.img, deleted at the end.
+	Image string
+	// KeepImage leaves the image file in place after the run.
+	KeepImage bool
+	// DirectIO asks for a loop device with direct I/O (the default): reads and writes then reach
+	// the image file instead of being answered by the host's page cache a second time.
+	DirectIO bool
+	Version  string
+	// Log receives progress lines; Progress receives the state before each test. Either may be nil.
+	Log      func(format string, args ...any)
+	Progress func(Progress)
+}
+
+// Progress is where a run stands.
+type Progress struct {
+	Variant   string
+	Test      string
+	Rep, Reps int // Rep 0 is the warm-up
+	Done      int // repetitions finished
+	Total     int // repetitions planned
+	ETA       time.Duration
+}
+
+// Outcome is what a finished (or interrupted) run produced.
+type Outcome struct {
+	Dir string
+	Run *results.Run
+}
+
+// Run carries out the run. The returned Outcome is non-nil as soon as the results directory
+// exists, also with an error, so that the caller can point at what was kept.
+func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
+	logf := opt.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("fsbench run needs root: it makes loop devices, mounts filesystems and drops caches; run it with sudo")
+	}
+	cfg := opt.Config
+	sel, err := suite.Select(cfg.Suite, cfg.Tests)
+	if err != nil {
+		return nil, err
+	}
+
+	// A killed run leaves its ledger behind; undo what it recorded before making anything new.
+	if actions, err := target.CleanupStale(LedgerDir, logf); err != nil {
+		return nil, fmt.Errorf("cleaning up after an earlier run: %w", err)
+	} else if len(actions) > 0 {
+		logf("cleaned up after an earlier run that was killed: %s", strings.Join(actions, "; "))
+	}
+	ledger, err := target.OpenLedger(LedgerDir)
+	if err != nil {
+		return nil, err
+	}
+	var cleanups []func() error // undone in reverse order, always
+	defer func() {
+		clean := true
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			if cerr := cleanups[i](); cerr != nil {
+				clean = false
+				logf("cleanup: %v", cerr)
+				if err == nil {
+					err = cerr
+				}
+			}
+		}
+		// The ledger goes only when everything it names was undone; otherwise it stays for
+		// `fsbench cleanup` or the next run.
+		if !clean {
+			logf("some cleanup failed: %s is kept; run `fsbench cleanup` once the cause is fixed", ledger.Path())
+			return
+		}
+		if cerr := ledger.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	dir := opt.OutDir
+	if dir == "" {
+		dir = filepath.Join(cfg.ResultsDir, time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the results directory: %w", err)
+	}
+	out = &Outcome{Dir: dir}
+	work := filepath.Join(dir, ".work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return out, err
+	}
+	cleanups = append(cleanups, func() error { return os.RemoveAll(work) })
+
+	run := newRun(opt)
+	out.Run = run
+	save := func() error { return results.Save(dir, run) }
+
+	// Which variants this machine runs, and why not.
+	sys, err := fs.HostSystem()
+	if err != nil {
+		return out, err
+	}
+	type job struct {
+		v plan.Variant
+		k fs.Kind
+	}
+	var jobs []job
+	kinds := map[string]bool{}
+	for _, v := range cfg.Variants {
+		k, ok := fs.Lookup(v.FS)
+		if !ok {
+			return out, fmt.Errorf("variant %s: unknown filesystem %q", v.Name, v.FS)
+		}
+		rv := results.Variant{Name: v.Name, FS: v.FS, MkfsArgs: v.MkfsArgs, MountOptions: v.MountOptions, ReadOnly: k.ReadOnly}
+		av := sys.Check(k)
+		rv.Kernel = av.Kernel
+		if av.Runs {
+			rv.Status = results.OK
+			jobs = append(jobs, job{v, k})
+			kinds[k.Name] = true
+		} else {
+			rv.Status, rv.Reason = results.Skipped, av.Reason
+			logf("skipping %s: %s", v.Name, av.Reason)
+		}
+		run.Variants = append(run.Variants, rv)
+	}
+	for name := range kinds {
+		k, _ := fs.Lookup(name)
+		if ver, err := fs.ToolVersion(ctx, fs.DefaultRunner, k); err == nil {
+			run.Tools[k.Tool] = ver
+		} else {
+			run.Tools[k.Tool] = "unknown: " + err.Error()
+		}
+	}
+	if err := save(); err != nil {
+		return out, err
+	}
+	if len(jobs) == 0 {
+		run.Status, run.Finished = results.RunComplete, time.Now()
+		return out, save()
+	}
+
+	// The dataset, in RAM, as Bootlin copied it from a ramfs: the source must not be the
+	// bottleneck, nor put I/O on any device.
+	ds, err := stageDataset(ctx, cfg, work, ledger, &cleanups, logf)
+	if err != nil {
+		return out, err
+	}
+	run.Dataset = ds.desc
+
+	// The device: a sparse image file and a loop device over it.
+	img := opt.Image
+	if img == "" {
+		img = filepath.Join(work, "fsbench.img")
+	}
+	if img, err = filepath.Abs(img); err != nil {
+		return out, err
+	}
+	if err := target.CreateImage(img, cfg.Size); err != nil {
+		return out, err
+	}
+	if !opt.KeepImage {
+		if err := ledger.AddFile(img); err != nil {
+			return out, err
+		}
+		cleanups = append(cleanups, func() error { return os.Remove(img) })
+	}
+	loop, err := target.AttachLoop(img, target.LoopOptions{DirectIO: opt.DirectIO})
+	if err != nil {
+		return out, err
+	}
+	if err := ledger.AddLoop(loop.Path, img); err != nil {
+		loop.Detach()
+		return out, err
+	}
+	cleanups = append(cleanups, loop.Detach)
+	if opt.DirectIO && !loop.DirectIO {
+		logf("warning: the kernel did not enable direct I/O on %s (the image's filesystem may not support O_DIRECT): reads may be answered by the host's page cache", loop.Path)
+	}
+	run.Target = results.Target{Kind: "image", Image: img, SizeBytes: cfg.Size, Device: loop.Path, LoopMethod: loop.Method, DirectIO: loop.DirectIO}
+	if id, err := blockdev.Identify("/sys", loop.Name); err == nil {
+		run.Device = &id
+	} else {
+		logf("warning: reading the identity of %s: %v", loop.Name, err)
+	}
+
+	mnt := filepath.Join(work, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		return out, err
+	}
+	if err := ledger.AddMountpoint(mnt); err != nil {
+		return out, err
+	}
+	if err := save(); err != nil {
+		return out, err
+	}
+
+	env := &suite.Env{
+		Device: loop.Path, DeviceName: loop.Name, Sysfs: "/sys", Mountpoint: mnt, WorkDir: work,
+		Source: ds.tree, Video: ds.video, Dataset: ds.stats, Copies: ds.desc.Copies,
+		VideoCopies: ds.desc.VideoCopies, VideoBytes: ds.desc.VideoBytes,
+		Timeout: cfg.Timeout.Duration, Selection: sel, Run: fs.DefaultRunner, System: sys, Log: logf,
+	}
+	reps := cfg.Repetitions
+	first := 1
+	if cfg.Warmup {
+		first = 0
+	}
+	total := len(jobs) * (reps - first + 1)
+	done := 0
+	started := time.Now()
+	for _, j := range jobs {
+		for n := first; n <= reps; n++ {
+			if opt.Progress != nil {
+				p := Progress{Variant: j.v.Name, Rep: n, Reps: reps, Done: done, Total: total}
+				if done > 0 {
+					p.ETA = time.Duration(float64(time.Since(started)) / float64(done) * float64(total-done))
+				}
+				env.OnTest = func(test string) { p.Test = test; opt.Progress(p) }
+			}
+			emit := func(m results.Measurement) error {
+				run.Measurements = append(run.Measurements, m)
+				return save()
+			}
+			err := suite.RunRepetition(ctx, env, j.v, j.k, n, n == 0, emit)
+			if err != nil {
+				if ctx.Err() != nil {
+					run.Status, run.Finished = results.RunInterrupted, time.Now()
+					run.Tool.PeakRSSBytes = measure.PeakRSS()
+					if serr := save(); serr != nil {
+						return out, serr
+					}
+					return out, ctx.Err()
+				}
+				return out, fmt.Errorf("%s repetition %d: %w", j.v.Name, n, err)
+			}
+			done++
+		}
+	}
+	run.Status, run.Finished = results.RunComplete, time.Now()
+	run.Tool.PeakRSSBytes = measure.PeakRSS()
+	return out, save()
+}
+
+func newRun(opt Options) *results.Run {
+	cfgJSON, _ := json.Marshal(opt.Config)
+	r := &results.Run{
+		Schema:  results.Schema,
+		Tool:    results.Tool{Name: "fsbench", Version: opt.Version, GoVersion: runtime.Version()},
+		Status:  results.RunRunning,
+		Started: time.Now(),
+		Machine: machine(),
+		Tools:   map[string]string{},
+		Config:  cfgJSON,
+		Methods: map[string]string{
+			"mount_mem": measure.KernelMemoryMethod,
+			"cpu":       "user_s and sys_s: getrusage of fsbench and of the programs it waited for (mkfs, modprobe) over the measured span; kernel threads (writeback, compression workers, the loop worker) are not included",
+			"device":    "device: change of /sys/block/<dev>/stat over the measured span (sectors are 512 bytes)",
+			"cold":      "before mount, read and video_read: sync and echo 3 > /proc/sys/vm/drop_caches; read and video_read also unmount and mount first",
+			"freshness": "each repetition discards the whole device (BLKDISCARD) and makes a new filesystem",
+		},
+		Variants:     []results.Variant{},
+		Measurements: []results.Measurement{},
+	}
+	return r
+}
+
+func machine() results.Machine {
+	m := results.Machine{Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	m.Hostname, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		m.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	if mi, err := measure.ReadMeminfo(); err == nil {
+		m.MemBytes = mi["MemTotal"]
+	}
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				m.OS = strings.Trim(v, `"`)
+			}
+		}
+	}
+	return m
+}
+
+// staged is the dataset in RAM.
+type staged struct {
+	tree, video string
+	stats       dataset.Stats
+	desc        results.Dataset
+}
+
+// Scaling of the generated data to the device: the 5 copies of the tree fill ~42 % of it and
+// the 5 video copies (written after the tree is removed) ~62 %, leaving room for journals,
+// metadata and the reserves of copy-on-write filesystems. A well-filled device is the harder
+// and more realistic case for flash (less free space for the FTL and the filesystem's cleaner).
+const (
+	datasetShare = 12 // device size / datasetShare = dataset size
+	videoShare   = 8  // device size / videoShare = video size
+	copies       = 5
+)
+
+func stageDataset(ctx context.Context, cfg plan.Config, work string, ledger *target.Ledger, cleanups *[]func() error, logf func(string, ...any)) (*staged, error) {
+	dsSize := cfg.DatasetSize
+	if dsSize == 0 {
+		dsSize = max(cfg.Size/datasetShare, 1<<20)
+	}
+	videoSize := cfg.VideoSize
+	if videoSize == 0 {
+		videoSize = max(cfg.Size/videoShare, 1<<20)
+	}
+	var userStats dataset.Stats
+	if cfg.Dataset != "" {
+		st, err := dataset.Describe(ctx, cfg.Dataset)
+		if err != nil {
+			return nil, fmt.Errorf("reading the dataset %s: %w", cfg.Dataset, err)
+		}
+		userStats = st
+		dsSize = st.Bytes
+		if uint64(copies)*st.Bytes > cfg.Size*6/10 {
+			logf("warning: %d copies of %s (%s) fill more than 60 %% of the %s device: the write test may fail with ENOSPC; use a larger --size", copies, cfg.Dataset, plan.FormatSize(st.Bytes), plan.FormatSize(cfg.Size))
+		}
+	}
+	// tmpfs accounting: file data rounds up to pages; directories and inodes cost a little.
+	need := dsSize + dsSize/8 + videoSize + 32<<20
+	mi, err := measure.ReadMeminfo()
+	if err != nil {
+		return nil, err
+	}
+	if avail := mi["MemAvailable"]; need > avail/2 {
+		return nil, fmt.Errorf("the dataset and video need %s of RAM (tmpfs) but only %s is available: use a smaller --dataset-size/--video-size or --size", plan.FormatSize(need), plan.FormatSize(avail))
+	}
+	src := filepath.Join(work, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		return nil, err
+	}
+	if err := ledger.AddMountpoint(src); err != nil {
+		return nil, err
+	}
+	if err := fs.MountTmpfs(src, need); err != nil {
+		return nil, err
+	}
+	*cleanups = append(*cleanups, func() error { return fs.UnmountTmpfs(src) })
+
+	s := &staged{tree: filepath.Join(src, "rootfs"), video: filepath.Join(src, "video.bin")}
+	start := time.Now()
+	if cfg.Dataset != "" {
+		if _, err := dataset.CopyTree(ctx, cfg.Dataset, s.tree, dataset.CopyOptions{}); err != nil {
+			return nil, fmt.Errorf("copying the dataset into RAM: %w", err)
+		}
+		s.stats = userStats
+		s.desc = results.Dataset{Kind: "directory", Path: cfg.Dataset}
+	} else {
+		if err := os.Mkdir(s.tree, 0o755); err != nil {
+			return nil, err
+		}
+		st, err := dataset.Generate(ctx, s.tree, dataset.Spec{Seed: cfg.Seed, TargetBytes: dsSize})
+		if err != nil {
+			return nil, fmt.Errorf("generating the dataset: %w", err)
+		}
+		s.stats = st
+		s.desc = results.Dataset{Kind: "generated", Seed: cfg.Seed}
+	}
+	if err := dataset.WriteVideo(ctx, s.video, videoSize, cfg.Seed); err != nil {
+		return nil, fmt.Errorf("generating the video file: %w", err)
+	}
+	st := s.stats
+	s.desc.Files, s.desc.Dirs, s.desc.Symlinks, s.desc.Bytes = st.Files, st.Dirs, st.Symlinks, st.Bytes
+	s.desc.LargestFile, s.desc.MedianFile = st.LargestFile, st.MedianFile
+	s.desc.Compressibility, s.desc.SampledBytes = st.Compressibility, st.SampledBytes
+	s.desc.Copies, s.desc.VideoBytes, s.desc.VideoCopies = copies, videoSize, copies
+	logf("dataset: %d files, %d dirs, %d symlinks, %s (compresses to %.0f %%), video %s; staged in RAM in %.1f s",
+		st.Files, st.Dirs, st.Symlinks, plan.FormatSize(st.Bytes), 100*st.Compressibility, plan.FormatSize(videoSize), time.Since(start).Seconds())
+	return s, nil
+}

@@ -1,0 +1,249 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suite"
+)
+
+// These tests make, mount and measure real filesystems on loop devices over image files in a
+// temporary directory. They need root and a kernel with loop devices.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: makes loop devices and mounts filesystems")
+	}
+}
+
+// smallConfig is a real but quick run: 320 MiB is the smallest size at which every default
+// filesystem can be made (mkfs.xfs refuses less than 300 MB).
+func smallConfig() plan.Config {
+	cfg := plan.Default()
+	cfg.Size = 320 << 20
+	cfg.Repetitions = 1
+	cfg.DatasetSize = 8 << 20
+	cfg.VideoSize = 12 << 20
+	return cfg
+}
+
+func TestRunEveryHostVariant(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	out, err := Run(context.Background(), Options{Config: smallConfig(), OutDir: filepath.Join(dir, "res"), DirectIO: true, Version: "test", Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeftovers(t, dir)
+	r, err := results.Load(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.RunComplete {
+		t.Errorf("status = %s", r.Status)
+	}
+	if !r.Target.DirectIO {
+		t.Errorf("the loop device has no direct I/O: %+v", r.Target)
+	}
+	if r.Dataset.Files == 0 || r.Dataset.Bytes < 7<<20 || r.Dataset.Compressibility <= 0 || r.Dataset.Compressibility >= 1 {
+		t.Errorf("dataset not described: %+v", r.Dataset)
+	}
+	procFS, _ := os.ReadFile("/proc/filesystems")
+	ranAny := false
+	for _, v := range r.Variants {
+		if v.Status == results.Skipped {
+			if v.Reason == "" {
+				t.Errorf("%s skipped without a reason", v.Name)
+			}
+			if strings.Contains(string(procFS), "\t"+v.FS+"\n") && v.FS != "nilfs2" {
+				t.Errorf("%s skipped although this kernel has %s: %s", v.Name, v.FS, v.Reason)
+			}
+			continue
+		}
+		ranAny = true
+		if _, ok := r.Tools[toolOf(v.FS)]; !ok {
+			t.Errorf("no version recorded for %s's tool", v.Name)
+		}
+		for _, test := range suite.Bootlin {
+			checkCell(t, r, v, test.Name)
+		}
+	}
+	if !ranAny {
+		t.Fatal("no variant ran on this machine")
+	}
+	if r.Tool.PeakRSSBytes == 0 {
+		t.Error("peak RSS not recorded")
+	}
+}
+
+func toolOf(fsName string) string {
+	switch fsName {
+	case "squashfs":
+		return "mksquashfs"
+	default:
+		return "mkfs." + fsName
+	}
+}
+
+// checkCell checks that the figures of one cell are present and physically sane.
+func checkCell(t *testing.T, r *results.Run, v results.Variant, test string) {
+	t.Helper()
+	cell := r.Cell(v.Name, test)
+	if len(cell) != 1 {
+		t.Errorf("%s %s: %d measurements, want 1", v.Name, test, len(cell))
+		return
+	}
+	m := cell[0]
+	tinfo, _ := suite.Lookup("bootlin", test)
+	switch {
+	case v.ReadOnly && !tinfo.ReadOnly:
+		if m.Status != results.NA {
+			t.Errorf("%s %s on a read-only fs: status %s, want n/a", v.Name, test, m.Status)
+		}
+		return
+	case test == suite.ModuleLoad:
+		if m.Status != results.NA && m.Status != results.OK {
+			t.Errorf("%s module_load: %+v", v.Name, m)
+		}
+		return
+	case m.Status != results.OK:
+		t.Errorf("%s %s: status %s: %s %s", v.Name, test, m.Status, m.Error, m.Note)
+		return
+	}
+	val := *m.Value
+	ds := r.Dataset
+	switch test {
+	case suite.Mkfs, suite.Mount, suite.Write, suite.Read, suite.ReadRemoveWrite, suite.Remove, suite.VideoWrite, suite.VideoRead:
+		if val <= 0 || m.WallSeconds <= 0 || m.Device == nil {
+			t.Errorf("%s %s: time %v, device %v", v.Name, test, val, m.Device)
+		}
+	}
+	switch test {
+	case suite.Write:
+		// Everything copied must have reached the device (syncfs is inside the timed part),
+		// and no default variant compresses.
+		if want := uint64(ds.Copies) * ds.Bytes; m.Device.WriteBytes < want {
+			t.Errorf("%s write: device wrote %d bytes < %d copied", v.Name, m.Device.WriteBytes, want)
+		}
+	case suite.Read:
+		// Cold reads must reach the device. Compressed images read less than the logical size.
+		want := uint64(ds.Copies) * ds.Bytes
+		if v.ReadOnly {
+			want = uint64(float64(ds.Bytes) * ds.Compressibility * 0.5)
+		}
+		if m.Device.ReadBytes < want {
+			t.Errorf("%s read: device read %d bytes < %d", v.Name, m.Device.ReadBytes, want)
+		}
+		if m.LogicalBytes < ds.Bytes {
+			t.Errorf("%s read: read %d logical bytes < dataset %d", v.Name, m.LogicalBytes, ds.Bytes)
+		}
+	case suite.VideoRead:
+		if want := uint64(ds.VideoCopies) * ds.VideoBytes; m.Device.ReadBytes < want || m.LogicalBytes != want {
+			t.Errorf("%s video_read: device read %d, logical %d, want %d", v.Name, m.Device.ReadBytes, m.LogicalBytes, want)
+		}
+	case suite.UsedSpace:
+		if !v.ReadOnly && uint64(val) < uint64(ds.Copies)*ds.Bytes {
+			t.Errorf("%s used_space %v < %d bytes stored", v.Name, val, uint64(ds.Copies)*ds.Bytes)
+		}
+		if v.ReadOnly && (val <= 0 || val > float64(ds.Bytes)) {
+			t.Errorf("%s used_space %v not in (0, %d] for a compressed image", v.Name, val, ds.Bytes)
+		}
+	case suite.Mkfs:
+		if v.ReadOnly && m.Extra["image_bytes"] <= 0 {
+			t.Errorf("%s mkfs: no image size", v.Name)
+		}
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	cfg := smallConfig()
+	cfg.Variants = cfg.Variants[:1] // ext4
+	cfg.Repetitions = 2
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt := Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true, Log: t.Logf,
+		Progress: func(p Progress) {
+			if p.Rep == 2 && p.Test == suite.Read { // in the middle of the second repetition
+				cancel()
+			}
+		}}
+	out, err := Run(ctx, opt)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	checkNoLeftovers(t, dir)
+	r, err := results.Load(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.RunInterrupted {
+		t.Errorf("status = %s, want interrupted", r.Status)
+	}
+	if got := len(r.Cell("ext4", suite.Read)); got != 1 {
+		t.Errorf("read cell has %d measurements, want the one completed before the interrupt", got)
+	}
+}
+
+func TestRunRefusesExistingImage(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	img := filepath.Join(dir, "mine.img")
+	if err := os.WriteFile(img, []byte("user data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := smallConfig()
+	cfg.Variants = cfg.Variants[:1]
+	_, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), Image: img, DirectIO: true})
+	if err == nil {
+		t.Fatal("Run overwrote an existing file")
+	}
+	if b, _ := os.ReadFile(img); string(b) != "user data" {
+		t.Errorf("the existing file was changed: %q", b)
+	}
+	checkNoLeftovers(t, dir)
+}
+
+// checkNoLeftovers fails if anything is mounted under dir or a loop device is backed by a file
+// under dir.
+func checkNoLeftovers(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 && strings.HasPrefix(fields[4], dir) {
+			t.Errorf("still mounted: %s", fields[4])
+		}
+	}
+	loops, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, p := range loops {
+		b, _ := os.ReadFile(p)
+		if strings.HasPrefix(strings.TrimSpace(string(b)), dir) {
+			t.Errorf("loop device still attached: %s -> %s", p, b)
+		}
+	}
+	if entries, _ := filepath.Glob(filepath.Join(LedgerDir, "*.json")); len(entries) > 0 {
+		for _, e := range entries {
+			if strings.TrimSuffix(filepath.Base(e), ".json") == strconv.Itoa(os.Getpid()) {
+				t.Errorf("this process's ledger %s was not removed", e)
+			}
+		}
+	}
+}

@@ -1,0 +1,553 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/measure"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// Env is what a repetition works with. Everything in it was made or named by the caller.
+type Env struct {
+	Device     string // block device path, e.g. /dev/loop3
+	DeviceName string // its name in /sys/block, e.g. loop3
+	Sysfs      string // normally /sys
+	Mountpoint string // empty directory the filesystem is mounted on
+	WorkDir    string // scratch space for read-only images (not on the device)
+	Source     string // the dataset tree, in RAM (tmpfs)
+	Video      string // the incompressible file, in RAM (tmpfs)
+	Dataset    dataset.Stats
+	Copies     int // copies of the dataset written by the write test (Bootlin: 5)
+	// VideoCopies is the number of copies video_write makes (Bootlin: 5).
+	VideoCopies int
+	VideoBytes  uint64
+	Timeout     time.Duration // per test
+	Selection   Selection
+	Run         fs.Runner
+	System      fs.System
+	// Log receives one line per finished test; may be nil.
+	Log func(format string, args ...any)
+	// OnTest is called before each test starts (for a progress display); may be nil.
+	OnTest func(test string)
+}
+
+// Emit receives each measurement as soon as it is taken, so that it can be saved before the
+// next test starts.
+type Emit func(results.Measurement) error
+
+// rep is one repetition in progress.
+type rep struct {
+	ctx     context.Context
+	env     *Env
+	v       plan.Variant
+	k       fs.Kind
+	n       int
+	warmup  bool
+	emit    Emit
+	meter   *measure.Meter
+	mounted bool
+	failed  string // the first test that failed; later tests are not run
+}
+
+// RunRepetition makes the filesystem of variant v (kind k) on the device and runs the selected
+// tests in order, emitting a measurement for every recorded test: its figures, or why it failed
+// or did not run. It returns an error only when ctx was cancelled or emit failed; a test's own
+// failure is recorded and the remaining tests of this repetition are recorded as not run,
+// because they would measure a filesystem in an unknown state.
+func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n int, warmup bool, emit Emit) (err error) {
+	r := &rep{ctx: ctx, env: env, v: v, k: k, n: n, warmup: warmup, emit: emit,
+		meter: measure.NewMeter(env.Sysfs, env.DeviceName)}
+	defer func() {
+		// Unmount even when cancelled: a fresh context, since ctx may be done already.
+		if r.mounted {
+			uctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if uerr := fs.Unmount(uctx, k, env.Mountpoint); uerr != nil && err == nil {
+				err = fmt.Errorf("unmounting %s: %w", env.Mountpoint, uerr)
+			}
+			r.mounted = false
+		}
+	}()
+	steps := r.steps()
+	for _, s := range steps {
+		if !env.Selection.Run[s.name] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		record := env.Selection.Record[s.name]
+		if env.OnTest != nil {
+			env.OnTest(s.name)
+		}
+		if r.failed != "" {
+			if record {
+				if err := r.put(results.Measurement{Test: s.name, Status: results.NotRun, Note: r.failed + " failed in this repetition"}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if k.ReadOnly && !s.readOnly {
+			if record {
+				if err := r.put(results.Measurement{Test: s.name, Status: results.NA, Note: "read-only filesystem"}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		tctx, cancel := context.WithTimeout(ctx, env.Timeout)
+		ms, serr := s.fn(tctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err() // interrupted: the half-done test is not recorded
+		}
+		if serr != nil {
+			if errors.Is(serr, context.DeadlineExceeded) {
+				serr = fmt.Errorf("timed out after %v (raise timeout in the config or with --timeout): %w", env.Timeout, serr)
+			}
+			r.failed = s.name
+			ms = []results.Measurement{{Test: s.name, Status: results.Failed, Error: serr.Error()}}
+			// The step may have produced figures for a second test (mount_mem with mount);
+			// those are not run either.
+			if s.name == Mount && env.Selection.Record[MountMem] {
+				ms = append(ms, results.Measurement{Test: MountMem, Status: results.NotRun, Note: "mount failed in this repetition"})
+			}
+		}
+		for _, m := range ms {
+			if !env.Selection.Record[m.Test] {
+				continue
+			}
+			if err := r.put(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *rep) put(m results.Measurement) error {
+	m.Variant, m.Rep, m.Warmup = r.v.Name, r.n, r.warmup
+	if r.env.Log != nil {
+		r.env.Log("%s", describe(m))
+	}
+	return r.emit(m)
+}
+
+// describe is the log line of a measurement.
+func describe(m results.Measurement) string {
+	s := fmt.Sprintf("%s rep %d %s: ", m.Variant, m.Rep, m.Test)
+	switch {
+	case m.Status == results.OK && m.Unit == "s":
+		s += strconv.FormatFloat(*m.Value, 'f', 3, 64) + " s"
+		if m.MBps > 0 {
+			s += fmt.Sprintf(" (%.1f MB/s)", m.MBps)
+		}
+	case m.Status == results.OK:
+		s += plan.FormatSize(uint64(*m.Value))
+	case m.Error != "":
+		s += m.Status + ": " + m.Error
+	default:
+		s += m.Status
+		if m.Note != "" {
+			s += " (" + m.Note + ")"
+		}
+	}
+	return s
+}
+
+type step struct {
+	name     string
+	readOnly bool // applies to read-only filesystems
+	fn       func(ctx context.Context) ([]results.Measurement, error)
+}
+
+func (r *rep) steps() []step {
+	ro := func(name string) bool { t, _ := Lookup("bootlin", name); return t.ReadOnly }
+	s := []step{
+		{Mkfs, true, r.mkfs},
+		{ModuleLoad, true, r.moduleLoad},
+		{Mount, true, r.mount},
+		{Write, false, r.write},
+		{UsedSpace, true, r.usedSpace},
+		{Read, true, r.read},
+		{ReadRemoveWrite, false, r.readRemoveWrite},
+		{Remove, false, r.remove},
+		{VideoWrite, false, r.videoWrite},
+		{VideoRead, false, r.videoRead},
+	}
+	for i := range s {
+		s[i].readOnly = ro(s[i].name)
+	}
+	return s
+}
+
+// timed runs fn inside a measurement span and fills the figures of a seconds-valued test.
+func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measurement, error) {
+	span, err := r.meter.Start()
+	if err != nil {
+		return results.Measurement{}, err
+	}
+	if err := fn(); err != nil {
+		return results.Measurement{}, err
+	}
+	smp, err := span.Stop()
+	if err != nil {
+		return results.Measurement{}, err
+	}
+	wall := smp.Wall.Seconds()
+	m := results.Measurement{
+		Test: test, Status: results.OK, Value: results.Float(wall), Unit: "s",
+		WallSeconds: wall, UserSeconds: smp.User.Seconds(), SysSeconds: smp.Sys.Seconds(),
+		Device: results.FromStat(smp.Dev), LogicalBytes: logical,
+	}
+	if logical > 0 && wall > 0 {
+		m.MBps = float64(logical) / 1e6 / wall
+	}
+	return m, nil
+}
+
+func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.discardDevice(); err != nil {
+		return nil, err
+	}
+	if r.k.ReadOnly {
+		return r.buildImage(ctx)
+	}
+	m, err := r.timed(Mkfs, 0, func() error {
+		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, r.v.MkfsArgs)
+	})
+	return []results.Measurement{m}, err
+}
+
+// discardDevice empties the whole device before mkfs so that every variant starts from the
+// same state: on a loop device this punches holes in the image, on a card it tells the FTL
+// that every block is free. Not measured: it is preparation, not the filesystem's work.
+func (r *rep) discardDevice() error {
+	f, err := os.OpenFile(r.env.Device, os.O_RDWR|unix.O_EXCL, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s to discard it: %w", r.env.Device, err)
+	}
+	defer f.Close()
+	size, err := blockdev.SizeBytes(f)
+	if err != nil {
+		return err
+	}
+	if err := blockdev.Discard(f, 0, size); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+		return fmt.Errorf("discarding %s before mkfs: %w", r.env.Device, err)
+	}
+	return nil
+}
+
+func (r *rep) buildImage(ctx context.Context) ([]results.Measurement, error) {
+	img := filepath.Join(r.env.WorkDir, r.k.Name+".img")
+	defer os.Remove(img)
+	m, err := r.timed(Mkfs, 0, func() error {
+		return fs.BuildImage(ctx, r.env.Run, r.k, r.env.Source, img, r.v.MkfsArgs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(img)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := writeImage(ctx, img, r.env.Device); err != nil {
+		return nil, err
+	}
+	m.Note = "image build time"
+	m.Extra = map[string]float64{"image_bytes": float64(fi.Size()), "image_write_s": time.Since(start).Seconds()}
+	return []results.Measurement{m}, nil
+}
+
+// writeImage copies a built image onto the device and makes it durable.
+func writeImage(ctx context.Context, img, dev string) error {
+	in, err := os.Open(img)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dev, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", dev, err)
+	}
+	defer out.Close()
+	if err := copyChunks(ctx, out, in); err != nil {
+		return fmt.Errorf("writing the image to %s: %w", dev, err)
+	}
+	if err := out.Sync(); err != nil {
+		return fmt.Errorf("flushing %s: %w", dev, err)
+	}
+	return nil
+}
+
+func (r *rep) moduleLoad(ctx context.Context) ([]results.Measurement, error) {
+	st := fs.LoadModule(ctx, r.env.Run, r.env.System, r.k)
+	switch st.State {
+	case "loaded":
+		m := results.Measurement{Test: ModuleLoad, Status: results.OK, Value: results.Float(st.Duration.Seconds()), Unit: "s",
+			WallSeconds: st.Duration.Seconds(), Note: "modprobe " + st.Module}
+		if st.SizeBytes > 0 {
+			m.Extra = map[string]float64{"module_bytes": float64(st.SizeBytes)}
+		}
+		return []results.Measurement{m}, nil
+	case "unavailable":
+		return nil, fmt.Errorf("loading module %s: %s", st.Module, st.Error)
+	default:
+		m := results.Measurement{Test: ModuleLoad, Status: results.NA, Note: st.State}
+		if st.SizeBytes > 0 {
+			m.Extra = map[string]float64{"module_bytes": float64(st.SizeBytes)}
+		}
+		return []results.Measurement{m}, nil
+	}
+}
+
+// mount is the cold mount: everything written back and every cache dropped first, so the
+// superblock, journal replay check and metadata reads all reach the device.
+func (r *rep) mount(ctx context.Context) ([]results.Measurement, error) {
+	if err := measure.DropCaches(); err != nil {
+		return nil, err
+	}
+	before, err := measure.ReadMeminfo()
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.timed(Mount, 0, func() error {
+		return fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mounted = true
+	after, err := measure.ReadMeminfo()
+	if err != nil {
+		return nil, err
+	}
+	// The difference can be negative when the kernel frees memory elsewhere meanwhile; it is
+	// recorded as measured (a float), not clamped, so that the noise stays visible.
+	delta := float64(after.KernelMemory()) - float64(before.KernelMemory())
+	mem := results.Measurement{Test: MountMem, Status: results.OK, Value: results.Float(delta), Unit: "bytes"}
+	return []results.Measurement{m, mem}, nil
+}
+
+// remount unmounts, drops caches and mounts again (not measured), so that the next read is cold.
+func (r *rep) remount(ctx context.Context) error {
+	if r.mounted {
+		if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
+			return err
+		}
+		r.mounted = false
+	}
+	if err := measure.DropCaches(); err != nil {
+		return err
+	}
+	if err := fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions); err != nil {
+		return err
+	}
+	r.mounted = true
+	return nil
+}
+
+func (r *rep) copyName(i int) string {
+	return filepath.Join(r.env.Mountpoint, fmt.Sprintf("copy-%d", i))
+}
+
+func (r *rep) copyOpts() dataset.CopyOptions {
+	return dataset.CopyOptions{NoSymlinks: !r.k.Symlinks}
+}
+
+// syncfs makes the filesystem's dirty data durable. It is inside the timed part of every
+// write test: without it, a write test measures only how fast the page cache fills.
+func (r *rep) syncfs() error {
+	f, err := os.Open(r.env.Mountpoint)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("syncfs %s: %w", r.env.Mountpoint, err)
+	}
+	return nil
+}
+
+func (r *rep) write(ctx context.Context) ([]results.Measurement, error) {
+	logical := uint64(r.env.Copies) * r.env.Dataset.Bytes
+	m, err := r.timed(Write, logical, func() error {
+		for i := 1; i <= r.env.Copies; i++ {
+			if _, err := dataset.CopyTree(ctx, r.env.Source, r.copyName(i), r.copyOpts()); err != nil {
+				return fmt.Errorf("copy %d of the dataset: %w", i, err)
+			}
+		}
+		return r.syncfs()
+	})
+	if err == nil && !r.k.Symlinks && r.env.Dataset.Symlinks > 0 {
+		m.Note = fmt.Sprintf("%s has no symlinks: %d skipped per copy", r.k.Name, r.env.Dataset.Symlinks)
+	}
+	return []results.Measurement{m}, err
+}
+
+func (r *rep) usedSpace(ctx context.Context) ([]results.Measurement, error) {
+	u, err := fs.StatUsage(r.env.Mountpoint)
+	if err != nil {
+		return nil, err
+	}
+	copies := r.env.Copies
+	if r.k.ReadOnly {
+		copies = 1
+	}
+	logical := uint64(copies) * r.env.Dataset.Bytes
+	m := results.Measurement{Test: UsedSpace, Status: results.OK, Value: results.Float(float64(u.UsedBytes)), Unit: "bytes",
+		LogicalBytes: logical,
+		Extra:        map[string]float64{"total_bytes": float64(u.TotalBytes), "avail_bytes": float64(u.AvailBytes)}}
+	if logical > 0 {
+		m.Extra["used_per_logical"] = float64(u.UsedBytes) / float64(logical)
+	}
+	return []results.Measurement{m}, nil
+}
+
+func (r *rep) read(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.remount(ctx); err != nil {
+		return nil, err
+	}
+	var st dataset.ReadStats
+	m, err := r.timed(Read, 0, func() error {
+		var err error
+		st, err = dataset.ReadTree(ctx, r.env.Mountpoint)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.LogicalBytes = st.Bytes
+	if m.WallSeconds > 0 {
+		m.MBps = float64(st.Bytes) / 1e6 / m.WallSeconds
+	}
+	return []results.Measurement{m}, nil
+}
+
+func (r *rep) readRemoveWrite(ctx context.Context) ([]results.Measurement, error) {
+	n := r.env.Copies
+	logical := uint64(n) * r.env.Dataset.Bytes
+	m, err := r.timed(ReadRemoveWrite, logical, func() error {
+		for i := 1; i <= n; i++ {
+			if err := os.RemoveAll(r.copyName(i)); err != nil {
+				return fmt.Errorf("removing copy %d: %w", i, err)
+			}
+			if _, err := dataset.CopyTree(ctx, r.copyName(i+1), r.copyName(i+n), r.copyOpts()); err != nil {
+				return fmt.Errorf("copying copy %d to copy %d: %w", i+1, i+n, err)
+			}
+		}
+		return r.syncfs()
+	})
+	return []results.Measurement{m}, err
+}
+
+func (r *rep) remove(ctx context.Context) ([]results.Measurement, error) {
+	m, err := r.timed(Remove, 0, func() error {
+		entries, err := os.ReadDir(r.env.Mountpoint)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if e.Name() == "lost+found" { // made by mke2fs; part of the empty filesystem
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {
+				return err
+			}
+		}
+		return r.syncfs()
+	})
+	return []results.Measurement{m}, err
+}
+
+func (r *rep) videoWrite(ctx context.Context) ([]results.Measurement, error) {
+	logical := uint64(r.env.VideoCopies) * r.env.VideoBytes
+	m, err := r.timed(VideoWrite, logical, func() error {
+		for i := 1; i <= r.env.VideoCopies; i++ {
+			if err := copyFile(ctx, r.env.Video, filepath.Join(r.env.Mountpoint, fmt.Sprintf("video-%d.bin", i))); err != nil {
+				return fmt.Errorf("video copy %d: %w", i, err)
+			}
+		}
+		return r.syncfs()
+	})
+	return []results.Measurement{m}, err
+}
+
+func (r *rep) videoRead(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.remount(ctx); err != nil {
+		return nil, err
+	}
+	var st dataset.ReadStats
+	m, err := r.timed(VideoRead, 0, func() error {
+		var err error
+		st, err = dataset.ReadTree(ctx, r.env.Mountpoint)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.LogicalBytes = st.Bytes
+	if m.WallSeconds > 0 {
+		m.MBps = float64(st.Bytes) / 1e6 / m.WallSeconds
+	}
+	return []results.Measurement{m}, nil
+}
+
+// copyFile copies one large file, checking ctx between chunks.
+func copyFile(ctx context.Context, src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := copyChunks(ctx, out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("writing %s: %w", dst, err)
+	}
+	return out.Close()
+}
+
+// copyChunks copies r to w in 1 MiB chunks, checking ctx between them so that a timeout or
+// Ctrl-C stops a multi-gigabyte copy promptly.
+func copyChunks(ctx context.Context, w io.Writer, r io.Reader) error {
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
