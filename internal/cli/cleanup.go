@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/runner"
+	"github.com/fsbench/fsbench/internal/target"
+)
+
+func newCleanupCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cleanup",
+		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, image files)",
+		Long: `Every run records what it creates in ` + runner.LedgerDir + `. A run that was killed (kill -9,
+power loss of the host is different: loop devices and mounts vanish with it) leaves that record;
+cleanup unmounts, detaches and deletes exactly what such records name, and nothing else.
+fsbench run does this by itself before it starts.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if os.Geteuid() != 0 {
+				return errors.New("fsbench cleanup needs root (it unmounts and detaches loop devices); run it with sudo")
+			}
+			actions, err := target.CleanupStale(runner.LedgerDir, func(format string, args ...any) {
+				fmt.Fprintf(stdio.Err, format+"\n", args...)
+			})
+			for _, a := range actions {
+				fmt.Fprintln(stdio.Out, a)
+			}
+			if err == nil && len(actions) == 0 {
+				fmt.Fprintln(stdio.Out, "nothing to clean up")
+			}
+			return err
+		},
+	}
+}

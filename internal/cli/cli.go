@@ -1,0 +1,80 @@
+// Package cli is fsbench's command line: one file per subcommand, each command built by a
+// constructor, each doing its work through a plain function of the domain packages. It is the
+// only package that knows about flags.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in the README.
+const (
+	ExitOK          = 0   // done; failed cells, if any, are listed in the summary and results
+	ExitError       = 1   // the run could not be carried out
+	ExitUsage       = 2   // bad flags or configuration
+	ExitInterrupted = 130 // SIGINT/SIGTERM: cleaned up, completed cells kept
+)
+
+// UsageError marks errors the user fixes by changing the command line or the config file.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// IO is where a command reads and writes.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// ErrIsTerminal enables the live progress line (and is false under CI or a pipe).
+	ErrIsTerminal bool
+}
+
+// Version is set by the linker (-X) in release builds.
+var Version = "dev"
+
+// NewRoot builds the fsbench command tree.
+func NewRoot(stdio IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fsbench",
+		Short: "Choose a filesystem for flash storage by measuring it",
+		Long: `fsbench makes each filesystem variant of a matrix on a block device (by default a loop
+device over a sparse image file), runs named test suites on it, and reports time, CPU, memory
+and the bytes and requests that reach the device.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
+	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio))
+	return root
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(ctx context.Context, args []string, stdio IO) int {
+	root := NewRoot(stdio)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(stdio.Err, "fsbench:", err)
+	var ue UsageError
+	switch {
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	default:
+		return ExitError
+	}
+}

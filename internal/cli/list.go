@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/suite"
+)
+
+func newListCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "Show the known filesystems, default variants and tests, and what this machine can run",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sys, err := fs.HostSystem()
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(w, "FILESYSTEM\tTOOL\tPACKAGE\tKERNEL\tRUNS HERE")
+			for _, k := range fs.Kinds() {
+				av := sys.Check(k)
+				runs := "yes"
+				if !av.Runs {
+					runs = "no: " + av.Reason
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Tool, k.Package, av.Kernel, runs)
+			}
+			w.Flush()
+			fmt.Fprintln(stdio.Out, "\nDEFAULT VARIANTS")
+			w = tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
+			for _, v := range plan.DefaultVariants() {
+				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", v.Name, v.FS, strings.Join(v.MkfsArgs, " "), v.MountOptions)
+			}
+			w.Flush()
+			for _, name := range suite.SuiteNames() {
+				fmt.Fprintf(stdio.Out, "\nSUITE %s\n", name)
+				w = tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
+				for _, t := range suite.Suites[name] {
+					fmt.Fprintf(w, "  %s\t%s\n", t.Name, t.Doc)
+				}
+				w.Flush()
+			}
+			return nil
+		},
+	}
+}

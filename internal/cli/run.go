@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/runner"
+	"github.com/fsbench/fsbench/internal/suite"
+)
+
+type runFlags struct {
+	config, size, variants, tests, suite, dataset, datasetSize, videoSize string
+	timeout, results, out, image                                          string
+	repetitions                                                           int
+	seed                                                                  uint64
+	warmup, keepImage, noDirectIO                                         bool
+}
+
+func newRunCmd(stdio IO) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Make each filesystem variant and run the test suite on it",
+		Long: `Without arguments, run creates a sparse 1 GiB image file, attaches it as a loop device with
+direct I/O and runs the bootlin suite over every default variant this machine supports:
+ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, erofs-lz4hc.`,
+		Example: `  fsbench run
+  fsbench run --size 512M -n 5 --warmup
+  fsbench run -c matrix.toml --variants ext4,xfs --tests mkfs,mount,write,read`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRun(cmd.Context(), cmd, f, stdio)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see README)")
+	fl.StringVar(&f.size, "size", "", "image size, e.g. 512M, 1G (default 1G)")
+	fl.IntVarP(&f.repetitions, "repetitions", "n", 0, "repetitions per variant (default 3)")
+	fl.BoolVar(&f.warmup, "warmup", false, "run one extra first repetition and discard it")
+	fl.StringVar(&f.variants, "variants", "", "comma-separated variant names to run (default: all)")
+	fl.StringVar(&f.tests, "tests", "", "comma-separated tests to record (default: the whole suite)")
+	fl.StringVar(&f.suite, "suite", "", "test suite (default bootlin)")
+	fl.StringVar(&f.dataset, "dataset", "", "use this directory tree as the dataset (your real rootfs is the best test)")
+	fl.StringVar(&f.datasetSize, "dataset-size", "", "size of the generated dataset (default: size/12)")
+	fl.StringVar(&f.videoSize, "video-size", "", "size of the incompressible video file (default: size/8)")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of the generated dataset (default 1)")
+	fl.StringVar(&f.timeout, "timeout", "", "time limit of each test, e.g. 10m (default 10m)")
+	fl.StringVar(&f.results, "results", "", "directory under which a timestamped results directory is made (default ./fsbench-results)")
+	fl.StringVarP(&f.out, "out", "o", "", "exact results directory (default <results>/<timestamp>)")
+	fl.StringVar(&f.image, "image", "", "image file to create (default: inside the results directory, deleted after the run)")
+	fl.BoolVar(&f.keepImage, "keep-image", false, "keep the image file after the run")
+	fl.BoolVar(&f.noDirectIO, "no-direct-io", false, "attach the loop device without direct I/O (host page cache in the path)")
+	return cmd
+}
+
+func planOptions() plan.Options {
+	return plan.Options{KnownFS: fs.Names(), KnownTests: suite.TestNames(), KnownSuites: suite.SuiteNames()}
+}
+
+// resolveConfig applies defaults, the config file, then the flags that were given.
+func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
+	opt := planOptions()
+	cfg := plan.Default()
+	if f.config != "" {
+		var err error
+		if cfg, err = plan.Load(f.config, opt); err != nil {
+			return cfg, UsageError{err}
+		}
+	}
+	fl := cmd.Flags()
+	size := func(name, val string, dst *uint64) error {
+		if !fl.Changed(name) {
+			return nil
+		}
+		n, err := plan.ParseSize(val)
+		if err != nil {
+			return usagef("--%s: %v", name, err)
+		}
+		*dst = n
+		return nil
+	}
+	if err := size("size", f.size, &cfg.Size); err != nil {
+		return cfg, err
+	}
+	if err := size("dataset-size", f.datasetSize, &cfg.DatasetSize); err != nil {
+		return cfg, err
+	}
+	if err := size("video-size", f.videoSize, &cfg.VideoSize); err != nil {
+		return cfg, err
+	}
+	if fl.Changed("repetitions") {
+		cfg.Repetitions = f.repetitions
+	}
+	if fl.Changed("warmup") {
+		cfg.Warmup = f.warmup
+	}
+	if fl.Changed("suite") {
+		cfg.Suite = f.suite
+	}
+	if fl.Changed("tests") {
+		cfg.Tests = splitList(f.tests)
+	}
+	if fl.Changed("dataset") {
+		abs, err := filepath.Abs(f.dataset)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Dataset = abs
+	}
+	if fl.Changed("seed") {
+		cfg.Seed = f.seed
+	}
+	if fl.Changed("timeout") {
+		d, err := time.ParseDuration(f.timeout)
+		if err != nil {
+			return cfg, usagef("--timeout: %v (use a duration like 90s or 10m)", err)
+		}
+		cfg.Timeout = plan.Duration{Duration: d}
+	}
+	if fl.Changed("results") {
+		cfg.ResultsDir = f.results
+	}
+	if fl.Changed("variants") {
+		want := splitList(f.variants)
+		var kept []plan.Variant
+		for _, name := range want {
+			found := false
+			for _, v := range cfg.Variants {
+				if v.Name == name {
+					kept, found = append(kept, v), true
+				}
+			}
+			if !found {
+				var names []string
+				for _, v := range cfg.Variants {
+					names = append(names, v.Name)
+				}
+				return cfg, usagef("--variants: no variant %q (known: %s)", name, strings.Join(names, ", "))
+			}
+		}
+		cfg.Variants = kept
+	}
+	if err := cfg.Validate(opt); err != nil {
+		return cfg, UsageError{err}
+	}
+	return cfg, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error {
+	cfg, err := resolveConfig(cmd, f)
+	if err != nil {
+		return err
+	}
+	ui := newProgressUI(stdio)
+	defer ui.finish()
+	out, err := runner.Run(ctx, runner.Options{
+		Config: cfg, OutDir: f.out, Image: f.image, KeepImage: f.keepImage,
+		DirectIO: !f.noDirectIO, Version: Version, Log: ui.logf, Progress: ui.progress,
+	})
+	ui.finish()
+	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {
+		fmt.Fprintln(stdio.Out)
+		report.Summary(stdio.Out, out.Run)
+	}
+	if out != nil {
+		fmt.Fprintf(stdio.Out, "\nresults: %s (results.json, results.csv)\n", out.Dir)
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stdio.Err, "fsbench: interrupted; everything was unmounted and detached, completed cells are kept")
+	}
+	return err
+}
+
+// progressUI shows a live status line on a terminal and plain log lines otherwise.
+type progressUI struct {
+	mu     sync.Mutex
+	stdio  IO
+	status string
+}
+
+func newProgressUI(stdio IO) *progressUI { return &progressUI{stdio: stdio} }
+
+func (u *progressUI) logf(format string, args ...any) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	line := fmt.Sprintf(format, args...)
+	if u.stdio.ErrIsTerminal {
+		fmt.Fprintf(u.stdio.Err, "\r\033[K%s\n%s", line, u.status)
+		return
+	}
+	fmt.Fprintf(u.stdio.Err, "%s fsbench: %s\n", time.Now().Format("15:04:05"), line)
+}
+
+func (u *progressUI) progress(p runner.Progress) {
+	if !u.stdio.ErrIsTerminal {
+		return // the per-test log lines already say where the run is
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	rep := fmt.Sprintf("rep %d/%d", p.Rep, p.Reps)
+	if p.Rep == 0 {
+		rep = "warm-up"
+	}
+	eta := "ETA unknown"
+	if p.ETA > 0 {
+		eta = "ETA " + p.ETA.Round(time.Second).String()
+	}
+	u.status = fmt.Sprintf("[%d/%d] %s %s: %s… %s", p.Done+1, p.Total, p.Variant, rep, p.Test, eta)
+	fmt.Fprintf(u.stdio.Err, "\r\033[K%s", u.status)
+}
+
+func (u *progressUI) finish() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stdio.ErrIsTerminal && u.status != "" {
+		fmt.Fprint(u.stdio.Err, "\r\033[K")
+		u.status = ""
+	}
+}
