@@ -32,7 +32,7 @@ unit:
 # Ratios of fsbench's read/write tests against tar and cp on the same tree, and fsbench's peak
 # RSS during a default run. Not a test: it prints figures measured in the same run.
 bench: build
-	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBench' -v -timeout 60m ./internal/bench/
+	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestCopyReadVsTools|TestBenchPeakRSS' -v -timeout 60m ./internal/dataset/ ./cmd/fsbench/
 
 run: build
 	./fsbench run
