@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -70,7 +71,8 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 	fmt.Fprintln(stdio.Err, "fsbench:", err)
 	var ue UsageError
 	switch {
-	case errors.As(err, &ue):
+	// cobra reports an unknown subcommand only as text.
+	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted

@@ -27,6 +27,12 @@ type runFlags struct {
 }
 
 func newRunCmd(stdio IO) *cobra.Command {
+	return newRunCmdWith(stdio, runRun)
+}
+
+// newRunCmdWith builds the run command around do, so that tests can check flag handling
+// without running anything.
+func newRunCmdWith(stdio IO, do func(context.Context, *cobra.Command, runFlags, IO) error) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -39,7 +45,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
   fsbench run -c matrix.toml --variants ext4,xfs --tests mkfs,mount,write,read`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRun(cmd.Context(), cmd, f, stdio)
+			return do(cmd.Context(), cmd, f, stdio)
 		},
 	}
 	fl := cmd.Flags()

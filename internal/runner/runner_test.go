@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -245,5 +246,75 @@ func checkNoLeftovers(t *testing.T, dir string) {
 				t.Errorf("this process's ledger %s was not removed", e)
 			}
 		}
+	}
+}
+
+// A test that exceeds its time limit is recorded as failed with a message saying what to do,
+// the rest of that repetition as not run, and the run goes on to the next variant.
+func TestTimeoutIsRecordedAndRunGoesOn(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	cfg := smallConfig()
+	cfg.Variants = []plan.Variant{cfg.Variants[0], cfg.Variants[4]} // ext4, xfs
+	cfg.Timeout = plan.Duration{Duration: time.Microsecond}
+	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeftovers(t, dir)
+	r, err := results.Load(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.RunComplete {
+		t.Errorf("status %s, want complete", r.Status)
+	}
+	for _, v := range []string{"ext4", "xfs"} {
+		mk := r.Cell(v, suite.Mkfs)
+		if len(mk) != 1 || mk[0].Status != results.Failed || !strings.Contains(mk[0].Error, "timed out") || !strings.Contains(mk[0].Error, "--timeout") {
+			t.Errorf("%s mkfs: %+v, want failed with a timeout message", v, mk)
+		}
+		if rd := r.Cell(v, suite.Read); len(rd) != 1 || rd[0].Status != results.NotRun {
+			t.Errorf("%s read: %+v, want not run", v, rd)
+		}
+	}
+}
+
+// --dataset DIR: the user's own tree is copied into RAM and used, and described in the results.
+func TestUserDataset(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "rootfs")
+	for i, name := range []string{"etc/hostname", "usr/bin/tool", "usr/share/doc/readme"} {
+		p := filepath.Join(tree, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(strings.Repeat("fsbench ", 1000*(i+1))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Symlink("usr/bin", filepath.Join(tree, "bin"))
+	cfg := smallConfig()
+	cfg.Variants = cfg.Variants[:1]
+	cfg.Dataset = tree
+	cfg.Tests = []string{suite.Write, suite.Read}
+	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeftovers(t, dir)
+	r, err := results.Load(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := r.Dataset
+	if ds.Kind != "directory" || ds.Path != tree || ds.Files != 3 || ds.Symlinks != 1 || ds.Bytes != 8000*6 {
+		t.Errorf("dataset = %+v", ds)
+	}
+	if got := len(r.Cell("ext4", suite.Mkfs)); got != 0 {
+		t.Errorf("mkfs recorded although only write and read were selected")
+	}
+	rd := r.Cell("ext4", suite.Read)
+	if len(rd) != 1 || rd[0].Status != results.OK || rd[0].LogicalBytes != 5*8000*6 {
+		t.Errorf("read = %+v, want 5 copies of the user's %d bytes", rd, 8000*6)
 	}
 }

@@ -109,6 +109,10 @@ func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n i
 			}
 			continue
 		}
+		if s.name != Mkfs && s.name != ModuleLoad && s.name != Mount && !r.mounted {
+			// Never let a test write into the bare mount point, which is on the host's disk.
+			return fmt.Errorf("%s: the filesystem is not mounted on %s (a bug in the order of tests)", s.name, env.Mountpoint)
+		}
 		tctx, cancel := context.WithTimeout(ctx, env.Timeout)
 		ms, serr := s.fn(tctx)
 		cancel()

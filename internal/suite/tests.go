@@ -117,6 +117,8 @@ func Select(suite string, names []string) (Selection, error) {
 		}
 		sel.Record[n] = true
 	}
+	// Every test works on a freshly made, mounted filesystem: mkfs and mount always run.
+	sel.Run[Mkfs], sel.Run[Mount] = true, true
 	for n := range sel.Record {
 		sel.Run[n] = true
 		t, _ := Lookup(suite, n)

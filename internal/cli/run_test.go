@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/plan"
+)
+
+// resolve parses args as `fsbench run` would and returns the resolved configuration.
+func resolve(t *testing.T, args ...string) (plan.Config, error) {
+	t.Helper()
+	var cfg plan.Config
+	var rerr error
+	cmd := newRunCmdWith(IO{Out: io.Discard, Err: io.Discard}, func(_ context.Context, cmd *cobra.Command, f runFlags, _ IO) error {
+		cfg, rerr = resolveConfig(cmd, f)
+		return nil
+	})
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		return cfg, err
+	}
+	return cfg, rerr
+}
+
+func TestResolveConfig(t *testing.T) {
+	dir := t.TempDir()
+	matrix := filepath.Join(dir, "matrix.toml")
+	os.WriteFile(matrix, []byte("size = \"512M\"\nrepetitions = 5\n\n[[variant]]\nfs = [\"ext4\", \"xfs\"]\nmount = \"noatime\"\n"), 0o644)
+	tests := []struct {
+		name    string
+		args    []string
+		check   func(t *testing.T, c plan.Config)
+		wantErr string
+	}{
+		{name: "defaults", check: func(t *testing.T, c plan.Config) {
+			if c.Size != 1<<30 || c.Repetitions != 3 || len(c.Variants) != 11 || c.Timeout.Duration != 10*time.Minute {
+				t.Errorf("defaults: %+v", c)
+			}
+		}},
+		{name: "flags", args: []string{"--size", "512M", "-n", "2", "--warmup", "--tests", "mkfs, read", "--timeout", "90s", "--variants", "xfs,ext4"},
+			check: func(t *testing.T, c plan.Config) {
+				if c.Size != 512<<20 || c.Repetitions != 2 || !c.Warmup || strings.Join(c.Tests, ",") != "mkfs,read" || c.Timeout.Duration != 90*time.Second {
+					t.Errorf("flags not applied: %+v", c)
+				}
+				if len(c.Variants) != 2 || c.Variants[0].Name != "xfs" || c.Variants[1].Name != "ext4" {
+					t.Errorf("--variants keeps the order given: %+v", c.Variants)
+				}
+			}},
+		{name: "config file", args: []string{"-c", matrix}, check: func(t *testing.T, c plan.Config) {
+			if c.Size != 512<<20 || c.Repetitions != 5 || len(c.Variants) != 2 || c.Variants[1].FS != "xfs" || c.Variants[1].MountOptions != "noatime" {
+				t.Errorf("config: %+v", c)
+			}
+		}},
+		{name: "flag overrides config", args: []string{"-c", matrix, "-n", "1"}, check: func(t *testing.T, c plan.Config) {
+			if c.Repetitions != 1 || c.Size != 512<<20 {
+				t.Errorf("override: %+v", c)
+			}
+		}},
+		{name: "dataset made absolute", args: []string{"--dataset", "rel/tree"}, check: func(t *testing.T, c plan.Config) {
+			if !filepath.IsAbs(c.Dataset) {
+				t.Errorf("dataset %q not absolute", c.Dataset)
+			}
+		}},
+		{name: "bad size", args: []string{"--size", "lots"}, wantErr: "--size"},
+		{name: "bad timeout", args: []string{"--timeout", "soon"}, wantErr: "--timeout"},
+		{name: "unknown variant", args: []string{"--variants", "ext5"}, wantErr: `no variant "ext5"`},
+		{name: "unknown test", args: []string{"--tests", "reed"}, wantErr: "reed"},
+		{name: "zero repetitions", args: []string{"-n", "0"}, wantErr: "repetitions"},
+		{name: "missing config", args: []string{"-c", filepath.Join(dir, "nope.toml")}, wantErr: "nope.toml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := resolve(t, tc.args...)
+			if tc.wantErr != "" {
+				var ue UsageError
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) {
+					t.Fatalf("err = %v, want a usage error mentioning %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestMainExitCodes(t *testing.T) {
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"list"}, ExitOK},
+		{[]string{"run", "--nope"}, ExitUsage},
+		{[]string{"frobnicate"}, ExitUsage},
+		{[]string{"cleanup", "extra"}, ExitUsage},
+	}
+	for _, tc := range tests {
+		if got := Main(context.Background(), tc.args, IO{Out: io.Discard, Err: io.Discard}); got != tc.want {
+			t.Errorf("Main(%v) = %d, want %d", tc.args, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package suite
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSelect(t *testing.T) {
+	tests := []struct {
+		name       string
+		suite      string
+		tests      []string
+		wantRecord []string
+		wantRun    []string
+		wantErr    string
+	}{
+		{name: "all by default", suite: "bootlin", wantRecord: names(Bootlin), wantRun: names(Bootlin)},
+		{name: "read needs write", suite: "bootlin", tests: []string{Read}, wantRecord: []string{Read}, wantRun: []string{Mkfs, Mount, Read, Write}},
+		{name: "video_read needs video_write", suite: "bootlin", tests: []string{VideoRead, Mount}, wantRecord: []string{Mount, VideoRead}, wantRun: []string{Mkfs, Mount, VideoRead, VideoWrite}},
+		{name: "unknown test", suite: "bootlin", tests: []string{"reed"}, wantErr: `suite bootlin has no test "reed"`},
+		{name: "unknown suite", suite: "bonnie++", wantErr: `unknown suite "bonnie++"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sel, err := Select(tc.suite, tc.tests)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(sel.Record); !sameSet(got, tc.wantRecord) {
+				t.Errorf("Record = %v, want %v", got, tc.wantRecord)
+			}
+			if got := keys(sel.Run); !sameSet(got, tc.wantRun) {
+				t.Errorf("Run = %v, want %v", got, tc.wantRun)
+			}
+		})
+	}
+}
+
+// TestNeedsComeEarlier guards the order of the suite: a test's prerequisites must run before it
+// in the same repetition.
+func TestNeedsComeEarlier(t *testing.T) {
+	for i, test := range Bootlin {
+		for _, need := range test.Needs {
+			j := slices.IndexFunc(Bootlin, func(x Test) bool { return x.Name == need })
+			if j < 0 || j >= i {
+				t.Errorf("%s needs %s, which does not run before it", test.Name, need)
+			}
+		}
+	}
+}
+
+func TestStepsMatchSuite(t *testing.T) {
+	r := &rep{}
+	var stepNames []string
+	for _, s := range r.steps() {
+		stepNames = append(stepNames, s.name)
+	}
+	// mount_mem is produced by the mount step.
+	want := slices.DeleteFunc(names(Bootlin), func(n string) bool { return n == MountMem })
+	if !slices.Equal(stepNames, want) {
+		t.Errorf("steps %v, suite order %v", stepNames, want)
+	}
+}
+
+func names(ts []Test) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k, v := range m {
+		if v {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
