@@ -39,10 +39,12 @@ func smallConfig() plan.Config {
 	return cfg
 }
 
-func TestRunEveryHostVariant(t *testing.T) {
-	needRoot(t)
+// runAndLoad runs cfg to completion in a temporary directory, checks that nothing is left
+// mounted or attached, and returns the saved results.
+func runAndLoad(t *testing.T, cfg plan.Config) *results.Run {
+	t.Helper()
 	dir := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: smallConfig(), OutDir: filepath.Join(dir, "res"), DirectIO: true, Version: "test", Log: t.Logf})
+	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true, Version: "test", Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +53,12 @@ func TestRunEveryHostVariant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestRunEveryHostVariant(t *testing.T) {
+	needRoot(t)
+	r := runAndLoad(t, smallConfig())
 	if r.Status != results.RunComplete {
 		t.Errorf("status = %s", r.Status)
 	}
@@ -253,19 +261,10 @@ func checkNoLeftovers(t *testing.T, dir string) {
 // the rest of that repetition as not run, and the run goes on to the next variant.
 func TestTimeoutIsRecordedAndRunGoesOn(t *testing.T) {
 	needRoot(t)
-	dir := t.TempDir()
 	cfg := smallConfig()
 	cfg.Variants = []plan.Variant{cfg.Variants[0], cfg.Variants[4]} // ext4, xfs
 	cfg.Timeout = plan.Duration{Duration: time.Microsecond}
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkNoLeftovers(t, dir)
-	r, err := results.Load(out.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runAndLoad(t, cfg)
 	if r.Status != results.RunComplete {
 		t.Errorf("status %s, want complete", r.Status)
 	}
@@ -297,15 +296,7 @@ func TestUserDataset(t *testing.T) {
 	cfg.Variants = cfg.Variants[:1]
 	cfg.Dataset = tree
 	cfg.Tests = []string{suite.Write, suite.Read}
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkNoLeftovers(t, dir)
-	r, err := results.Load(out.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runAndLoad(t, cfg)
 	ds := r.Dataset
 	if ds.Kind != "directory" || ds.Path != tree || ds.Files != 3 || ds.Symlinks != 1 || ds.Bytes != 8000*6 {
 		t.Errorf("dataset = %+v", ds)
