@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/stats"
 )
 
 // Schema names the format of results.json. A change that breaks readers bumps the number;
@@ -55,6 +56,18 @@ type Run struct {
 	Methods      map[string]string `json:"methods,omitempty"`
 	Variants     []Variant         `json:"variants"`
 	Measurements []Measurement     `json:"measurements"`
+	// Summary has one entry per cell with at least one successful repetition: the median,
+	// minimum and maximum of its headline figure over the non-warm-up repetitions. It is
+	// derived from Measurements each time the file is saved.
+	Summary []CellSummary `json:"summary"`
+}
+
+// CellSummary is the median, minimum and maximum of one cell (variant × test).
+type CellSummary struct {
+	Variant string `json:"variant"`
+	Test    string `json:"test"`
+	Unit    string `json:"unit"`
+	stats.Summary
 }
 
 // Tool identifies the fsbench build that wrote the file.
@@ -170,6 +183,7 @@ func Float(v float64) *float64 { return &v }
 // Save writes results.json and results.csv into dir, each atomically: a reader (or a run
 // killed half-way) sees the previous complete file or the new one, never a torn one.
 func Save(dir string, r *Run) error {
+	r.Summary = r.Summarize()
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding results: %w", err)
@@ -248,6 +262,27 @@ func (r *Run) Values(variant, test string) []float64 {
 		}
 	}
 	return vs
+}
+
+// Summarize computes the cell summaries, in the order cells first appear.
+func (r *Run) Summarize() []CellSummary {
+	type key struct{ variant, test string }
+	var order []key
+	seen := map[key]bool{}
+	units := map[key]string{}
+	for _, m := range r.Measurements {
+		k := key{m.Variant, m.Test}
+		if m.Status == OK && !m.Warmup && !seen[k] {
+			seen[k] = true
+			order = append(order, k)
+			units[k] = m.Unit
+		}
+	}
+	out := []CellSummary{}
+	for _, k := range order {
+		out = append(out, CellSummary{Variant: k.variant, Test: k.test, Unit: units[k], Summary: stats.Summarize(r.Values(k.variant, k.test))})
+	}
+	return out
 }
 
 // ExtraValues is Values for the secondary figure named key.

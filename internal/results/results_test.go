@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -92,6 +93,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		want.Summary = want.Summarize()
 		// MarshalIndent re-indents the raw config; compare it by meaning.
 		compact := cmp.Transformer("compact", func(m json.RawMessage) string {
 			var b bytes.Buffer
@@ -129,6 +131,20 @@ func TestLoadRejects(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("Load of a missing file succeeded")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	r := &Run{Measurements: []Measurement{
+		{Variant: "a", Test: "t", Rep: 0, Warmup: true, Status: OK, Value: Float(100), Unit: "s"},
+		{Variant: "a", Test: "t", Rep: 1, Status: OK, Value: Float(3), Unit: "s"},
+		{Variant: "a", Test: "u", Rep: 1, Status: Failed},
+		{Variant: "a", Test: "t", Rep: 2, Status: OK, Value: Float(1), Unit: "s"},
+		{Variant: "a", Test: "t", Rep: 3, Status: OK, Value: Float(2), Unit: "s"},
+	}}
+	want := []CellSummary{{Variant: "a", Test: "t", Unit: "s", Summary: stats.Summary{N: 3, Median: 2, Min: 1, Max: 3}}}
+	if d := cmp.Diff(want, r.Summarize()); d != "" {
+		t.Errorf("Summarize (-want +got):\n%s", d)
 	}
 }
 
