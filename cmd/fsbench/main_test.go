@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	os.Chmod(dir, 0o755) // so that the unprivileged-user test can run it
 	binary = filepath.Join(dir, "fsbench")
 	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -83,6 +84,28 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stderr does not mention %q:\n%s", tc.wantErr, stderr.String())
 			}
 		})
+	}
+}
+
+// Without root, run says so and stops before touching anything.
+func TestRunNeedsRoot(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if os.Geteuid() != 0 || err != nil {
+		t.Skip("needs root and setpriv (util-linux) to run fsbench as an unprivileged user")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", binary, "run", "-o", filepath.Join(dir, "res"))
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit = %v, want 1; output:\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("needs root")) || !bytes.Contains(out, []byte("sudo")) {
+		t.Errorf("output does not say root is needed and how:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "res")); err == nil {
+		t.Errorf("a results directory was made before the root check")
 	}
 }
 
