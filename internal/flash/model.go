@@ -1,0 +1,659 @@
+package flash
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Op is a request type.
+type Op uint8
+
+// Request types, as the block layer sends them (a FUSE server sees them as read, write,
+// fallocate(PUNCH_HOLE) and fsync).
+const (
+	OpRead Op = iota
+	OpWrite
+	OpDiscard
+	OpFlush
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpRead:
+		return "read"
+	case OpWrite:
+		return "write"
+	case OpDiscard:
+		return "discard"
+	case OpFlush:
+		return "flush"
+	}
+	return fmt.Sprintf("op%d", uint8(o))
+}
+
+// Request is one host request. Off and Len are in bytes; Flush ignores them. FUA makes a
+// write bypass the volatile cache (when the profile has one).
+type Request struct {
+	Op       Op
+	Off, Len uint64
+	FUA      bool
+}
+
+// WearBucket says how many erase blocks have been erased Erases times.
+type WearBucket struct {
+	Erases uint32 `json:"erases"`
+	Blocks uint64 `json:"blocks"`
+}
+
+// Counters are the card's cumulative flash-level counters. Sub gives the counters of an
+// interval (one benchmark test).
+type Counters struct {
+	Reads            uint64 `json:"reads"`
+	Writes           uint64 `json:"writes"`
+	Discards         uint64 `json:"discards"`
+	Flushes          uint64 `json:"flushes"`
+	HostBytesRead    uint64 `json:"host_bytes_read"`
+	HostBytesWritten uint64 `json:"host_bytes_written"`
+	HostBytesDiscard uint64 `json:"host_bytes_discarded"`
+	PagesRead        uint64 `json:"pages_read"`          // page reads, including read-modify-write of partial pages
+	PagesProgrammed  uint64 `json:"pages_programmed"`    // all page programs, copies included
+	PagesCopied      uint64 `json:"pages_copied"`        // programs that moved still-valid data (AU merges, GC)
+	BlocksErased     uint64 `json:"blocks_erased"`       // erase-block erases
+	AUMerges         uint64 `json:"au_merges"`           // AU closes that had to copy (or finish a page)
+	GCCollections    uint64 `json:"gc_collections"`      // page-mapped blocks reclaimed by garbage collection
+	BusyNs           uint64 `json:"busy_ns"`             // modelled busy time, sum of request latencies
+	PageSize         uint64 `json:"page_size"`           // to turn pages into bytes
+	FlashBytesWrite  uint64 `json:"flash_bytes_written"` // PagesProgrammed × PageSize
+	// WriteAmplification is flash bytes programmed ÷ host bytes written (0 when nothing was
+	// written). Pages still buffered in the card (a partial page, the cache) are not counted
+	// until programmed.
+	WriteAmplification float64 `json:"write_amplification"`
+	// Wear is the erase-count histogram over all physical erase blocks (snapshot, not a delta).
+	Wear        []WearBucket `json:"wear"`
+	MaxErases   uint32       `json:"max_erases"`
+	Endurance   uint64       `json:"endurance"`
+	WornOut     uint64       `json:"worn_out_blocks"` // blocks at or past Endurance erases
+	EraseBlocks uint64       `json:"erase_blocks"`    // physical erase blocks modelled
+}
+
+// Sub returns c minus an earlier snapshot for the cumulative fields; the wear fields are c's.
+func (c Counters) Sub(old Counters) Counters {
+	d := c
+	d.Reads -= old.Reads
+	d.Writes -= old.Writes
+	d.Discards -= old.Discards
+	d.Flushes -= old.Flushes
+	d.HostBytesRead -= old.HostBytesRead
+	d.HostBytesWritten -= old.HostBytesWritten
+	d.HostBytesDiscard -= old.HostBytesDiscard
+	d.PagesRead -= old.PagesRead
+	d.PagesProgrammed -= old.PagesProgrammed
+	d.PagesCopied -= old.PagesCopied
+	d.BlocksErased -= old.BlocksErased
+	d.AUMerges -= old.AUMerges
+	d.GCCollections -= old.GCCollections
+	d.BusyNs -= old.BusyNs
+	d.FlashBytesWrite = d.PagesProgrammed * d.PageSize
+	d.WriteAmplification = wa(d.FlashBytesWrite, d.HostBytesWritten)
+	return d
+}
+
+func wa(flash, host uint64) float64 {
+	if host == 0 {
+		return 0
+	}
+	return float64(flash) / float64(host)
+}
+
+// Model is a deterministic model of one card: the same profile, size and request sequence
+// always give the same latencies and counters. It is not safe for concurrent use.
+//
+// Memory: per page of the card one bit (which logical pages hold data); per page of the
+// page-mapped pool two uint32 (forward and reverse map); per AU a mapping entry; per erase
+// block an erase counter. A 2 GiB sd-typical card needs about 70 KiB; a 2 GiB page-mapped
+// card with 16 KiB pages about 1.1 MiB.
+type Model struct {
+	p        Profile
+	size     uint64
+	ps       uint64 // page size
+	nPages   uint64
+	ppau     uint64 // pages per AU
+	ebPerAU  int
+	c        Counters
+	erases   []uint32 // per physical erase block: page pool first, then the AU pool
+	valid    bitset   // per logical page: holds data (written, not discarded)
+	pool     *pagePool
+	pmPages  uint64 // logical pages [0, pmPages) are page-mapped
+	auBase   int    // first erase block of the AU pool in erases
+	auMap    []int32
+	auFree   []int32 // FIFO of free physical AUs: rotating them spreads wear
+	auDirty  []bool  // physical AU needs an erase before it is programmed
+	open     []*openAU
+	clock    uint64
+	cache    []uint64 // dirty logical pages in the volatile cache, oldest first
+	cacheSet map[uint64]bool
+	lat      time.Duration // latency being accumulated for the current request
+}
+
+type openAU struct {
+	au      uint64 // logical AU index
+	phys    int32  // the fresh physical AU being written
+	old     int32  // the physical AU holding the data before (-1: none)
+	wp      uint64 // sequential order: bytes written from the AU start (pages below wp/P are programmed)
+	written bitset // any order: pages programmed in phys
+	used    uint64 // LRU stamp
+}
+
+// NewModel returns a fresh (all-erased, empty) card of size bytes.
+func NewModel(p Profile, size uint64) (*Model, error) {
+	if _, err := p.validate(); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+	}
+	au := uint64(p.AUSize)
+	if size == 0 || size%au != 0 {
+		return nil, fmt.Errorf("card size %d is not a multiple of the profile's AU size %s: round it", size, FormatSize(au))
+	}
+	m := &Model{p: p, size: size, ps: uint64(p.PageSize), ppau: au / uint64(p.PageSize), ebPerAU: int(au / uint64(p.EraseBlock))}
+	m.nPages = size / m.ps
+	m.valid = newBitset(m.nPages)
+	m.c.PageSize = m.ps
+	m.c.Endurance = p.Endurance
+	ppb := uint64(p.EraseBlock) / m.ps
+	switch p.FTL {
+	case FTLPage:
+		m.pmPages = m.nPages
+	default:
+		m.pmPages = uint64(p.PageMappedArea) / m.ps
+		if m.pmPages >= m.nPages {
+			return nil, fmt.Errorf("card size %s is not larger than the page-mapped area %s", FormatSize(size), FormatSize(uint64(p.PageMappedArea)))
+		}
+	}
+	if m.pmPages > 0 {
+		if m.pmPages >= 1<<32-1 {
+			return nil, errors.New("card too large for the page-mapped model (2^32 pages)")
+		}
+		m.pool = newPagePool(m, m.pmPages, ppb, p.Overprovision)
+	}
+	m.auBase = len(m.erases)
+	nAU := (m.nPages - m.pmPages) / m.ppau
+	if nAU > 0 {
+		// Every open AU holds its old and its new physical AU, hence nAU + OpenAUs.
+		phys := int(nAU) + p.OpenAUs
+		m.erases = append(m.erases, make([]uint32, phys*m.ebPerAU)...)
+		m.auMap = make([]int32, nAU)
+		for i := range m.auMap {
+			m.auMap[i] = -1
+		}
+		m.auDirty = make([]bool, phys)
+		for i := 0; i < phys; i++ {
+			m.auFree = append(m.auFree, int32(i))
+		}
+	}
+	if p.CacheSize > 0 {
+		m.cacheSet = map[uint64]bool{}
+	}
+	return m, nil
+}
+
+// Profile returns the model's profile.
+func (m *Model) Profile() Profile { return m.p }
+
+// Size returns the card size in bytes.
+func (m *Model) Size() uint64 { return m.size }
+
+// Do applies one request and returns its modelled latency.
+func (m *Model) Do(r Request) (time.Duration, error) {
+	if r.Op != OpFlush {
+		if r.Off > m.size || r.Len > m.size-r.Off {
+			return 0, fmt.Errorf("%s at %d+%d is beyond the card's %d bytes", r.Op, r.Off, r.Len, m.size)
+		}
+		if r.Len == 0 {
+			return 0, nil // nothing reaches the card
+		}
+	}
+	m.lat = time.Duration(m.p.CommandTime)
+	switch r.Op {
+	case OpRead:
+		m.c.Reads++
+		m.c.HostBytesRead += r.Len
+		m.read(r.Off, r.Len)
+	case OpWrite:
+		m.c.Writes++
+		m.c.HostBytesWritten += r.Len
+		m.write(r.Off, r.Len, r.FUA)
+	case OpDiscard:
+		m.c.Discards++
+		m.c.HostBytesDiscard += r.Len
+		m.lat += time.Duration(m.p.DiscardTime)
+		m.discard(r.Off, r.Len)
+	case OpFlush:
+		m.c.Flushes++
+		m.flushCache()
+	default:
+		return 0, fmt.Errorf("unknown request type %v", r.Op)
+	}
+	m.c.BusyNs += uint64(m.lat)
+	return m.lat, nil
+}
+
+// read charges read_page_time per page touched and, between consecutive pages, the penalty
+// of the largest boundary crossed: flashbench -a finds these boundaries by exactly this
+// difference in read time.
+func (m *Model) read(off, n uint64) {
+	first, last := off/m.ps, (off+n-1)/m.ps
+	pages := last - first + 1
+	m.c.PagesRead += pages
+	m.lat += time.Duration(pages) * time.Duration(m.p.ReadPageTime)
+	a, b := first*m.ps, last*m.ps
+	cross := func(unit uint64) uint64 { return b/unit - a/unit }
+	nAU := cross(uint64(m.p.AUSize))
+	nPG := cross(uint64(m.p.PlaneGroup))
+	m.lat += time.Duration(nAU) * time.Duration(m.p.CrossAUTime)
+	m.lat += time.Duration(nPG-nAU) * time.Duration(m.p.CrossPlaneTime)
+	m.lat += time.Duration(pages-1-nPG) * time.Duration(m.p.CrossPageTime)
+}
+
+func (m *Model) write(off, n uint64, fua bool) {
+	if m.cacheSet != nil && !fua {
+		m.cacheWrite(off, n)
+		return
+	}
+	if fua && m.cacheSet != nil {
+		// A forced-unit-access write supersedes whatever the cache holds for these pages.
+		m.cacheDrop(off, n, false)
+	}
+	m.program(off, n)
+}
+
+// program writes bytes [off, off+n) to flash, split by area and AU.
+func (m *Model) program(off, n uint64) {
+	end := off + n
+	pmEnd := m.pmPages * m.ps
+	for off < end {
+		if off < pmEnd {
+			e := min(end, pmEnd)
+			for p := off / m.ps; p <= (e-1)/m.ps; p++ {
+				partial := off > p*m.ps || e < (p+1)*m.ps
+				if partial && m.valid.get(p) {
+					// Read-modify-write: the rest of the page comes from its old copy.
+					m.c.PagesRead++
+					m.lat += time.Duration(m.p.ReadPageTime)
+				}
+				m.pool.write(uint32(p), false)
+				m.valid.set(p)
+			}
+			off = e
+			continue
+		}
+		au := off / (m.ppau * m.ps)
+		auEnd := (au + 1) * m.ppau * m.ps
+		e := min(end, auEnd)
+		m.auWrite(au-m.pmPages/m.ppau, off-au*m.ppau*m.ps, e-au*m.ppau*m.ps)
+		off = e
+	}
+}
+
+func (m *Model) progPages(n uint64, copied bool) {
+	m.c.PagesProgrammed += n
+	if copied {
+		m.c.PagesCopied += n
+		m.lat += time.Duration(n) * time.Duration(m.p.CopyPageTime)
+		return
+	}
+	m.lat += time.Duration(n) * time.Duration(m.p.ProgramPageTime)
+}
+
+func (m *Model) eraseBlock(i int) {
+	m.erases[i]++
+	m.c.BlocksErased++
+	m.lat += time.Duration(m.p.EraseTime)
+}
+
+// auPage is the logical page number of page p of AU-region AU au.
+func (m *Model) auPage(au, p uint64) uint64 { return m.pmPages + au*m.ppau + p }
+
+// auWrite writes bytes [s, e) of AU-region AU au (offsets inside the AU).
+func (m *Model) auWrite(au, s, e uint64) {
+	o := m.openFor(au)
+	ps := m.ps
+	if m.p.WriteOrder == OrderSequential {
+		if s/ps < o.wp/ps {
+			// Backwards into a page already programmed: the card cannot rewrite it in place,
+			// so it merges the AU (copies the rest) and starts a fresh one.
+			m.closeAU(o)
+			o = m.openFor(au)
+		}
+		if s > o.wp && s/ps > o.wp/ps {
+			// A skip: finish the buffered partial page, then copy the valid pages skipped
+			// over, because pages of an open AU are written strictly in order.
+			if o.wp%ps != 0 {
+				m.progPages(1, false)
+			}
+			var copies uint64
+			for p := (o.wp + ps - 1) / ps; p < s/ps; p++ {
+				if m.valid.get(m.auPage(au, p)) {
+					copies++
+				}
+			}
+			m.progPages(copies, true)
+			o.wp = s / ps * ps
+		}
+		end := max(o.wp, e)
+		m.progPages(end/ps-o.wp/ps, false)
+		o.wp = end
+	} else {
+		for p := s / ps; p <= (e-1)/ps; p++ {
+			if o.written.get(p) {
+				m.closeAU(o)
+				o = m.openFor(au)
+			}
+			o.written.set(p)
+			m.progPages(1, false)
+		}
+	}
+	for p := s / ps; p <= (e-1)/ps; p++ {
+		m.valid.set(m.auPage(au, p))
+	}
+}
+
+// openFor returns the open AU for au, opening it (and closing the least recently used one
+// when all OpenAUs are in use).
+func (m *Model) openFor(au uint64) *openAU {
+	m.clock++
+	for _, o := range m.open {
+		if o.au == au {
+			o.used = m.clock
+			return o
+		}
+	}
+	if len(m.open) >= m.p.OpenAUs {
+		lru := m.open[0]
+		for _, o := range m.open[1:] {
+			if o.used < lru.used {
+				lru = o
+			}
+		}
+		m.closeAU(lru)
+	}
+	phys := m.auFree[0]
+	m.auFree = m.auFree[1:]
+	if m.auDirty[phys] {
+		for i := 0; i < m.ebPerAU; i++ {
+			m.eraseBlock(m.auBase + int(phys)*m.ebPerAU + i)
+		}
+		m.auDirty[phys] = false
+	}
+	o := &openAU{au: au, phys: phys, old: m.auMap[au], used: m.clock}
+	if m.p.WriteOrder == OrderAny {
+		o.written = newBitset(m.ppau)
+	}
+	m.open = append(m.open, o)
+	return o
+}
+
+// closeAU makes the open AU's new physical AU the mapped one: it programs a buffered partial
+// page and copies the valid pages not yet written to it, then frees the old physical AU.
+// A fully and sequentially written AU closes for free (Bergmann: the ideal case).
+func (m *Model) closeAU(o *openAU) {
+	var pending, copies uint64
+	if m.p.WriteOrder == OrderSequential {
+		if o.wp%m.ps != 0 {
+			pending = 1
+		}
+		for p := (o.wp + m.ps - 1) / m.ps; p < m.ppau; p++ {
+			if m.valid.get(m.auPage(o.au, p)) {
+				copies++
+			}
+		}
+	} else {
+		for p := uint64(0); p < m.ppau; p++ {
+			if !o.written.get(p) && m.valid.get(m.auPage(o.au, p)) {
+				copies++
+			}
+		}
+	}
+	if pending+copies > 0 {
+		m.c.AUMerges++
+		m.lat += time.Duration(m.p.AUCloseTime)
+		m.progPages(pending, false)
+		m.progPages(copies, true)
+	}
+	if o.old >= 0 {
+		m.freeAU(o.old)
+	}
+	m.auMap[o.au] = o.phys
+	m.auDirty[o.phys] = true
+	for i, x := range m.open {
+		if x == o {
+			m.open = append(m.open[:i], m.open[i+1:]...)
+			break
+		}
+	}
+}
+
+func (m *Model) freeAU(phys int32) {
+	m.auDirty[phys] = true
+	m.auFree = append(m.auFree, phys)
+}
+
+// discard forgets the data of whole pages in [off, off+n); partial pages keep theirs.
+func (m *Model) discard(off, n uint64) {
+	if m.cacheSet != nil {
+		m.cacheDrop(off, n, true)
+	}
+	first, end := (off+m.ps-1)/m.ps, (off+n)/m.ps
+	for p := first; p < end; p++ {
+		if !m.valid.get(p) {
+			continue
+		}
+		m.valid.clear(p)
+		if p < m.pmPages {
+			m.pool.unmap(uint32(p))
+		}
+	}
+	// A whole AU discarded and not open: its physical AU goes back to the free pool.
+	if end <= m.pmPages {
+		return
+	}
+	for a := (max(first, m.pmPages) - m.pmPages + m.ppau - 1) / m.ppau; m.auPage(a, m.ppau) <= end; a++ {
+		if m.auMap[a] < 0 || m.isOpen(a) {
+			continue
+		}
+		m.freeAU(m.auMap[a])
+		m.auMap[a] = -1
+	}
+}
+
+func (m *Model) isOpen(au uint64) bool {
+	for _, o := range m.open {
+		if o.au == au {
+			return true
+		}
+	}
+	return false
+}
+
+// cacheWrite puts the pages into the volatile cache (merging rewrites of cached pages) and
+// programs the oldest ones when it overflows.
+func (m *Model) cacheWrite(off, n uint64) {
+	for p := off / m.ps; p <= (off+n-1)/m.ps; p++ {
+		m.lat += time.Duration(m.p.CachePageTime)
+		if m.cacheSet[p] {
+			continue
+		}
+		m.cacheSet[p] = true
+		m.cache = append(m.cache, p)
+	}
+	limit := int(uint64(m.p.CacheSize) / m.ps)
+	for len(m.cache) > limit {
+		p := m.cache[0]
+		m.cache = m.cache[1:]
+		delete(m.cacheSet, p)
+		m.program(p*m.ps, m.ps)
+	}
+}
+
+// cacheDrop removes pages from the cache: with whole, only pages [off, off+n) covers fully.
+func (m *Model) cacheDrop(off, n uint64, whole bool) {
+	first, last := off/m.ps, (off+n-1)/m.ps
+	if whole {
+		first, last = (off+m.ps-1)/m.ps, (off+n)/m.ps-1
+		if (off+n)/m.ps == 0 {
+			return
+		}
+	}
+	kept := m.cache[:0]
+	for _, p := range m.cache {
+		if p >= first && p <= last {
+			delete(m.cacheSet, p)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	m.cache = kept
+}
+
+func (m *Model) flushCache() {
+	if m.cacheSet == nil {
+		return
+	}
+	for _, p := range m.cache {
+		m.program(p*m.ps, m.ps)
+	}
+	m.cache = m.cache[:0]
+	clear(m.cacheSet)
+}
+
+// Counters returns a snapshot of the counters, with the wear histogram.
+func (m *Model) Counters() Counters {
+	c := m.c
+	c.FlashBytesWrite = c.PagesProgrammed * c.PageSize
+	c.WriteAmplification = wa(c.FlashBytesWrite, c.HostBytesWritten)
+	hist := map[uint32]uint64{}
+	for _, e := range m.erases {
+		hist[e]++
+		c.MaxErases = max(c.MaxErases, e)
+		if uint64(e) >= m.p.Endurance {
+			c.WornOut++
+		}
+	}
+	for e, n := range hist {
+		c.Wear = append(c.Wear, WearBucket{Erases: e, Blocks: n})
+	}
+	sort.Slice(c.Wear, func(i, j int) bool { return c.Wear[i].Erases < c.Wear[j].Erases })
+	c.EraseBlocks = uint64(len(m.erases))
+	return c
+}
+
+// EraseCounts returns a copy of the per-erase-block erase counters (page-mapped pool first,
+// then the AU pool).
+func (m *Model) EraseCounts() []uint32 { return append([]uint32(nil), m.erases...) }
+
+// pagePool is a page-mapped FTL over a pool of erase blocks: writes append to the active
+// block; when fewer than reserve blocks are free, greedy garbage collection copies the valid
+// pages of the block with the fewest valid pages and frees it.
+type pagePool struct {
+	m        *Model
+	ppb      uint32
+	base     int      // first erase block in m.erases
+	fwd      []uint32 // logical page -> physical page + 1 (0: unmapped)
+	rev      []uint32 // physical page -> logical page + 1 (0: invalid)
+	validCnt []uint32
+	free     []int
+	dirty    []bool
+	active   int
+	wp       uint32
+	inGC     bool
+}
+
+// reserveBlocks free blocks are kept: garbage collection itself needs a free block to copy
+// into, so it starts while one is still left.
+const reserveBlocks = 2
+
+func newPagePool(m *Model, logical, ppb uint64, op float64) *pagePool {
+	data := (logical + ppb - 1) / ppb
+	spare := uint64(float64(data)*op + 0.999999)
+	spare = max(spare, reserveBlocks+1)
+	n := int(data + spare)
+	pp := &pagePool{m: m, ppb: uint32(ppb), base: len(m.erases), fwd: make([]uint32, logical),
+		rev: make([]uint32, uint64(n)*ppb), validCnt: make([]uint32, n), dirty: make([]bool, n), active: -1}
+	for i := 0; i < n; i++ {
+		pp.free = append(pp.free, i)
+	}
+	m.erases = append(m.erases, make([]uint32, n)...)
+	return pp
+}
+
+func (pp *pagePool) unmap(lp uint32) {
+	if ph := pp.fwd[lp]; ph != 0 {
+		pp.rev[ph-1] = 0
+		pp.validCnt[(ph-1)/pp.ppb]--
+		pp.fwd[lp] = 0
+	}
+}
+
+func (pp *pagePool) write(lp uint32, copied bool) {
+	if pp.active < 0 || pp.wp == pp.ppb {
+		b := pp.free[0]
+		pp.free = pp.free[1:]
+		if pp.dirty[b] {
+			pp.m.eraseBlock(pp.base + b)
+			pp.dirty[b] = false
+		}
+		pp.active, pp.wp = b, 0
+	}
+	pp.unmap(lp)
+	ph := uint32(pp.active)*pp.ppb + pp.wp
+	pp.wp++
+	pp.rev[ph] = lp + 1
+	pp.fwd[lp] = ph + 1
+	pp.validCnt[pp.active]++
+	pp.m.progPages(1, copied)
+	if !pp.inGC {
+		for len(pp.free) < reserveBlocks && pp.collect() {
+		}
+	}
+}
+
+// collect reclaims the block with the fewest valid pages (lowest index on ties, for
+// determinism); false when no block would free anything.
+func (pp *pagePool) collect() bool {
+	isFree := make(map[int]bool, len(pp.free))
+	for _, b := range pp.free {
+		isFree[b] = true
+	}
+	victim := -1
+	for b := range pp.validCnt {
+		if b == pp.active || isFree[b] {
+			continue
+		}
+		if victim < 0 || pp.validCnt[b] < pp.validCnt[victim] {
+			victim = b
+		}
+	}
+	if victim < 0 || pp.validCnt[victim] >= pp.ppb {
+		return false
+	}
+	pp.inGC = true
+	pp.m.c.GCCollections++
+	for i := uint32(0); i < pp.ppb; i++ {
+		ph := uint32(victim)*pp.ppb + i
+		if lp := pp.rev[ph]; lp != 0 {
+			pp.write(lp-1, true)
+		}
+	}
+	pp.inGC = false
+	pp.dirty[victim] = true
+	pp.free = append(pp.free, victim)
+	return true
+}
+
+// bitset is a fixed-size set of small integers.
+type bitset []uint64
+
+func newBitset(n uint64) bitset    { return make(bitset, (n+63)/64) }
+func (b bitset) get(i uint64) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) set(i uint64)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) clear(i uint64)    { b[i/64] &^= 1 << (i % 64) }

@@ -1,0 +1,305 @@
+package flash
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FTL kinds (Profile.FTL).
+const (
+	// FTLAU is the cheap SD card design: logical allocation units (AUs) map to physical AUs,
+	// a few AUs are open for writing at a time, and closing one copies its remaining valid
+	// pages. An optional page-mapped area at the start (Profile.PageMappedArea) holds the FAT.
+	FTLAU = "au"
+	// FTLPage maps every page (eMMC, A1/A2 cards): writes go anywhere, and greedy garbage
+	// collection copies the valid pages of the emptiest erase block when free blocks run out.
+	FTLPage = "page"
+)
+
+// Write orders inside an open AU (Profile.WriteOrder).
+const (
+	OrderSequential = "sequential" // pages of an open AU must be written in ascending order
+	OrderAny        = "any"        // any order, but each page at most once per open AU
+)
+
+// Size is a byte count; in TOML an integer or a string with a binary suffix ("16KiB", "4MiB").
+type Size uint64
+
+// UnmarshalTOML accepts 4096, "4096", "4KiB", "4K", "2MiB", "1GiB".
+func (s *Size) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			return fmt.Errorf("size %d is negative", x)
+		}
+		*s = Size(x)
+		return nil
+	case string:
+		n, err := ParseSize(x)
+		if err != nil {
+			return err
+		}
+		*s = Size(n)
+		return nil
+	}
+	return fmt.Errorf("size must be an integer or a string like \"16KiB\", not %T", v)
+}
+
+// MarshalText writes the size the way ParseSize reads it.
+func (s Size) MarshalText() ([]byte, error) { return []byte(FormatSize(uint64(s))), nil }
+
+// ParseSize reads a byte count: a plain number or one with a K/M/G/T suffix (KiB, K, k:
+// binary multiples; card sizes are binary in this tool).
+func ParseSize(str string) (uint64, error) {
+	t := strings.TrimSpace(str)
+	mult := uint64(1)
+	lower := strings.ToLower(t)
+	for _, suf := range []struct {
+		s string
+		m uint64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}} {
+		if strings.HasSuffix(lower, suf.s) {
+			mult = suf.m
+			t = t[:len(t)-len(suf.s)]
+			break
+		}
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(t), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad size %q: want a number of bytes or one like 512K, 16MiB, 2G", str)
+	}
+	if n > math.MaxUint64/mult {
+		return 0, fmt.Errorf("size %q overflows", str)
+	}
+	return n * mult, nil
+}
+
+// FormatSize writes a byte count with the largest binary suffix that divides it.
+func FormatSize(n uint64) string {
+	for _, u := range []struct {
+		s string
+		m uint64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return fmt.Sprintf("%d%s", n/u.m, u.s)
+		}
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// Duration is a modelled time; in TOML a string time.ParseDuration reads ("700us", "1.8ms").
+type Duration time.Duration
+
+// UnmarshalText parses "700us", "1.8ms", "0".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("bad duration %q: want e.g. \"700us\" or \"1.8ms\"", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration as time.Duration prints it.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Profile is one card's parameters. See profiles/*.toml for what each means and where the
+// shipped figures come from.
+type Profile struct {
+	Name        string `toml:"name" json:"name"`
+	Description string `toml:"description" json:"description"`
+
+	FTL            string  `toml:"ftl" json:"ftl"`
+	PageSize       Size    `toml:"page_size" json:"page_size"`
+	EraseBlock     Size    `toml:"erase_block" json:"erase_block"`
+	AUSize         Size    `toml:"au_size" json:"au_size"`
+	PlaneGroup     Size    `toml:"plane_group" json:"plane_group"`
+	OpenAUs        int     `toml:"open_aus" json:"open_aus"`
+	WriteOrder     string  `toml:"write_order" json:"write_order"`
+	PageMappedArea Size    `toml:"page_mapped_area" json:"page_mapped_area"`
+	Overprovision  float64 `toml:"overprovision" json:"overprovision"`
+	CacheSize      Size    `toml:"cache_size" json:"cache_size"`
+
+	CommandTime     Duration `toml:"command_time" json:"command_time"`
+	ReadPageTime    Duration `toml:"read_page_time" json:"read_page_time"`
+	CrossPageTime   Duration `toml:"read_cross_page_time" json:"read_cross_page_time"`
+	CrossPlaneTime  Duration `toml:"read_cross_plane_time" json:"read_cross_plane_time"`
+	CrossAUTime     Duration `toml:"read_cross_au_time" json:"read_cross_au_time"`
+	ProgramPageTime Duration `toml:"program_page_time" json:"program_page_time"`
+	EraseTime       Duration `toml:"erase_time" json:"erase_time"`
+	AUCloseTime     Duration `toml:"au_close_time" json:"au_close_time"`
+	CopyPageTime    Duration `toml:"copy_page_time" json:"copy_page_time"`
+	CachePageTime   Duration `toml:"cache_page_time" json:"cache_page_time"`
+	DiscardTime     Duration `toml:"discard_time" json:"discard_time"`
+
+	Endurance uint64 `toml:"endurance" json:"endurance"`
+}
+
+//go:embed profiles/*.toml
+var builtin embed.FS
+
+// Builtins lists the names of the shipped profiles, sorted.
+func Builtins() []string {
+	ents, err := builtin.ReadDir("profiles")
+	if err != nil {
+		panic(err) // embedded at build time: cannot fail
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BuiltinSource returns the TOML text of a shipped profile, for users to copy and edit.
+func BuiltinSource(name string) ([]byte, error) {
+	b, err := builtin.ReadFile(path.Join("profiles", name+".toml"))
+	if err != nil {
+		return nil, fmt.Errorf("no built-in profile %q (have %s); or give a path to a profile file", name, strings.Join(Builtins(), ", "))
+	}
+	return b, nil
+}
+
+// Lookup returns a shipped profile by name, or, when nameOrPath contains a slash or ends in
+// .toml, loads that file.
+func Lookup(nameOrPath string) (Profile, error) {
+	if strings.ContainsRune(nameOrPath, '/') || strings.HasSuffix(nameOrPath, ".toml") {
+		return Load(nameOrPath)
+	}
+	b, err := BuiltinSource(nameOrPath)
+	if err != nil {
+		return Profile{}, err
+	}
+	return Parse(nameOrPath+".toml", b)
+}
+
+// Load reads and validates a profile file.
+func Load(file string) (Profile, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Profile{}, fmt.Errorf("read profile: %w", err)
+	}
+	return Parse(file, b)
+}
+
+// Parse decodes and validates profile TOML; errors name the file and line.
+func Parse(filename string, data []byte) (Profile, error) {
+	var p Profile
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return Profile{}, fmt.Errorf("%s:%d: %s", filename, pe.Position.Line, pe.Message)
+		}
+		return Profile{}, fmt.Errorf("%s: %w", filename, err)
+	}
+	lines := keyLines(data)
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0].String()
+		return Profile{}, fmt.Errorf("%s:%d: unknown key %q (see the shipped profiles for the known keys)", filename, lines[k], k)
+	}
+	if key, err := p.validate(); err != nil {
+		return Profile{}, fmt.Errorf("%s:%d: %s: %w", filename, lines[key], key, err)
+	}
+	return p, nil
+}
+
+// keyLines maps each top-level key to the line that sets it, for validation messages (the
+// TOML decoder reports positions only for syntax errors). Profiles are flat, so a key is the
+// text before '=' on a line.
+func keyLines(data []byte) map[string]int {
+	out := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(line, '='); i > 0 && !strings.HasPrefix(line, "#") {
+			k := strings.Trim(strings.TrimSpace(line[:i]), `"`)
+			if _, seen := out[k]; !seen {
+				out[k] = n
+			}
+		}
+	}
+	return out
+}
+
+func isPow2(n uint64) bool { return n != 0 && n&(n-1) == 0 }
+
+// validate returns the offending key with the error.
+func (p *Profile) validate() (string, error) {
+	switch p.FTL {
+	case FTLAU, FTLPage:
+	default:
+		return "ftl", fmt.Errorf("must be %q or %q, not %q", FTLAU, FTLPage, p.FTL)
+	}
+	if !isPow2(uint64(p.PageSize)) || p.PageSize < 512 {
+		return "page_size", fmt.Errorf("must be a power of two of at least 512 bytes, not %d", p.PageSize)
+	}
+	if p.EraseBlock == 0 || p.EraseBlock%p.PageSize != 0 {
+		return "erase_block", fmt.Errorf("must be a multiple of page_size (%s), not %d", FormatSize(uint64(p.PageSize)), p.EraseBlock)
+	}
+	if p.EraseBlock/p.PageSize > 1<<20 {
+		return "erase_block", errors.New("more than 2^20 pages per erase block")
+	}
+	if p.AUSize == 0 || p.AUSize%p.EraseBlock != 0 {
+		return "au_size", fmt.Errorf("must be a multiple of erase_block (%s), not %d", FormatSize(uint64(p.EraseBlock)), p.AUSize)
+	}
+	if p.PlaneGroup == 0 {
+		p.PlaneGroup = p.PageSize
+	}
+	if p.PlaneGroup%p.PageSize != 0 || p.AUSize%p.PlaneGroup != 0 {
+		return "plane_group", fmt.Errorf("must be a multiple of page_size that divides au_size, not %d", p.PlaneGroup)
+	}
+	if p.OpenAUs < 1 || p.OpenAUs > 1024 {
+		return "open_aus", fmt.Errorf("must be between 1 and 1024, not %d", p.OpenAUs)
+	}
+	switch p.WriteOrder {
+	case OrderSequential, OrderAny:
+	case "":
+		p.WriteOrder = OrderSequential
+	default:
+		return "write_order", fmt.Errorf("must be %q or %q, not %q", OrderSequential, OrderAny, p.WriteOrder)
+	}
+	if p.PageMappedArea%p.AUSize != 0 {
+		return "page_mapped_area", fmt.Errorf("must be a multiple of au_size (%s), not %d", FormatSize(uint64(p.AUSize)), p.PageMappedArea)
+	}
+	if p.Overprovision <= 0 || p.Overprovision > 1 {
+		return "overprovision", fmt.Errorf("must be in (0, 1] (spare fraction of the page-mapped pool), not %g", p.Overprovision)
+	}
+	if p.CacheSize%p.PageSize != 0 {
+		return "cache_size", fmt.Errorf("must be a multiple of page_size, not %d", p.CacheSize)
+	}
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{{"command_time", p.CommandTime}, {"read_page_time", p.ReadPageTime},
+		{"read_cross_page_time", p.CrossPageTime}, {"read_cross_plane_time", p.CrossPlaneTime},
+		{"read_cross_au_time", p.CrossAUTime}, {"program_page_time", p.ProgramPageTime},
+		{"erase_time", p.EraseTime}, {"au_close_time", p.AUCloseTime},
+		{"copy_page_time", p.CopyPageTime}, {"cache_page_time", p.CachePageTime},
+		{"discard_time", p.DiscardTime}} {
+		if d.v < 0 {
+			return d.key, errors.New("must not be negative")
+		}
+	}
+	if p.ProgramPageTime == 0 || p.ReadPageTime == 0 {
+		return "program_page_time", errors.New("program_page_time and read_page_time must be set (> 0)")
+	}
+	if p.Endurance == 0 {
+		return "endurance", errors.New("must be set: rated program/erase cycles per block")
+	}
+	return "", nil
+}
