@@ -1,0 +1,160 @@
+//go:build !(arm || 386 || mips || mipsle)
+
+package simcard
+
+import (
+	"bytes"
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/flash"
+)
+
+// rootNode is the mount's directory: card and stats.
+type rootNode struct {
+	fs.Inode
+	card *Card
+}
+
+var _ fs.NodeOnAdder = (*rootNode)(nil)
+
+func (r *rootNode) OnAdd(ctx context.Context) {
+	card := r.NewPersistentInode(ctx, &cardNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
+	r.AddChild(CardFile, card, false)
+	stats := r.NewPersistentInode(ctx, &statsNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 3})
+	r.AddChild(StatsFile, stats, false)
+}
+
+// cardNode is the card file.
+type cardNode struct {
+	fs.Inode
+	card *Card
+}
+
+var (
+	_ fs.NodeOpener    = (*cardNode)(nil)
+	_ fs.NodeReader    = (*cardNode)(nil)
+	_ fs.NodeWriter    = (*cardNode)(nil)
+	_ fs.NodeGetattrer = (*cardNode)(nil)
+	_ fs.NodeSetattrer = (*cardNode)(nil)
+	_ fs.NodeFsyncer   = (*cardNode)(nil)
+	_ fs.NodeAllocater = (*cardNode)(nil)
+)
+
+// Open sets FOPEN_DIRECT_IO: every read and write then reaches this server with the caller's
+// offset and size, instead of being absorbed (and reshaped into page-sized readahead and
+// writeback) by the kernel page cache, which would hide the model. PARALLEL_DIRECT_WRITES
+// lets concurrent writes arrive concurrently; the Card serialises them itself.
+func (n *cardNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return nil, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES, 0
+}
+
+func (n *cardNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o600
+	out.Size = n.card.model.Size()
+	out.Blksize = uint32(n.card.model.Profile().PageSize)
+	out.Blocks = out.Size / 512
+	out.Nlink = 1
+	return 0
+}
+
+// Setattr ignores size changes the way a block device ignores O_TRUNC: dd of=DIR/card
+// (without conv=notrunc) truncates its output first, and the card must survive that with its
+// size and data intact. Mode and time changes are ignored too.
+func (n *cardNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return n.Getattr(ctx, f, out)
+}
+
+func (n *cardNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	k, err := n.card.Do(flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
+	if err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return fuse.ReadResultData(dest[:k]), 0
+}
+
+func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	if uint64(off)+uint64(len(data)) > n.card.model.Size() {
+		return 0, syscall.ENOSPC // past the end of the card
+	}
+	k, err := n.card.Do(flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
+	if err != nil {
+		return uint32(k), fs.ToErrno(err)
+	}
+	return uint32(k), 0
+}
+
+// Fsync is the card's cache flush: a loop device turns REQ_PREFLUSH (and FUA) into
+// vfs_fsync on its backing file, which reaches here.
+func (n *cardNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
+	if _, err := n.card.Do(flash.Request{Op: flash.OpFlush}, nil); err != nil {
+		return fs.ToErrno(err)
+	}
+	return 0
+}
+
+// Allocate receives discards: a loop device turns REQ_OP_DISCARD into
+// fallocate(PUNCH_HOLE|KEEP_SIZE) and REQ_OP_WRITE_ZEROES into ZERO_RANGE or PUNCH_HOLE.
+// Zeroing a range is modelled as a discard too, which is how SD cards implement it (erase).
+func (n *cardNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) == 0 {
+		return 0 // plain preallocation: the card is fully allocated already
+	}
+	if off >= n.card.model.Size() {
+		return 0
+	}
+	size = min(size, n.card.model.Size()-off)
+	if _, err := n.card.Do(flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
+		return fs.ToErrno(err)
+	}
+	return 0
+}
+
+// statsNode is the stats file: each open takes a snapshot, so a reader sees one consistent
+// JSON document however it splits its reads.
+type statsNode struct {
+	fs.Inode
+	card *Card
+}
+
+var (
+	_ fs.NodeOpener    = (*statsNode)(nil)
+	_ fs.NodeGetattrer = (*statsNode)(nil)
+)
+
+type statsHandle struct{ data []byte }
+
+var _ fs.FileReader = (*statsHandle)(nil)
+
+func (h *statsHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(h.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(h.data[off:min(int64(len(h.data)), off+int64(len(dest)))]), 0
+}
+
+func (n *statsNode) snapshot() []byte {
+	var b bytes.Buffer
+	_ = WriteStats(&b, n.card.Stats()) // encoding a plain struct to memory cannot fail
+	return b.Bytes()
+}
+
+// Open uses direct I/O so that the kernel does not cache an old snapshot, nor cut the read at
+// the size Getattr reported a moment earlier.
+func (n *statsNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 {
+		return nil, 0, syscall.EACCES
+	}
+	return &statsHandle{data: n.snapshot()}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (n *statsNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o444
+	out.Size = uint64(len(n.snapshot()))
+	out.Nlink = 1
+	return 0
+}

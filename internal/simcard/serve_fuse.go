@@ -1,0 +1,124 @@
+//go:build !(arm || 386 || mips || mipsle)
+
+// go-fuse v2.12.1 does not compile for 32-bit Linux targets (its splice package assigns
+// syscall.Splice's int result to an int64), so the FUSE server is built only for 64-bit
+// ones; serve_nofuse.go says so on the others.
+
+package simcard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/flash"
+)
+
+// FUSEAvailable reports whether this build can serve a card through FUSE.
+const FUSEAvailable = true
+
+// Serve mounts the card on cfg.Dir and serves it until ctx is cancelled, then unmounts and
+// returns the final stats.
+func Serve(ctx context.Context, cfg Config) (Stats, error) {
+	logw := cfg.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return Stats{}, err
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return Stats{}, fmt.Errorf("mount point %s: not an existing directory: create it first", dir)
+	}
+	backing := cfg.Backing
+	if backing == "" {
+		tmp, err := os.MkdirTemp("", "fsbench-simcard-")
+		if err != nil {
+			return Stats{}, fmt.Errorf("temporary directory for the backing file: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		backing = filepath.Join(tmp, "card.img")
+	}
+	card, err := NewCard(cfg.Profile, cfg.Size, backing, cfg.TimeScale)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer card.Close()
+
+	root := &rootNode{card: card}
+	sec := time.Second
+	server, err := fs.Mount(dir, root, &fs.Options{
+		EntryTimeout: &sec,
+		AttrTimeout:  &sec,
+		MountOptions: fuse.MountOptions{
+			FsName: "fsbench-simcard",
+			Name:   "simcard",
+			// mount(2) directly: fsbench runs as root and Debian has no fusermount by
+			// default; Strict so that Unmount reports EBUSY instead of trying fusermount.
+			DirectMountStrict: true,
+			// 1 MiB requests (the kernel caps at max_pages, 256 pages since 4.20): a loop
+			// device splits its bios to the backing file's limits, and a real SD host
+			// controller takes requests of that order too.
+			MaxWrite: 1 << 20,
+			// Loop devices attach from other processes (losetup, fsbench run) as root;
+			// allow_other keeps the mount usable for them whoever mounted it.
+			AllowOther: true,
+		},
+	})
+	if err != nil {
+		return Stats{}, fmt.Errorf("mount FUSE on %s: %w (needs root and /dev/fuse)", dir, err)
+	}
+	fmt.Fprintf(logw, "simcard: serving %s %s card at %s (backing %s, time scale %g)\n",
+		cfg.Profile.Name, flash.FormatSize(cfg.Size), filepath.Join(dir, CardFile), backing, cfg.TimeScale)
+
+	done := make(chan struct{})
+	go func() { server.Wait(); close(done) }()
+	select {
+	case <-done:
+		return card.Stats(), fmt.Errorf("FUSE mount %s went away (unmounted from outside?)", dir)
+	case <-ctx.Done():
+	}
+	uerr := unmount(server, dir, cfg.UnmountTimeout, logw)
+	if uerr == nil {
+		<-done
+	}
+	return card.Stats(), uerr
+}
+
+// unmount retries a busy unmount: while a loop device is attached over DIR/card the kernel
+// holds the file open and umount(2) fails with EBUSY; detaching the loop device releases it.
+// After the timeout it detaches lazily (MNT_DETACH) so that no mount point is left behind;
+// the loop device's I/O then fails once this process exits.
+func unmount(server *fuse.Server, dir string, timeout time.Duration, logw io.Writer) error {
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	said := false
+	for {
+		err := server.Unmount()
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			lerr := unix.Unmount(dir, unix.MNT_DETACH)
+			return errors.Join(fmt.Errorf("unmount %s: %w; detached it lazily", dir, err), lerr)
+		}
+		if !said {
+			fmt.Fprintf(logw, "simcard: %s is busy (a loop device over %s still attached? detach it with losetup -d); retrying for %v\n",
+				dir, filepath.Join(dir, CardFile), timeout)
+			said = true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

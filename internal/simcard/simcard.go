@@ -1,0 +1,216 @@
+// Package simcard serves a simulated SD card or eMMC: a FUSE filesystem with one file, card,
+// whose reads and writes are stored in a sparse backing file and timed by a flash.Model, so
+// that dd, fio, flashbench or a loop device (and a filesystem on it) see a card's behaviour.
+// A second file, stats, reads as the model's counters in JSON.
+package simcard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/flash"
+)
+
+// File names inside the mount.
+const (
+	CardFile  = "card"
+	StatsFile = "stats"
+)
+
+// Config says what to serve.
+type Config struct {
+	Profile flash.Profile
+	Size    uint64 // card size in bytes, a multiple of the profile's AU size
+	Dir     string // mount point; must exist
+	// Backing is the sparse data file; empty: one in a new temporary directory, deleted at exit.
+	Backing string
+	// TimeScale multiplies every modelled latency before it is waited for (1 = real time,
+	// 0.01 = a hundred times faster, 0 = no waiting). Counters are unaffected.
+	TimeScale float64
+	// UnmountTimeout bounds how long Serve retries a busy unmount (a loop device still
+	// attached) before it detaches the mount lazily and reports the error.
+	UnmountTimeout time.Duration
+	// Log receives progress and problems (nil: discarded).
+	Log io.Writer
+}
+
+// Stats is what the stats file holds, and what Serve returns at exit.
+type Stats struct {
+	Profile   string         `json:"profile"`
+	Size      uint64         `json:"size"`
+	TimeScale float64        `json:"time_scale"`
+	Backing   string         `json:"backing"`
+	Counters  flash.Counters `json:"counters"`
+	// WaitedNs is the real time requests spent waiting for their modelled completion
+	// (about Counters.BusyNs × TimeScale when the host keeps up).
+	WaitedNs uint64 `json:"waited_ns"`
+	// ReadSizes and WriteSizes count the requests that reached the card by size in bytes:
+	// what the loop device, the page cache or the tool above actually sent.
+	ReadSizes  map[uint64]uint64 `json:"read_sizes"`
+	WriteSizes map[uint64]uint64 `json:"write_sizes"`
+	// Errors counts requests that failed (out of range, backing file errors).
+	Errors uint64 `json:"errors"`
+}
+
+// Card is the served state: the model, the backing file and the device clock. All requests
+// go through Do, which is safe for concurrent use.
+type Card struct {
+	mu       sync.Mutex
+	model    *flash.Model
+	backing  *os.File
+	scale    float64
+	nextFree time.Time // the modelled card is busy until then: it does one request at a time
+	stats    Stats
+}
+
+// NewCard makes the model and opens (creating, sparse, of the card's size) the backing file.
+func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card, error) {
+	if scale < 0 {
+		return nil, fmt.Errorf("time scale %g is negative", scale)
+	}
+	m, err := flash.NewModel(p, size)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(backing, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open backing file: %w", err)
+	}
+	if err := f.Truncate(int64(size)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("size backing file %s: %w (is there room on its filesystem? it is sparse)", backing, err)
+	}
+	return &Card{model: m, backing: f, scale: scale, stats: Stats{
+		Profile: p.Name, Size: size, TimeScale: scale, Backing: backing,
+		ReadSizes: map[uint64]uint64{}, WriteSizes: map[uint64]uint64{},
+	}}, nil
+}
+
+// Close closes the backing file.
+func (c *Card) Close() error { return c.backing.Close() }
+
+// Stats returns a snapshot of the counters.
+func (c *Card) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Counters = c.model.Counters()
+	s.ReadSizes = cloneMap(c.stats.ReadSizes)
+	s.WriteSizes = cloneMap(c.stats.WriteSizes)
+	return s
+}
+
+func cloneMap(m map[uint64]uint64) map[uint64]uint64 {
+	out := make(map[uint64]uint64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Do runs one request through the model and the backing file, then waits until the modelled
+// card would have completed it. buf is the data for writes and the destination for reads; it
+// returns the bytes transferred (reads stop at the end of the card).
+func (c *Card) Do(r flash.Request, buf []byte) (int, error) {
+	size := c.model.Size()
+	if r.Op == flash.OpRead && r.Off < size && r.Len > size-r.Off {
+		r.Len = size - r.Off // a read past the end is short, as on a block device file
+	}
+	if r.Op == flash.OpRead && r.Off >= size {
+		return 0, nil
+	}
+	c.mu.Lock()
+	lat, err := c.model.Do(r)
+	if err != nil {
+		c.stats.Errors++
+		c.mu.Unlock()
+		return 0, err
+	}
+	switch r.Op {
+	case flash.OpRead:
+		c.stats.ReadSizes[r.Len]++
+	case flash.OpWrite:
+		c.stats.WriteSizes[r.Len]++
+	}
+	now := time.Now()
+	start := c.nextFree
+	if start.Before(now) {
+		start = now
+	}
+	deadline := start.Add(time.Duration(float64(lat) * c.scale))
+	c.nextFree = deadline
+	c.mu.Unlock()
+
+	n, err := c.data(r, buf)
+	if err != nil {
+		c.mu.Lock()
+		c.stats.Errors++
+		c.mu.Unlock()
+		return n, err
+	}
+	waited := waitUntil(deadline)
+	c.mu.Lock()
+	c.stats.WaitedNs += uint64(waited)
+	c.mu.Unlock()
+	return n, nil
+}
+
+func (c *Card) data(r flash.Request, buf []byte) (int, error) {
+	switch r.Op {
+	case flash.OpRead:
+		n, err := c.backing.ReadAt(buf[:r.Len], int64(r.Off))
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		return n, err
+	case flash.OpWrite:
+		return c.backing.WriteAt(buf[:r.Len], int64(r.Off))
+	case flash.OpDiscard:
+		// Discarded data reads back as zeroes (the card's behaviour is unspecified; zero is
+		// what most do and what the kernel's discard_zeroes_data used to promise).
+		err := unix.Fallocate(int(c.backing.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(r.Off), int64(r.Len))
+		if err != nil {
+			return 0, fmt.Errorf("punch hole in backing file: %w", err)
+		}
+		return 0, nil
+	case flash.OpFlush:
+		// The model decides what a flush costs; the backing file's durability does not
+		// matter for a simulation that is thrown away.
+		return 0, nil
+	}
+	return 0, fmt.Errorf("unknown op %v", r.Op)
+}
+
+// spinBelow is where waiting switches from sleeping to spinning: Go's timers on Linux
+// overshoot by tens of microseconds, which would distort the short latencies of reads.
+const spinBelow = 100 * time.Microsecond
+
+// waitUntil blocks until t and returns how long it waited.
+func waitUntil(t time.Time) time.Duration {
+	start := time.Now()
+	for {
+		d := time.Until(t)
+		if d <= 0 {
+			return time.Since(start)
+		}
+		if d > spinBelow {
+			time.Sleep(d - spinBelow)
+			continue
+		}
+		// spin
+	}
+}
+
+// WriteStats writes stats as indented JSON.
+func WriteStats(w io.Writer, s Stats) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}

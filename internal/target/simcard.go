@@ -1,0 +1,233 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/simcard"
+)
+
+// SimcardOptions says which simulated card StartSimcard serves and how.
+type SimcardOptions struct {
+	Profile   string  // built-in profile name or profile file (flash.Lookup)
+	Size      uint64  // card size in bytes, a multiple of the profile's AU size
+	Dir       string  // mount point, created if missing; it then holds card and stats
+	Backing   string  // sparse data file; empty: the server uses a temporary one
+	TimeScale float64 // multiplies the modelled waits (1 real time; 0.01 a hundred times faster)
+	// Command is the argv prefix that runs fsbench's command line; the default runs this
+	// executable again ("/proc/self/exe"). Tests substitute a helper that re-executes the test
+	// binary. "simcard serve ..." is appended.
+	Command []string
+	Env     []string  // extra environment for the server
+	Log     io.Writer // the server's stderr is copied here (nil: only kept for error messages)
+	// StartTimeout bounds the wait for DIR/card to appear (0: 15 s).
+	StartTimeout time.Duration
+}
+
+// Simcard is a running simulated-card server: a child process, so that a crash of the server
+// cannot take the benchmark run down with it (the loop device's I/O fails instead, and the
+// run records that).
+type Simcard struct {
+	dir     string
+	cmd     *exec.Cmd
+	stdout  bytes.Buffer
+	stderr  syncBuffer
+	done    chan struct{} // closed when the child has exited
+	waitErr error
+	stopped bool
+}
+
+// StartSimcard starts the server and waits until DIR/card is served.
+func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("simcard: no mount directory given")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("simcard mount point: %w", err)
+	}
+	if _, err := flash.Lookup(opts.Profile); err != nil {
+		return nil, fmt.Errorf("simcard: %w", err) // fail here, with the real message, not in the child
+	}
+	argv := opts.Command
+	if len(argv) == 0 {
+		argv = []string{"/proc/self/exe"}
+	}
+	args := append(append([]string(nil), argv[1:]...), "simcard", "serve",
+		"--profile", opts.Profile,
+		"--size", strconv.FormatUint(opts.Size, 10),
+		"--time-scale", strconv.FormatFloat(opts.TimeScale, 'g', -1, 64),
+		"--unmount-timeout", "20s")
+	if opts.Backing != "" {
+		args = append(args, "--backing", opts.Backing)
+	}
+	args = append(args, dir)
+	// Not CommandContext: cancelling the run must not kill the server under a mounted
+	// filesystem; the caller unmounts, detaches and then calls Stop.
+	cmd := exec.Command(argv[0], args...)
+	cmd.Env = append(os.Environ(), opts.Env...)
+	s := &Simcard{dir: dir, cmd: cmd, done: make(chan struct{})}
+	cmd.Stdout = &s.stdout
+	cmd.Stderr = &s.stderr
+	if opts.Log != nil {
+		cmd.Stderr = io.MultiWriter(&s.stderr, opts.Log)
+	}
+	// Its own process group: a Ctrl-C on the terminal reaches fsbench, which stops the
+	// server in order (after unmounting and detaching), not the server at the same moment.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start simcard server %s: %w", argv[0], err)
+	}
+	go func() { s.waitErr = cmd.Wait(); close(s.done) }()
+
+	timeout := opts.StartTimeout
+	if timeout == 0 {
+		timeout = 15 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if st, err := os.Stat(s.CardPath()); err == nil && st.Mode().IsRegular() && mounted(dir) {
+			return s, nil
+		}
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("simcard server exited before serving (%v): %s", s.waitErr, bytes.TrimSpace(s.stderr.Bytes()))
+		case <-ctx.Done():
+			return nil, errors.Join(ctx.Err(), s.Stop())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.Join(fmt.Errorf("simcard server did not serve %s within %v: %s", s.CardPath(), timeout, bytes.TrimSpace(s.stderr.Bytes())), s.Stop())
+		}
+	}
+}
+
+// CardPath is the simulated card: attach a loop device to it (with DirectIO, so that the
+// host page cache does not absorb the I/O the model should see).
+func (s *Simcard) CardPath() string { return filepath.Join(s.dir, simcard.CardFile) }
+
+// Dir is the mount point.
+func (s *Simcard) Dir() string { return s.dir }
+
+// Pid is the server's process id.
+func (s *Simcard) Pid() int { return s.cmd.Process.Pid }
+
+// Stats returns the card's counters: live from DIR/stats while the server runs, and the
+// final ones it printed after Stop.
+func (s *Simcard) Stats() (flash.Counters, error) {
+	st, err := s.FullStats()
+	return st.Counters, err
+}
+
+// FullStats is Stats with the server's extras (request sizes, time scale, real waiting).
+func (s *Simcard) FullStats() (simcard.Stats, error) {
+	var st simcard.Stats
+	var data []byte
+	var err error
+	if s.stopped {
+		data = s.stdout.Bytes()
+		if len(data) == 0 {
+			return st, fmt.Errorf("simcard server printed no final stats (%v): %s", s.waitErr, bytes.TrimSpace(s.stderr.Bytes()))
+		}
+	} else if data, err = os.ReadFile(filepath.Join(s.dir, simcard.StatsFile)); err != nil {
+		return st, fmt.Errorf("read simcard stats: %w", err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("decode simcard stats: %w", err)
+	}
+	return st, nil
+}
+
+// Stop sends SIGTERM to the server (its pid only), waits for it to unmount and exit, and
+// checks that the mount is gone. Detach loop devices over CardPath first: until then the
+// kernel holds the file and the server waits (up to 20 s) for it. Stop is idempotent.
+func (s *Simcard) Stop() error {
+	var errs []error
+	select {
+	case <-s.done:
+	default:
+		if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			errs = append(errs, fmt.Errorf("signal simcard server: %w", err))
+		}
+		select {
+		case <-s.done:
+		case <-time.After(40 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.done
+			errs = append(errs, errors.New("simcard server did not exit within 40 s of SIGTERM; killed it"))
+		}
+	}
+	if !s.stopped && s.waitErr != nil {
+		errs = append(errs, fmt.Errorf("simcard server: %v: %s", s.waitErr, bytes.TrimSpace(s.stderr.Bytes())))
+	}
+	s.stopped = true
+	if mounted(s.dir) {
+		// The server died without unmounting (killed, crashed): the mount is a dead FUSE
+		// connection ("Transport endpoint is not connected"). A plain umount fails with EBUSY
+		// while a loop device still references the card file, so detach it lazily: it leaves
+		// the namespace now and the kernel frees it when the last reference goes.
+		if err := unix.Unmount(s.dir, unix.MNT_DETACH); err != nil {
+			errs = append(errs, fmt.Errorf("lazy unmount of dead simcard mount %s: %w", s.dir, err))
+		} else {
+			errs = append(errs, fmt.Errorf("simcard server left %s mounted; detached it lazily", s.dir))
+		}
+	}
+	if mounted(s.dir) {
+		errs = append(errs, fmt.Errorf("%s is still mounted", s.dir))
+	}
+	return errors.Join(errs...)
+}
+
+// mounted reports whether dir is a mount point in this namespace.
+func mounted(dir string) bool {
+	f, err := os.Open(mountinfoPath)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	ents, err := parseMountinfo(f)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.MountPoint == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// syncBuffer is a bytes.Buffer safe for the exec copier goroutine and readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.b.Bytes()...)
+}
