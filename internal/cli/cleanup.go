@@ -24,9 +24,8 @@ fsbench run does this by itself before it starts.`,
 			if os.Geteuid() != 0 {
 				return errors.New("fsbench cleanup needs root (it unmounts and detaches loop devices); run it with sudo")
 			}
-			actions, err := target.CleanupStale(runner.LedgerDir, func(format string, args ...any) {
-				fmt.Fprintf(stdio.Err, format+"\n", args...)
-			})
+			// Each action is both logged and returned: print the returned list only.
+			actions, err := target.CleanupStale(runner.LedgerDir, func(string, ...any) {})
 			for _, a := range actions {
 				fmt.Fprintln(stdio.Out, a)
 			}

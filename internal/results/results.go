@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/stats"
 )
 
@@ -56,6 +57,9 @@ type Run struct {
 	Methods      map[string]string `json:"methods,omitempty"`
 	Variants     []Variant         `json:"variants"`
 	Measurements []Measurement     `json:"measurements"`
+	// Card is the simulated card's state at the end of the run, with its wear histogram
+	// (simcard target only).
+	Card *flash.Counters `json:"card,omitempty"`
 	// Summary has one entry per cell with at least one successful repetition: the median,
 	// minimum and maximum of its headline figure over the non-warm-up repetitions. It is
 	// derived from Measurements each time the file is saved.
@@ -92,12 +96,16 @@ type Machine struct {
 
 // Target says where the block device came from.
 type Target struct {
-	Kind       string `json:"kind"` // "image"
+	Kind       string `json:"kind"` // "image" or "simcard"
 	Image      string `json:"image,omitempty"`
 	SizeBytes  uint64 `json:"size_bytes"`
 	Device     string `json:"device"`                // "/dev/loop3"
 	LoopMethod string `json:"loop_method,omitempty"` // LOOP_CONFIGURE or LOOP_SET_FD
 	DirectIO   bool   `json:"direct_io"`             // as the kernel reports it, not as asked
+	// Simulated card (Kind "simcard"): the flash model's profile and the factor applied to its
+	// modelled waits (1 = real time; smaller runs faster and says so here, never silently).
+	Profile   string  `json:"profile,omitempty"`
+	TimeScale float64 `json:"time_scale,omitempty"`
 }
 
 // Dataset describes the data written and read.
@@ -153,6 +161,34 @@ type Measurement struct {
 	MBps         float64 `json:"mb_per_s,omitempty"` // LogicalBytes / 1e6 / WallSeconds
 	// Extra holds secondary figures, named with their unit (e.g. "image_bytes").
 	Extra map[string]float64 `json:"extra,omitempty"`
+	// Flash is what the simulated card's flash did during the test (simcard target only).
+	Flash *FlashIO `json:"flash,omitempty"`
+}
+
+// FlashIO is the change of the simulated card's counters over a measurement.
+type FlashIO struct {
+	HostBytesWritten   uint64  `json:"host_bytes_written"`
+	HostBytesRead      uint64  `json:"host_bytes_read"`
+	HostBytesDiscarded uint64  `json:"host_bytes_discarded,omitempty"`
+	Flushes            uint64  `json:"flushes,omitempty"`
+	PagesProgrammed    uint64  `json:"pages_programmed"`
+	PagesCopied        uint64  `json:"pages_copied"`
+	FlashBytesWritten  uint64  `json:"flash_bytes_written"`
+	WriteAmplification float64 `json:"write_amplification"` // flash bytes programmed ÷ host bytes written
+	BlocksErased       uint64  `json:"blocks_erased"`
+	AUMerges           uint64  `json:"au_merges,omitempty"`
+	GCCollections      uint64  `json:"gc_collections,omitempty"`
+	BusyNs             uint64  `json:"busy_ns"` // modelled device time
+}
+
+// FromFlash converts a counter delta of the flash model.
+func FromFlash(d flash.Counters) *FlashIO {
+	return &FlashIO{
+		HostBytesWritten: d.HostBytesWritten, HostBytesRead: d.HostBytesRead, HostBytesDiscarded: d.HostBytesDiscard,
+		Flushes: d.Flushes, PagesProgrammed: d.PagesProgrammed, PagesCopied: d.PagesCopied,
+		FlashBytesWritten: d.FlashBytesWrite, WriteAmplification: d.WriteAmplification,
+		BlocksErased: d.BlocksErased, AUMerges: d.AUMerges, GCCollections: d.GCCollections, BusyNs: d.BusyNs,
+	}
 }
 
 // DeviceIO is the change of /sys/block/<dev>/stat over a measurement.

@@ -39,6 +39,15 @@ type Options struct {
 	Image string
 	// KeepImage leaves the image file in place after the run.
 	KeepImage bool
+	// Target is where the block device comes from: "" or "image" (a sparse image file), or
+	// "simcard:PROFILE" (the flash model served as a file; PROFILE is a built-in profile name
+	// or a profile file).
+	Target string
+	// TimeScale multiplies the simulated card's modelled waits (1 = real time).
+	TimeScale float64
+	// Self is the argv prefix that runs fsbench's own command line, used to start the card
+	// server as a child; empty = this executable (tests pass a built fsbench binary).
+	Self []string
 	// DirectIO asks for a loop device with direct I/O (the default): reads and writes then reach
 	// the image file instead of being answered by the host's page cache a second time.
 	DirectIO bool
@@ -81,7 +90,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	}
 
 	// A killed run leaves its ledger behind; undo what it recorded before making anything new.
-	if actions, err := target.CleanupStale(LedgerDir, logf); err != nil {
+	if actions, err := target.CleanupStale(LedgerDir, func(string, ...any) {}); err != nil {
 		return nil, fmt.Errorf("cleaning up after an earlier run: %w", err)
 	} else if len(actions) > 0 {
 		logf("cleaned up after an earlier run that was killed: %s", strings.Join(actions, "; "))
@@ -184,36 +193,70 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	}
 	run.Dataset = ds.desc
 
-	// The device: a sparse image file and a loop device over it.
-	img := opt.Image
-	if img == "" {
-		img = filepath.Join(work, "fsbench.img")
-	}
-	if img, err = filepath.Abs(img); err != nil {
-		return out, err
-	}
-	if err := target.CreateImage(img, cfg.Size); err != nil {
-		return out, err
-	}
-	if !opt.KeepImage {
-		if err := ledger.AddFile(img); err != nil {
-			return out, err
-		}
-		cleanups = append(cleanups, func() error { return os.Remove(img) })
-	}
-	loop, err := target.AttachLoop(img, target.LoopOptions{DirectIO: opt.DirectIO})
+	// The device: a loop device over a sparse image file, or over the simulated card's file.
+	kind, profile, err := ParseTarget(opt.Target)
 	if err != nil {
 		return out, err
 	}
-	if err := ledger.AddLoop(loop.Path, img); err != nil {
+	backing := opt.Image
+	var card *target.Simcard
+	if kind == "simcard" {
+		cardDir := filepath.Join(work, "simcard")
+		if err := ledger.AddMountpoint(cardDir); err != nil {
+			return out, err
+		}
+		scale := opt.TimeScale
+		if scale == 0 {
+			scale = 1
+		}
+		card, err = target.StartSimcard(ctx, target.SimcardOptions{
+			Profile: profile, Size: cfg.Size, Dir: cardDir, Backing: filepath.Join(work, "simcard.data"), TimeScale: scale,
+			Command: opt.Self,
+		})
+		if err != nil {
+			return out, err
+		}
+		cleanups = append(cleanups, func() error {
+			if err := card.Stop(); err != nil {
+				return fmt.Errorf("stopping the simulated card: %w", err)
+			}
+			return nil
+		})
+		backing = card.CardPath()
+		run.Target = results.Target{Kind: "simcard", Profile: profile, TimeScale: scale}
+		logf("simulated card %s (%s) served at %s, modelled waits × %g", profile, plan.FormatSize(cfg.Size), backing, scale)
+	} else {
+		if backing == "" {
+			backing = filepath.Join(work, "fsbench.img")
+		}
+		if backing, err = filepath.Abs(backing); err != nil {
+			return out, err
+		}
+		if err := target.CreateImage(backing, cfg.Size); err != nil {
+			return out, err
+		}
+		img := backing
+		if !opt.KeepImage {
+			if err := ledger.AddFile(img); err != nil {
+				return out, err
+			}
+			cleanups = append(cleanups, func() error { return os.Remove(img) })
+		}
+		run.Target = results.Target{Kind: "image", Image: img}
+	}
+	loop, err := target.AttachLoop(backing, target.LoopOptions{DirectIO: opt.DirectIO})
+	if err != nil {
+		return out, err
+	}
+	if err := ledger.AddLoop(loop.Path, backing); err != nil {
 		loop.Detach()
 		return out, err
 	}
 	cleanups = append(cleanups, loop.Detach)
 	if opt.DirectIO && !loop.DirectIO {
-		logf("warning: the kernel did not enable direct I/O on %s (the image's filesystem may not support O_DIRECT): reads may be answered by the host's page cache", loop.Path)
+		logf("warning: the kernel did not enable direct I/O on %s (the backing file's filesystem may not support O_DIRECT): reads may be answered by the host's page cache", loop.Path)
 	}
-	run.Target = results.Target{Kind: "image", Image: img, SizeBytes: cfg.Size, Device: loop.Path, LoopMethod: loop.Method, DirectIO: loop.DirectIO}
+	run.Target.SizeBytes, run.Target.Device, run.Target.LoopMethod, run.Target.DirectIO = cfg.Size, loop.Path, loop.Method, loop.DirectIO
 	if id, err := blockdev.Identify("/sys", loop.Name); err == nil {
 		run.Device = &id
 	} else {
@@ -236,6 +279,16 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		Source: ds.tree, Video: ds.video, Dataset: ds.stats, Copies: ds.desc.Copies,
 		VideoCopies: ds.desc.VideoCopies, VideoBytes: ds.desc.VideoBytes,
 		Timeout: cfg.Timeout.Duration, Selection: sel, Run: fs.DefaultRunner, System: sys, Log: logf,
+	}
+	if card != nil {
+		env.Card = card.Stats
+		// The card's final state (its wear histogram) is recorded however the run ends.
+		defer func() {
+			if c, err := card.Stats(); err == nil {
+				run.Card = &c
+				results.Save(dir, run)
+			}
+		}()
 	}
 	reps := cfg.Repetitions
 	first := 1
@@ -276,6 +329,20 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	run.Status, run.Finished = results.RunComplete, time.Now()
 	run.Tool.PeakRSSBytes = measure.PeakRSS()
 	return out, save()
+}
+
+// ParseTarget splits a --target value into its kind ("image" or "simcard") and, for a
+// simulated card, the profile.
+func ParseTarget(spec string) (kind, profile string, err error) {
+	switch {
+	case spec == "" || spec == "image":
+		return "image", "", nil
+	case strings.HasPrefix(spec, "simcard:") && len(spec) > len("simcard:"):
+		return "simcard", strings.TrimPrefix(spec, "simcard:"), nil
+	case spec == "simcard":
+		return "simcard", "sd-typical", nil
+	}
+	return "", "", fmt.Errorf("unknown target %q: use image (the default) or simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them)", spec)
 }
 
 func newRun(opt Options) *results.Run {

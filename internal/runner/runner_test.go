@@ -309,3 +309,49 @@ func TestUserDataset(t *testing.T) {
 		t.Errorf("read = %+v, want 5 copies of the user's %d bytes", rd, 8000*6)
 	}
 }
+
+// The simulated card target: the run goes through the flash model, and every timed test carries
+// the card's counters.
+func TestRunOnSimulatedCard(t *testing.T) {
+	needRoot(t)
+	if !simcardAvailable() {
+		t.Skip("the simulated card needs FUSE and a 64-bit build")
+	}
+	cfg := smallConfig()
+	cfg.Size = 256 << 20
+	cfg.Variants = []plan.Variant{cfg.Variants[0], cfg.Variants[9]} // ext4, squashfs-lzo
+	cfg.Tests = []string{suite.Mkfs, suite.Write, suite.Read, suite.Remove}
+	dir := t.TempDir()
+	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true,
+		Target: "simcard:sd-typical", TimeScale: 0.01, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeftovers(t, dir)
+	r, err := results.Load(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Target.Kind != "simcard" || r.Target.Profile != "sd-typical" || r.Target.TimeScale != 0.01 {
+		t.Errorf("target = %+v", r.Target)
+	}
+	if r.Card == nil || r.Card.EraseBlocks == 0 {
+		t.Errorf("no final card state: %+v", r.Card)
+	}
+	w := r.Cell("ext4", suite.Write)
+	if len(w) != 1 || w[0].Status != results.OK || w[0].Flash == nil {
+		t.Fatalf("ext4 write = %+v", w)
+	}
+	f := w[0].Flash
+	// What the block layer wrote is what the card received, and the card programmed at least that.
+	if f.HostBytesWritten != w[0].Device.WriteBytes {
+		t.Errorf("card received %d bytes, device counters say %d", f.HostBytesWritten, w[0].Device.WriteBytes)
+	}
+	if f.FlashBytesWritten < f.HostBytesWritten || f.WriteAmplification < 1 {
+		t.Errorf("flash wrote %d < host %d (WA %v)", f.FlashBytesWritten, f.HostBytesWritten, f.WriteAmplification)
+	}
+	rd := r.Cell("ext4", suite.Read)
+	if len(rd) != 1 || rd[0].Flash == nil || rd[0].Flash.HostBytesRead < r.Dataset.Bytes {
+		t.Errorf("ext4 read did not reach the card: %+v", rd)
+	}
+}

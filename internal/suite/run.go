@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -42,6 +43,8 @@ type Env struct {
 	Log func(format string, args ...any)
 	// OnTest is called before each test starts (for a progress display); may be nil.
 	OnTest func(test string)
+	// Card reads the simulated card's counters (simcard target); nil for other targets.
+	Card func() (flash.Counters, error)
 }
 
 // Emit receives each measurement as soon as it is taken, so that it can be saved before the
@@ -201,6 +204,13 @@ func (r *rep) steps() []step {
 
 // timed runs fn inside a measurement span and fills the figures of a seconds-valued test.
 func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measurement, error) {
+	var card0 flash.Counters
+	if r.env.Card != nil {
+		var err error
+		if card0, err = r.env.Card(); err != nil {
+			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
+		}
+	}
 	span, err := r.meter.Start()
 	if err != nil {
 		return results.Measurement{}, err
@@ -212,11 +222,19 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 	if err != nil {
 		return results.Measurement{}, err
 	}
+	var flashIO *results.FlashIO
+	if r.env.Card != nil {
+		card1, err := r.env.Card()
+		if err != nil {
+			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
+		}
+		flashIO = results.FromFlash(card1.Sub(card0))
+	}
 	wall := smp.Wall.Seconds()
 	m := results.Measurement{
 		Test: test, Status: results.OK, Value: results.Float(wall), Unit: "s",
 		WallSeconds: wall, UserSeconds: smp.User.Seconds(), SysSeconds: smp.Sys.Seconds(),
-		Device: results.FromStat(smp.Dev), LogicalBytes: logical,
+		Device: results.FromStat(smp.Dev), LogicalBytes: logical, Flash: flashIO,
 	}
 	if logical > 0 && wall > 0 {
 		m.MBps = float64(logical) / 1e6 / wall

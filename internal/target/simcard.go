@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -68,6 +69,11 @@ func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 	}
 	argv := opts.Command
 	if len(argv) == 0 {
+		// In a Go test binary /proc/self/exe has no "simcard serve" command: it would run the
+		// whole test suite again, recursively, each copy making loop devices and mounts.
+		if strings.HasSuffix(os.Args[0], ".test") {
+			return nil, errors.New("simcard: set SimcardOptions.Command in tests (this executable is a test binary)")
+		}
 		argv = []string{"/proc/self/exe"}
 	}
 	args := append(append([]string(nil), argv[1:]...), "simcard", "serve",
