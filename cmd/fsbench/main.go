@@ -1,7 +1,8 @@
 // Command fsbench measures filesystems on flash storage; see the README.
 //
 // Exit codes: 0 done, 1 the run could not be carried out, 2 bad flags or configuration,
-// 130 interrupted (after cleaning up).
+// 3 compare --fail-on-regression found a significant regression, 130 interrupted (after
+// cleaning up).
 package main
 
 import (

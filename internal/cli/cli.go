@@ -18,6 +18,7 @@ const (
 	ExitOK          = 0   // done; failed cells, if any, are listed in the summary and results
 	ExitError       = 1   // the run could not be carried out
 	ExitUsage       = 2   // bad flags or configuration
+	// ExitRegression (3, in compare.go): compare --fail-on-regression found a significant slowdown.
 	ExitInterrupted = 130 // SIGINT/SIGTERM: cleaned up, completed cells kept
 )
 
@@ -56,7 +57,7 @@ and the bytes and requests that reach the device.`,
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
-	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio))
+	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio), newSimcardCmd(stdio), newReportCmd(stdio), newCompareCmd(stdio))
 	return root
 }
 
@@ -70,12 +71,15 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 	}
 	fmt.Fprintln(stdio.Err, "fsbench:", err)
 	var ue UsageError
+	var ec interface{ ExitCode() int } // errors that carry their own exit code (compare's regressions)
 	switch {
 	// cobra reports an unknown subcommand only as text.
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
+	case errors.As(err, &ec):
+		return ec.ExitCode()
 	default:
 		return ExitError
 	}

@@ -20,7 +20,8 @@ import (
 
 type runFlags struct {
 	config, size, variants, tests, suite, dataset, datasetSize, videoSize string
-	timeout, results, out, image                                          string
+	timeout, results, out, image, target                                  string
+	timeScale                                                             float64
 	repetitions                                                           int
 	seed                                                                  uint64
 	warmup, keepImage, noDirectIO                                         bool
@@ -66,6 +67,8 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.image, "image", "", "image file to create (default: inside the results directory, deleted after the run)")
 	fl.BoolVar(&f.keepImage, "keep-image", false, "keep the image file after the run")
 	fl.BoolVar(&f.noDirectIO, "no-direct-io", false, "attach the loop device without direct I/O (host page cache in the path)")
+	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, or simcard:PROFILE (a simulated card; see fsbench simcard profiles)")
+	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
 	return cmd
 }
 
@@ -177,19 +180,34 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	if err != nil {
 		return err
 	}
+	if _, _, err := runner.ParseTarget(f.target); err != nil {
+		return UsageError{err}
+	}
+	if f.timeScale <= 0 {
+		return usagef("--time-scale must be > 0 (1 = real time), got %g", f.timeScale)
+	}
 	ui := newProgressUI(stdio)
 	defer ui.finish()
 	out, err := runner.Run(ctx, runner.Options{
 		Config: cfg, OutDir: f.out, Image: f.image, KeepImage: f.keepImage,
 		DirectIO: !f.noDirectIO, Version: Version, Log: ui.logf, Progress: ui.progress,
+		Target: f.target, TimeScale: f.timeScale,
 	})
 	ui.finish()
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {
 		fmt.Fprintln(stdio.Out)
-		report.Summary(stdio.Out, out.Run)
+		report.SummaryWith(stdio.Out, out.Run, report.SummaryOptions{Color: colorOut(stdio)})
 	}
 	if out != nil {
 		fmt.Fprintf(stdio.Out, "\nresults: %s (results.json, results.csv)\n", out.Dir)
+		if out.Run != nil && len(out.Run.Measurements) > 0 {
+			// A report that cannot be written does not fail the run: the results are saved.
+			if path, rerr := writeReport(out.Dir, ""); rerr != nil {
+				fmt.Fprintf(stdio.Err, "fsbench: writing the report: %v (fsbench report %s retries)\n", rerr, out.Dir)
+			} else {
+				fmt.Fprintf(stdio.Out, "report:  %s\n", path)
+			}
+		}
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stdio.Err, "fsbench: interrupted; everything was unmounted and detached, completed cells are kept")

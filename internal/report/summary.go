@@ -1,5 +1,7 @@
-// Package report turns results into what a person reads: for now the terminal summary table
-// (variants × tests, medians with units) and the list of what was skipped or failed.
+// Package report turns results into what a person reads: the terminal summary (variants ×
+// concerns, medians with units and a rating per cell), the self-contained HTML report with its
+// verdict, matrix and charts, and the comparison of two runs. Ratings and recommendations are
+// computed from the data by the rules in RatingRules and VerdictRules, never per filesystem.
 package report
 
 import (
@@ -12,127 +14,112 @@ import (
 	"github.com/fsbench/fsbench/internal/stats"
 )
 
-// column is how one test is shown: its header and the scale from the recorded unit.
-type column struct {
-	test   string
-	header string
-	unit   string  // shown under the header
-	scale  float64 // recorded value × scale = shown value
-	// extra, when set, names the Extra figure shown instead of the headline value.
-	extra string
+// SummaryOptions change how Summary writes.
+type SummaryOptions struct {
+	// Color adds ANSI colours by rating. The caller decides: only when writing to a terminal
+	// and NO_COLOR is unset.
+	Color bool
 }
 
-// columns in suite order; a test that is not in the results is left out.
-var columns = []column{
-	{"mkfs", "mkfs", "s", 1, ""},
-	{"module_load", "modload", "ms", 1e3, ""},
-	{"mount", "mount", "ms", 1e3, ""},
-	{"mount_mem", "mnt-mem", "KiB", 1.0 / 1024, ""},
-	// Space as a share of the data stored: read-write variants hold 5 copies of the dataset,
-	// images one, so bytes alone would not compare. The bytes are in results.json.
-	{"used_space", "space", "% data", 100, "used_per_logical"},
-	{"write", "write", "s", 1, ""},
-	{"read", "read", "s", 1, ""},
-	{"read_remove_write", "rd-rm-wr", "s", 1, ""},
-	{"remove", "remove", "s", 1, ""},
-	{"video_write", "vid-wr", "s", 1, ""},
-	{"video_read", "vid-rd", "s", 1, ""},
-}
-
-// Summary writes the table of medians and, below it, skipped variants and failed cells.
+// Summary writes the terminal table without colour: SummaryWith(w, r, SummaryOptions{}).
 func Summary(w io.Writer, r *results.Run) error {
-	var cols []column
-	present := map[string]bool{}
-	for _, m := range r.Measurements {
-		present[m.Test] = true
-	}
-	for _, c := range columns {
-		if present[c.test] {
-			cols = append(cols, c)
+	return SummaryWith(w, r, SummaryOptions{})
+}
+
+// ansi colours by rating: green for the top, yellow in the middle, red at the bottom.
+var ansi = map[Rating]string{
+	Best: "\033[1;32m", VeryGood: "\033[32m", Good: "\033[36m", Fair: "\033[33m",
+	Average: "\033[33m", Bad: "\033[31m", Worst: "\033[1;31m",
+}
+
+// SummaryWith writes the table of medians with a rating letter per cell (A excellent to G
+// worst, see RatingRules), the recommendation per priority, then skipped variants and failed
+// cells.
+func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
+	var cols []table
+	for _, m := range matrixMetrics {
+		if present(r, m) {
+			cols = append(cols, evaluate(r, m, stats.DefaultAlpha))
 		}
 	}
-	var ran, skipped []results.Variant
+	ran := ranVariants(r)
+	if len(ran) > 0 && len(cols) > 0 {
+		rows := [][]string{{"variant"}, {""}}
+		for _, c := range cols {
+			rows[0] = append(rows[0], c.m.short)
+			rows[1] = append(rows[1], c.m.unit)
+		}
+		colour := map[[2]int]Rating{}
+		for _, v := range ran {
+			row := []string{v.Name}
+			for i, c := range cols {
+				cell, ok := c.cells[v.Name]
+				if !ok {
+					row = append(row, status(r, v.Name, c.m))
+					continue
+				}
+				row = append(row, format(cell.Summary.Median)+" "+cell.Rating.Letter())
+				colour[[2]int{len(rows), i + 1}] = cell.Rating
+			}
+			rows = append(rows, row)
+		}
+		writeTable(w, rows, func(row, col int, s string) string {
+			if rt, ok := colour[[2]int{row, col}]; ok && opt.Color {
+				return ansi[rt] + s + "\033[0m"
+			}
+			return s
+		})
+		fmt.Fprintf(w, "\nmedians of up to %d repetitions (min and max: \"summary\" in results.json); higher is better for MB/s, lower for the rest.\n", repetitions(r))
+		fmt.Fprintln(w, "rating: A excellent, B very good, C good, D fair, E average, F bad, G worst (ratio to the best median; ties within noise share a rating).")
+		fmt.Fprintln(w, "n/a (ro): read-only filesystem.")
+
+		fmt.Fprintln(w, "\nrecommended:")
+		for _, v := range Verdicts(r, stats.DefaultAlpha) {
+			fmt.Fprintf(w, "  %-19s %s\n", v.Priority+":", verdictLine(v))
+		}
+	}
+	var skipped []string
 	for _, v := range r.Variants {
 		if v.Status == results.Skipped {
-			skipped = append(skipped, v)
-		} else {
-			ran = append(ran, v)
+			skipped = append(skipped, fmt.Sprintf("  %s: %s", v.Name, v.Reason))
 		}
-	}
-
-	rows := [][]string{{"variant"}, {""}}
-	for _, c := range cols {
-		rows[0] = append(rows[0], c.header)
-		rows[1] = append(rows[1], c.unit)
-	}
-	reps := 0
-	for _, v := range ran {
-		row := []string{v.Name}
-		for _, c := range cols {
-			cell, n := cellText(r, v.Name, c)
-			reps = max(reps, n)
-			row = append(row, cell)
-		}
-		rows = append(rows, row)
-	}
-	if len(ran) > 0 {
-		writeTable(w, rows)
-		fmt.Fprintf(w, "\nmedians of up to %d repetitions; min and max in results.csv. n/a (ro): read-only filesystem.\n", reps)
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintln(w, "\nskipped variants:")
-		for _, v := range skipped {
-			fmt.Fprintf(w, "  %s: %s\n", v.Name, v.Reason)
-		}
+		fmt.Fprintln(w, strings.Join(skipped, "\n"))
 	}
-	var failed []string
-	for _, m := range r.Measurements {
-		if m.Status == results.Failed {
-			failed = append(failed, fmt.Sprintf("  %s rep %d %s: %s", m.Variant, m.Rep, m.Test, m.Error))
-		}
-	}
-	if len(failed) > 0 {
+	if failed := failedCells(r); len(failed) > 0 {
 		fmt.Fprintln(w, "\nfailed cells:")
-		fmt.Fprintln(w, strings.Join(failed, "\n"))
+		for _, m := range failed {
+			fmt.Fprintf(w, "  %s rep %d %s: %s\n", m.Variant, m.Rep, m.Test, m.Error)
+		}
 	}
 	return nil
 }
 
-// cellText is the text of one cell and the number of repetitions behind it.
-func cellText(r *results.Run, variant string, c column) (string, int) {
-	vals := r.Values(variant, c.test)
-	if c.extra != "" {
-		vals = r.ExtraValues(variant, c.test, c.extra)
+// verdictLine is one recommendation in plain text.
+func verdictLine(v Verdict) string {
+	if v.Winner == "" {
+		return v.Note
 	}
-	if len(vals) > 0 {
-		s := stats.Summarize(vals)
-		return format(s.Median * c.scale), s.N
+	s := v.Winner
+	if v.RunnerUp != "" {
+		s += "; " + v.MarginText() + "; " + v.Significance
 	}
-	var failed, na, notRun bool
-	var note string
-	for _, m := range r.Cell(variant, c.test) {
-		switch m.Status {
-		case results.Failed:
-			failed = true
-		case results.NA:
-			na, note = true, m.Note
-		case results.NotRun:
-			notRun = true
+	if v.Note != "" {
+		s += "; " + v.Note
+	}
+	return s
+}
+
+func failedCells(r *results.Run) []results.Measurement {
+	var out []results.Measurement
+	for _, m := range r.Measurements {
+		if m.Status == results.Failed {
+			out = append(out, m)
 		}
 	}
-	switch {
-	case failed:
-		return "FAILED", 0
-	case notRun:
-		return "not run", 0
-	case na && note == "read-only filesystem":
-		return "n/a (ro)", 0
-	case na && note != "":
-		return note, 0
-	case na:
-		return "n/a", 0
-	}
-	return "-", 0
+	return out
 }
 
 // format shows three significant digits without exponents.
@@ -155,22 +142,23 @@ func format(v float64) string {
 	}
 }
 
-// writeTable aligns rows: the first column left, the others right.
-func writeTable(w io.Writer, rows [][]string) {
+// writeTable aligns rows: the first column left, the others right. paint may wrap a cell's
+// padded text (colour codes must not count in the width).
+func writeTable(w io.Writer, rows [][]string, paint func(row, col int, s string) string) {
 	widths := map[int]int{}
 	for _, row := range rows {
 		for i, c := range row {
 			widths[i] = max(widths[i], len(c))
 		}
 	}
-	for _, row := range rows {
+	for ri, row := range rows {
 		var b strings.Builder
 		for i, c := range row {
 			if i == 0 {
 				b.WriteString(c + strings.Repeat(" ", widths[0]-len(c)))
 				continue
 			}
-			b.WriteString("  " + strings.Repeat(" ", widths[i]-len(c)) + c)
+			b.WriteString("  " + strings.Repeat(" ", widths[i]-len(c)) + paint(ri, i, c))
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}

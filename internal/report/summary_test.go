@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,15 +31,48 @@ func fixture() *results.Run {
 			{Variant: "ext4", Test: "module_load", Rep: 1, Status: results.NA, Note: "built-in"},
 			{Variant: "ext4", Test: "mount", Rep: 1, Status: results.OK, Value: f(0.0042), Unit: "s"},
 			{Variant: "ext4", Test: "mount_mem", Rep: 1, Status: results.OK, Value: f(312 * 1024), Unit: "bytes"},
-			{Variant: "ext4", Test: "write", Rep: 1, Status: results.OK, Value: f(12.34), Unit: "s"},
+			{Variant: "ext4", Test: "write", Rep: 1, Status: results.OK, Value: f(12.34), Unit: "s", WallSeconds: 12.34, LogicalBytes: 223696210},
 			{Variant: "ext4", Test: "used_space", Rep: 1, Status: results.OK, Value: f(210 << 20), Unit: "bytes", Extra: map[string]float64{"used_per_logical": 1.131}},
 			{Variant: "ext4", Test: "read", Rep: 1, Status: results.Failed, Error: "input/output error"},
 			{Variant: "ext4", Test: "remove", Rep: 1, Status: results.NotRun, Note: "read failed in this repetition"},
 			{Variant: "squashfs-lzo", Test: "mkfs", Rep: 1, Status: results.OK, Value: f(1.5), Unit: "s"},
 			{Variant: "squashfs-lzo", Test: "write", Rep: 1, Status: results.NA, Note: "read-only filesystem"},
-			{Variant: "squashfs-lzo", Test: "read", Rep: 1, Status: results.OK, Value: f(123.456), Unit: "s"},
+			{Variant: "squashfs-lzo", Test: "read", Rep: 1, Status: results.OK, Value: f(123.456), Unit: "s", WallSeconds: 123.456, LogicalBytes: 44739242},
 		},
 	}
+}
+
+// golden compares got with testdata/name, rewrites it with -update, and leaves name.got
+// beside it on a mismatch for inspection.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		os.WriteFile(path+".got", got, 0o644)
+		t.Errorf("%s differs (-want +got), see %s.got:\n%s", name, path, d)
+	} else {
+		os.Remove(path + ".got")
+	}
+}
+
+func loadRun(t *testing.T) *results.Run {
+	t.Helper()
+	// A real run (512 MiB loop device, 4 repetitions, this repository's default variants),
+	// frozen so that reports of it are reproducible.
+	r, err := results.Load(filepath.Join("testdata", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func TestSummaryGolden(t *testing.T) {
@@ -46,17 +80,26 @@ func TestSummaryGolden(t *testing.T) {
 	if err := Summary(&buf, fixture()); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "summary.golden")
-	if *update {
-		os.WriteFile(path, buf.Bytes(), 0o644)
+	golden(t, "summary.golden", buf.Bytes())
+}
+
+func TestSummaryRunGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Summary(&buf, loadRun(t)); err != nil {
+		t.Fatal(err)
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if d := cmp.Diff(string(want), buf.String()); d != "" {
-		os.WriteFile(path+".got", buf.Bytes(), 0o644)
-		t.Errorf("summary differs (-want +got):\n%s", d)
+	golden(t, "summary_run.golden", buf.Bytes())
+}
+
+func TestSummaryColor(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		var buf bytes.Buffer
+		if err := SummaryWith(&buf, loadRun(t), SummaryOptions{Color: color}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(buf.String(), "\033["); got != color {
+			t.Errorf("Color %v: escape codes present = %v", color, got)
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 // Package stats summarises repeated measurements: the median as the headline figure (robust to
 // the one slow repetition a shared machine or a card's background garbage collection produces)
-// with the minimum and maximum beside it so the spread stays visible.
+// with the minimum and maximum beside it so the spread stays visible; the distribution-free
+// confidence interval of a median (MedianCI) and the stopping rule built on it (Stable, for
+// --until-stable); and the Mann-Whitney U test between two sets of samples (Compare), computed
+// as benchstat (golang.org/x/perf/benchmath) computes it.
 package stats
 
 import (

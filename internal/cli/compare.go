@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// ExitRegression is the exit code of fsbench compare --fail-on-regression when B is
+// significantly worse than A somewhere (slower, less throughput, more space or memory).
+const ExitRegression = 3
+
+// RegressionError is returned by compare --fail-on-regression when it finds a regression.
+// ExitCode gives the process exit code that Main must return for it (ExitRegression).
+type RegressionError struct{ N int }
+
+func (e RegressionError) Error() string {
+	return fmt.Sprintf("%d significant regression(s) found (listed above)", e.N)
+}
+
+// ExitCode is ExitRegression.
+func (RegressionError) ExitCode() int { return ExitRegression }
+
+func newCompareCmd(stdio IO) *cobra.Command {
+	var htmlOut string
+	var failOnRegression bool
+	var alpha float64
+	cmd := &cobra.Command{
+		Use:   "compare A B",
+		Short: "Compare two runs figure by figure, with significance (like benchstat)",
+		Long: `compare prints, for every test and variant present in both runs, the median of A and of B with
+their 95 % confidence intervals, the change in %, or "~" when the difference is not significant
+(two-sided Mann-Whitney U test, p > 0.05), with p and the number of repetitions. With 3
+repetitions per side nothing can be significant (the smallest possible p is 0.1): compare says
+so; run with -n 4 or more. A and B are results directories or results.json files.`,
+		Example: `  fsbench compare fsbench-results/before fsbench-results/after
+  fsbench compare a/results.json b/results.json --html compare.html --fail-on-regression`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("compare takes two arguments, A and B (results directories or results.json files), got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			if alpha <= 0 || alpha >= 1 {
+				return usagef("--alpha %g: use a level between 0 and 1, e.g. 0.05", alpha)
+			}
+			a, err := results.Load(args[0])
+			if err != nil {
+				return fmt.Errorf("A: %w", err)
+			}
+			b, err := results.Load(args[1])
+			if err != nil {
+				return fmt.Errorf("B: %w", err)
+			}
+			c := report.CompareRuns(a, b, args[0], args[1], alpha)
+			if err := c.WriteText(stdio.Out); err != nil {
+				return err
+			}
+			if htmlOut != "" {
+				var buf bytes.Buffer
+				if err := c.WriteHTML(&buf); err != nil {
+					return err
+				}
+				if err := os.WriteFile(htmlOut, buf.Bytes(), 0o644); err != nil {
+					return fmt.Errorf("writing the comparison page: %w", err)
+				}
+				fmt.Fprintln(stdio.Out, htmlOut)
+			}
+			if n := len(c.Regressions()); failOnRegression && n > 0 {
+				return RegressionError{N: n}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&htmlOut, "html", "", "also write the comparison as an HTML page to this file")
+	cmd.Flags().BoolVar(&failOnRegression, "fail-on-regression", false, "exit with code 3 when B is significantly worse than A anywhere")
+	cmd.Flags().Float64Var(&alpha, "alpha", 0.05, "significance level of the U test")
+	return cmd
+}

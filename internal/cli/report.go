@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+func newReportCmd(stdio IO) *cobra.Command {
+	var out string
+	var summary bool
+	cmd := &cobra.Command{
+		Use:   "report RESULTS_DIR|results.json",
+		Short: "Write the HTML report of a run: verdict, rated matrix, charts, every measurement",
+		Long: `report writes report.html next to results.json (or to -o FILE) and prints its path. The page is
+one self-contained file (no script, nothing fetched from the network) that reads on a phone and
+prints on paper. It opens with the recommended variant for each priority (boot time, read-mostly
+rootfs, write-heavy data, space), then the matrix of medians rated from excellent to worst, one
+chart per test, what was skipped or failed, and every raw measurement. The rating rules are at
+the end of the page.`,
+		Example: `  fsbench report fsbench-results/20260101-120000
+  fsbench report results.json -o /tmp/card.html`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("report takes one argument, a results directory or results.json (got %d)", len(args))
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			path, err := writeReport(args[0], out)
+			if err != nil {
+				return err
+			}
+			if summary {
+				r, err := results.Load(args[0])
+				if err != nil {
+					return err
+				}
+				report.SummaryWith(stdio.Out, r, report.SummaryOptions{Color: colorOut(stdio)})
+				fmt.Fprintln(stdio.Out)
+			}
+			fmt.Fprintln(stdio.Out, path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write the report to this file (default: report.html next to results.json)")
+	cmd.Flags().BoolVar(&summary, "summary", false, "also print the terminal summary table")
+	return cmd
+}
+
+// writeReport writes the HTML report of the results at src (a results directory or
+// results.json) to out, by default report.html beside results.json, and returns the path
+// written. The links to results.json and results.csv are relative to the report's directory.
+func writeReport(src, out string) (string, error) {
+	r, err := results.Load(src)
+	if err != nil {
+		return "", err
+	}
+	jsonPath := src
+	if fi, err := os.Stat(src); err == nil && fi.IsDir() {
+		jsonPath = filepath.Join(src, "results.json")
+	}
+	if out == "" {
+		out = filepath.Join(filepath.Dir(jsonPath), "report.html")
+	}
+	opt := report.HTMLOptions{
+		JSONLink: relLink(out, jsonPath),
+		CSVLink:  relLink(out, filepath.Join(filepath.Dir(jsonPath), "results.csv")),
+	}
+	var buf bytes.Buffer
+	if err := report.HTML(&buf, r, opt); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return "", fmt.Errorf("writing the report: %w (choose another file with -o)", err)
+	}
+	return out, nil
+}
+
+// relLink is target relative to the directory of page, with forward slashes, for an href.
+func relLink(page, target string) string {
+	pa, err1 := filepath.Abs(filepath.Dir(page))
+	ta, err2 := filepath.Abs(target)
+	if err1 == nil && err2 == nil {
+		if rel, err := filepath.Rel(pa, ta); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(target)
+}
+
+// colorOut reports whether the summary may use colour: stdout is a terminal and NO_COLOR is
+// unset (terminal also checks NO_COLOR and TERM=dumb).
+func colorOut(stdio IO) bool {
+	f, ok := stdio.Out.(*os.File)
+	return ok && terminal(f)
+}

@@ -1,0 +1,409 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/stats"
+)
+
+// HTMLOptions change what HTML writes.
+type HTMLOptions struct {
+	// JSONLink and CSVLink are the (relative) links to the raw files; default "results.json"
+	// and "results.csv", right for a report written next to them.
+	JSONLink, CSVLink string
+	// Alpha is the significance level (0: stats.DefaultAlpha).
+	Alpha float64
+}
+
+// SignificanceRules explains the significance figures, for the report footer.
+const SignificanceRules = `Significance: two-sided Mann-Whitney U test, as benchstat (golang.org/x/perf) computes it: exact for small samples, ` +
+	`"~" or "not significant" when p > 0.05. The U test needs no assumption about the distribution of timings, ` +
+	`but it needs enough repetitions: with 3 per side the smallest possible p is 0.1, so nothing can be significant ` +
+	`at 0.05; fsbench then says "need >= 4 repetitions per side" instead of guessing. Medians are the headline figures; ` +
+	`the whiskers in the charts are the minimum and maximum.`
+
+// HTML writes the report of one run as one self-contained page: inline CSS, no script, no
+// external resource, readable on a phone (tables scroll sideways) and printable. The output
+// depends only on r and opt.
+func HTML(w io.Writer, r *results.Run, opt HTMLOptions) error {
+	if opt.JSONLink == "" {
+		opt.JSONLink = "results.json"
+	}
+	if opt.CSVLink == "" {
+		opt.CSVLink = "results.csv"
+	}
+	if opt.Alpha <= 0 {
+		opt.Alpha = stats.DefaultAlpha
+	}
+	page, err := buildPage(r, opt)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := pageTmpl.Execute(&buf, page); err != nil {
+		return fmt.Errorf("rendering the HTML report: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+type htmlPage struct {
+	Title, Question, Setup string
+	Verdicts               []Verdict
+	Head                   []htmlHead
+	Rows                   []htmlRow
+	Charts                 []htmlChart
+	Skipped                []results.Variant
+	Failed                 []results.Measurement
+	Raw                    []htmlRaw
+	JSONLink, CSVLink      string
+	Rules                  []string
+	Legend                 []htmlCell
+}
+
+type htmlHead struct {
+	Title, Long, Unit string
+	Higher            bool
+}
+
+// matrixLabels are the concern names of the observation matrix, short enough for a phone.
+var matrixLabels = map[string]string{
+	"boot": "boot time", "mount": "mount time", "read": "read", "video_read": "seq read",
+	"write": "write", "video_write": "seq write", "read_remove_write": "read-write-delete",
+	"remove": "delete", "space": "space",
+}
+
+type htmlRow struct {
+	Variant, Detail string
+	Cells           []htmlCell
+}
+
+type htmlCell struct {
+	Text, Rating, Title string
+	Style               template.CSS
+}
+
+type htmlChart struct {
+	ID, Title string
+	SVG       template.HTML
+}
+
+type htmlRaw struct {
+	Variant, Test, Rep, Status, Value, Unit, Wall, MBps, DevRead, DevWrite, Note string
+}
+
+func buildPage(r *results.Run, opt HTMLOptions) (htmlPage, error) {
+	p := htmlPage{JSONLink: opt.JSONLink, CSVLink: opt.CSVLink}
+	ran := ranVariants(r)
+	p.Title = "fsbench: which filesystem for " + deviceName(r) + "?"
+	names := make([]string, 0, len(ran))
+	for _, v := range ran {
+		names = append(names, v.Name)
+	}
+	p.Question = fmt.Sprintf("Which filesystem should go on %s? %d variants compared: %s.", deviceName(r), len(ran), strings.Join(names, ", "))
+	p.Setup = setupLine(r)
+	p.Verdicts = Verdicts(r, opt.Alpha)
+
+	var cols []metric
+	for _, m := range matrixMetrics {
+		if present(r, m) {
+			cols = append(cols, m)
+			p.Head = append(p.Head, htmlHead{Title: matrixLabels[m.key], Long: m.title, Unit: m.unit, Higher: m.higherBetter})
+		}
+	}
+	tables := make([]table, len(cols))
+	for i, m := range cols {
+		tables[i] = evaluate(r, m, opt.Alpha)
+	}
+	for _, v := range ran {
+		row := htmlRow{Variant: v.Name, Detail: variantDetail(v)}
+		for i, t := range tables {
+			c, ok := t.cells[v.Name]
+			if !ok {
+				row.Cells = append(row.Cells, htmlCell{Text: status(r, v.Name, cols[i])})
+				continue
+			}
+			row.Cells = append(row.Cells, ratedCell(c, cols[i].unit))
+		}
+		p.Rows = append(p.Rows, row)
+	}
+	for rt := Best; rt <= Worst; rt++ {
+		p.Legend = append(p.Legend, htmlCell{Text: rt.String(), Style: cellStyle(rt)})
+	}
+
+	for _, m := range chartMetrics {
+		t := evaluate(r, m, opt.Alpha)
+		if len(t.order) == 0 {
+			continue
+		}
+		var bars []Bar
+		for _, name := range t.order {
+			c := t.cells[name]
+			bars = append(bars, Bar{Label: name, Median: c.Summary.Median, Min: c.Summary.Min, Max: c.Summary.Max, N: c.Summary.N, Rating: c.Rating})
+		}
+		var svg bytes.Buffer
+		if err := WriteBarChart(&svg, m.title, m.unit, m.higherBetter, bars); err != nil {
+			return p, err
+		}
+		// The SVG is built by WriteBarChart, which escapes every piece of text it writes.
+		p.Charts = append(p.Charts, htmlChart{ID: "chart-" + m.key, Title: m.title, SVG: template.HTML(svg.String())})
+	}
+
+	for _, v := range r.Variants {
+		if v.Status == results.Skipped {
+			p.Skipped = append(p.Skipped, v)
+		}
+	}
+	p.Failed = failedCells(r)
+	p.Raw = rawRows(r)
+	p.Rules = []string{RatingRules, VerdictRules, SignificanceRules,
+		"Throughputs (MB/s) are the bytes the test moved through the filesystem over its wall time; read-write variants " +
+			"store several copies of the dataset and read-only images one, so seconds would not compare but MB/s do. " +
+			"Space is the used bytes (statfs) over the logical bytes stored."}
+	return p, nil
+}
+
+func ratedCell(c Rated, unit string) htmlCell {
+	title := fmt.Sprintf("median of %d; min %s, max %s", c.Summary.N, format(c.Summary.Min), format(c.Summary.Max))
+	if c.Rating != 0 {
+		title += fmt.Sprintf("; %.2f× the best", c.Ratio)
+	}
+	if c.TiedWith != "" {
+		title += "; within noise of " + c.TiedWith
+	}
+	cell := htmlCell{Text: format(c.Summary.Median) + " " + unit, Rating: c.Rating.String(), Title: title}
+	if c.Rating != 0 {
+		cell.Style = cellStyle(c.Rating)
+	}
+	return cell
+}
+
+func cellStyle(rt Rating) template.CSS {
+	// Built from fixed colour constants only.
+	return template.CSS("background:" + ratingColors[rt] + ";color:" + ratingInk(rt))
+}
+
+func deviceName(r *results.Run) string {
+	if r.Device != nil {
+		for _, k := range []string{"name", "model"} {
+			if s := strings.TrimSpace(r.Device.Device[k]); s != "" {
+				return s + " (" + r.Device.Path + ")"
+			}
+		}
+		if r.Device.Loop != nil {
+			return "a loop device over an image file"
+		}
+		return r.Device.Path
+	}
+	if r.Target.Device != "" {
+		return r.Target.Device
+	}
+	return "this device"
+}
+
+func setupLine(r *results.Run) string {
+	var parts []string
+	dev := r.Target.Device
+	if r.Target.Kind == "image" {
+		dio := "off"
+		if r.Target.DirectIO {
+			dio = "on"
+		}
+		dev += " over a sparse image file, direct I/O " + dio
+	}
+	parts = append(parts, "Device: "+dev+", "+bytesText(r.Target.SizeBytes))
+	parts = append(parts, "kernel "+r.Machine.Kernel+" ("+r.Machine.Arch+")")
+	d := r.Dataset
+	ds := fmt.Sprintf("dataset: %s, %d files, %s", d.Kind, d.Files, bytesText(d.Bytes))
+	if d.Copies > 0 {
+		ds += fmt.Sprintf(" × %d copies", d.Copies)
+	}
+	if d.Compressibility > 0 {
+		ds += fmt.Sprintf(", compresses to %.0f %%", 100*d.Compressibility)
+	}
+	if d.VideoBytes > 0 {
+		ds += fmt.Sprintf("; video %s × %d", bytesText(d.VideoBytes), d.VideoCopies)
+	}
+	parts = append(parts, ds)
+	parts = append(parts, fmt.Sprintf("%d repetitions", repetitions(r)))
+	if !r.Started.IsZero() {
+		parts = append(parts, "started "+r.Started.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	if r.Status != "" && r.Status != results.RunComplete {
+		parts = append(parts, "run "+r.Status)
+	}
+	return strings.Join(parts, " · ")
+}
+
+func variantDetail(v results.Variant) string {
+	s := v.FS
+	if len(v.MkfsArgs) > 0 {
+		s += " " + strings.Join(v.MkfsArgs, " ")
+	}
+	if v.MountOptions != "" {
+		s += ", -o " + v.MountOptions
+	}
+	if v.ReadOnly {
+		s += " (read-only)"
+	}
+	return s
+}
+
+// bytesText is a size in binary units with three significant digits.
+func bytesText(n uint64) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
+	v := float64(n)
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return strconv.FormatUint(n, 10) + " bytes"
+	}
+	return format(v) + " " + units[i]
+}
+
+func rawRows(r *results.Run) []htmlRaw {
+	ms := append([]results.Measurement(nil), r.Measurements...)
+	order := map[string]int{}
+	for i, v := range r.Variants {
+		order[v.Name] = i
+	}
+	// Stable: the file's order within a variant is the suite's.
+	sort.SliceStable(ms, func(i, j int) bool { return order[ms[i].Variant] < order[ms[j].Variant] })
+	var out []htmlRaw
+	for _, m := range ms {
+		row := htmlRaw{Variant: m.Variant, Test: m.Test, Rep: strconv.Itoa(m.Rep), Status: m.Status, Unit: m.Unit, Note: m.Note}
+		if m.Warmup {
+			row.Rep += " (warm-up)"
+		}
+		if m.Error != "" {
+			row.Note = m.Error
+		}
+		if m.Value != nil {
+			row.Value = strconv.FormatFloat(*m.Value, 'g', 6, 64)
+		}
+		if m.WallSeconds > 0 {
+			row.Wall = strconv.FormatFloat(m.WallSeconds, 'f', 4, 64)
+		}
+		if m.MBps > 0 {
+			row.MBps = format(m.MBps)
+		}
+		if m.Device != nil {
+			row.DevRead, row.DevWrite = bytesText(m.Device.ReadBytes), bytesText(m.Device.WriteBytes)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+:root { color-scheme: light; }
+body { font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111; background: #fff; margin: 0 auto; max-width: 72rem; padding: 0.75rem 1rem 2rem; }
+h1 { font-size: 1.5rem; margin: 0.5rem 0; }
+h2 { font-size: 1.2rem; margin: 1.6rem 0 0.5rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; }
+p.question { font-size: 1.05rem; margin: 0.2rem 0; }
+p.setup { color: #444; font-size: 0.9rem; margin: 0.2rem 0 1rem; }
+.scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; max-width: 100%; }
+table { border-collapse: collapse; font-size: 0.92rem; }
+th, td { border: 1px solid #ccc; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+td.num, th.num { text-align: right; white-space: nowrap; }
+td.rated { text-align: center; white-space: nowrap; }
+td.rated small, td.variant small { display: block; font-size: 0.75rem; }
+td.variant small { color: #555; }
+td.variant { white-space: nowrap; }
+table.verdict td:first-child { font-weight: bold; white-space: nowrap; }
+.winner { font-weight: bold; font-size: 1.05rem; white-space: nowrap; }
+.muted { color: #555; }
+.legend span { display: inline-block; padding: 0.1rem 0.45rem; margin: 0.1rem; border-radius: 3px; font-size: 0.85rem; }
+figure { margin: 1rem 0; max-width: 44rem; break-inside: avoid; page-break-inside: avoid; }
+table.raw { font-size: 0.8rem; }
+footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
+@media (max-width: 40rem) {
+  body { font-size: 15px; padding: 0.5rem; }
+  th, td { padding: 0.25rem 0.35rem; }
+  /* The verdict becomes one card per priority instead of a table too wide to read. */
+  table.verdict, table.verdict tbody, table.verdict tr, table.verdict td { display: block; }
+  table.verdict tr:first-child { display: none; }
+  table.verdict tr { border-bottom: 1px solid #ccc; padding: 0.3rem 0; }
+  table.verdict td { border: none; padding: 0.1rem 0.3rem; }
+  table.verdict td[data-label]::before { content: attr(data-label) ": "; color: #555; font-size: 0.85rem; }
+}
+@media print {
+  body { max-width: none; padding: 0; font-size: 11pt; }
+  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  .scroll { overflow: visible; }
+  h2 { break-after: avoid; page-break-after: avoid; }
+  table.raw { font-size: 7pt; }
+  a { color: inherit; text-decoration: none; }
+}
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="question">{{.Question}}</p>
+<p class="setup">{{.Setup}}</p>
+
+<h2 id="verdict">Verdict</h2>
+<div class="scroll">
+<table class="verdict">
+<tr><th>If you care most about</th><th>use</th><th>margin to the runner-up</th><th>is the difference real?</th></tr>
+{{range .Verdicts}}<tr><td>{{.Priority}}</td>{{if .Winner}}<td data-label="use"><span class="winner">{{.Winner}}</span><br><small class="muted">by {{.Basis}}</small></td><td data-label="margin">{{.MarginText}}{{if .Note}}<br><small class="muted">{{.Note}}</small>{{end}}</td><td data-label="real?">{{.Significance}}</td>{{else}}<td colspan="3" class="muted">{{.Note}}</td>{{end}}</tr>
+{{end}}</table>
+</div>
+
+<h2 id="matrix">Observations</h2>
+<p class="legend">Medians (↑ higher is better, ↓ lower is better); colour and word are the rating, from the ratio to the best median of each column (rules at the end):
+{{range .Legend}}<span style="{{.Style}}">{{.Text}}</span>{{end}}</p>
+<div class="scroll">
+<table class="matrix">
+<tr><th>variant</th>{{range .Head}}<th class="num" title="{{.Long}}">{{.Title}}<br><small>{{.Unit}}{{if .Higher}} ↑{{else}} ↓{{end}}</small></th>{{end}}</tr>
+{{range .Rows}}<tr><td class="variant">{{.Variant}}<small>{{.Detail}}</small></td>{{range .Cells}}{{if .Rating}}<td class="rated" style="{{.Style}}" title="{{.Title}}">{{.Text}}<small>{{.Rating}}</small></td>{{else}}<td class="rated muted">{{.Text}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+</div>
+
+<h2 id="charts">Charts</h2>
+<p class="muted">One chart per test, best first: the bar is the median, the whisker the minimum and maximum.</p>
+{{range .Charts}}<figure id="{{.ID}}">
+{{.SVG}}</figure>
+{{end}}
+<h2 id="problems">Skipped variants and failed cells</h2>
+{{if or .Skipped .Failed}}{{if .Skipped}}<ul>
+{{range .Skipped}}<li><b>{{.Name}}</b> skipped: {{.Reason}}</li>
+{{end}}</ul>{{end}}
+{{if .Failed}}<ul>
+{{range .Failed}}<li><b>{{.Variant}}</b> repetition {{.Rep}}, <b>{{.Test}}</b> failed: {{.Error}}</li>
+{{end}}</ul>{{end}}{{else}}<p>None: every variant ran and every cell completed.</p>{{end}}
+
+<h2 id="raw">All measurements</h2>
+<p>The same figures as files: <a href="{{.JSONLink}}">{{.JSONLink}}</a> (everything, with the machine, device and methods) and <a href="{{.CSVLink}}">{{.CSVLink}}</a> (for spreadsheets).</p>
+<div class="scroll">
+<table class="raw">
+<tr><th>variant</th><th>test</th><th>rep</th><th>status</th><th class="num">value</th><th>unit</th><th class="num">wall s</th><th class="num">MB/s</th><th class="num">device read</th><th class="num">device written</th><th>note</th></tr>
+{{range .Raw}}<tr><td>{{.Variant}}</td><td>{{.Test}}</td><td>{{.Rep}}</td><td>{{.Status}}</td><td class="num">{{.Value}}</td><td>{{.Unit}}</td><td class="num">{{.Wall}}</td><td class="num">{{.MBps}}</td><td class="num">{{.DevRead}}</td><td class="num">{{.DevWrite}}</td><td>{{.Note}}</td></tr>
+{{end}}</table>
+</div>
+
+<footer>
+<h2 id="rules">How ratings and recommendations are made</h2>
+{{range .Rules}}<p>{{.}}</p>
+{{end}}<p class="muted">Written by fsbench from {{.JSONLink}}. Flash wear (bytes written to the device per byte stored) is not measured in this run.</p>
+</footer>
+</body>
+</html>
+`))

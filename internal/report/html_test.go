@@ -1,0 +1,218 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// runOf builds a run from samples of headline values by variant and test, in seconds.
+func runOf(data map[string]map[string][]float64) *results.Run {
+	r := &results.Run{Schema: results.Schema, Status: results.RunComplete}
+	var names []string
+	for n := range data {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r.Variants = append(r.Variants, results.Variant{Name: n, FS: n, Status: results.OK})
+		var tests []string
+		for t := range data[n] {
+			tests = append(tests, t)
+		}
+		sort.Strings(tests)
+		for _, t := range tests {
+			for i, v := range data[n][t] {
+				r.Measurements = append(r.Measurements, results.Measurement{
+					Variant: n, Test: t, Rep: i + 1, Status: results.OK, Value: results.Float(v), Unit: "s", WallSeconds: v,
+				})
+			}
+		}
+	}
+	return r
+}
+
+func TestBarChartGolden(t *testing.T) {
+	bars := []Bar{
+		{Label: "erofs-lz4hc", Median: 210.4, Min: 180, Max: 230.2, N: 4, Rating: Best},
+		{Label: "ext4", Median: 116, Min: 110, Max: 130, N: 4, Rating: Fair},
+		{Label: "a <b> & \"c\"", Median: 12.5, Min: 12.5, Max: 12.5, N: 1, Rating: Worst},
+	}
+	var buf bytes.Buffer
+	if err := WriteBarChart(&buf, "read (rootfs tree)", "MB/s", true, bars); err != nil {
+		t.Fatal(err)
+	}
+	s := buf.String()
+	// Labels are escaped, units on the axis, order kept, no whisker for a single sample.
+	for _, want := range []string{"a &lt;b&gt; &amp; &#34;c&#34;", "MB/s (higher is better)", ">250<"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+	if strings.Index(s, "erofs-lz4hc") > strings.Index(s, ">ext4<") {
+		t.Error("bars not in the given order")
+	}
+	if n := strings.Count(s, "<path"); n != 2 {
+		t.Errorf("%d whiskers, want 2", n)
+	}
+	golden(t, "chart.svg.golden", buf.Bytes())
+}
+
+func TestNiceTicks(t *testing.T) {
+	tests := []struct {
+		top  float64
+		want []float64
+	}{
+		{230.2, []float64{0, 50, 100, 150, 200, 250}},
+		{1, []float64{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1}},
+		{0, []float64{0, 1}},
+		{7, []float64{0, 2, 4, 6, 8}},
+	}
+	for _, tc := range tests {
+		got := niceTicks(tc.top)
+		if len(got) != len(tc.want) {
+			t.Errorf("niceTicks(%v) = %v, want %v", tc.top, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if d := got[i] - tc.want[i]; d > 1e-9 || d < -1e-9 {
+				t.Errorf("niceTicks(%v) = %v, want %v", tc.top, got, tc.want)
+				break
+			}
+		}
+	}
+}
+
+func TestHTMLGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := HTML(&buf, loadRun(t), HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.html.golden", buf.Bytes())
+}
+
+// sections of the report, in the order the page must show them.
+var sections = []string{
+	"Verdict", "Observations", "Charts", "Skipped variants and failed cells",
+	"All measurements", "How ratings and recommendations are made",
+}
+
+func TestHTMLStructure(t *testing.T) {
+	var buf bytes.Buffer
+	if err := HTML(&buf, fixture(), HTMLOptions{JSONLink: "../r/results.json"}); err != nil {
+		t.Fatal(err)
+	}
+	s := buf.String()
+	last := -1
+	for _, h := range sections {
+		i := strings.Index(s, ">"+h+"</h2>")
+		if i < 0 || i < last {
+			t.Errorf("section %q missing or out of order", h)
+		}
+		last = i
+	}
+	for _, want := range []string{
+		"input/output error",                // the failed cell's reason
+		"this kernel (6.18.44) has no f2fs", // the skipped variant's reason
+		"n/a (ro)",                          // read-only write cells
+		`href="../r/results.json"`, `href="results.csv"`,
+		"not measured in this run", // flash wear
+		"@media print", "overflow-x: auto", `name="viewport"`,
+		"Ratio &lt;= 1.05: excellent", // the rules in the footer
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// Self-contained and offline: no script, no external resource.
+	for _, bad := range []string{"<script", "src=", "<link", "@import", "url(", `href="http`} {
+		if strings.Contains(s, bad) {
+			t.Errorf("report contains %q", bad)
+		}
+	}
+}
+
+func TestHTMLDeterministic(t *testing.T) {
+	var a, b bytes.Buffer
+	HTML(&a, loadRun(t), HTMLOptions{})
+	HTML(&b, loadRun(t), HTMLOptions{})
+	if a.String() != b.String() {
+		t.Error("two renderings of the same run differ")
+	}
+}
+
+func TestCompareGolden(t *testing.T) {
+	load := func(name string) *results.Run {
+		r, err := results.Load(filepath.Join("testdata", "compare", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tests := []struct {
+		a, b, golden string
+		regressions  int
+		check        func(t *testing.T, c RunComparison)
+	}{
+		{"a.json", "b.json", "compare_ab.golden", 2, func(t *testing.T, c RunComparison) {
+			delta := map[string]string{}
+			for _, r := range c.Rows {
+				delta[r.Variant+" "+r.Test] = r.Cmp.Delta()
+			}
+			// ext4 write: 6 vs 6 clearly apart (100/1.005 → 100/1.20 MB/s).
+			if d := delta["ext4 write"]; d != "-16.25%" {
+				t.Errorf("ext4 write delta %q", d)
+			}
+			// ext4 read: overlapping samples.
+			if d := delta["ext4 read"]; d != "~" {
+				t.Errorf("ext4 read delta %q, want ~", d)
+			}
+			// btrfs write faster: significant, not a regression; btrfs space larger: regression.
+			if d := delta["btrfs write"]; !strings.HasPrefix(d, "+") {
+				t.Errorf("btrfs write delta %q", d)
+			}
+			if d := delta["btrfs space"]; !strings.HasPrefix(d, "+") {
+				t.Errorf("btrfs space delta %q", d)
+			}
+		}},
+		{"c.json", "d.json", "compare_cd.golden", 0, func(t *testing.T, c RunComparison) {
+			if len(c.Rows) != 1 || c.Rows[0].Cmp.Delta() != "~" || c.Rows[0].Cmp.P != 0.1 {
+				t.Fatalf("rows %+v", c.Rows)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.golden, func(t *testing.T) {
+			c := CompareRuns(load(tc.a), load(tc.b), "A/"+tc.a, "B/"+tc.b, 0)
+			if got := len(c.Regressions()); got != tc.regressions {
+				t.Errorf("%d regressions, want %d", got, tc.regressions)
+			}
+			tc.check(t, c)
+			var buf bytes.Buffer
+			if err := c.WriteText(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if tc.regressions == 0 && !strings.Contains(buf.String(), "need >= 4 repetitions per side") {
+				t.Error("3 against 3 does not say that 4 repetitions per side are needed")
+			}
+			golden(t, tc.golden, buf.Bytes())
+			var page bytes.Buffer
+			if err := c.WriteHTML(&page); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(page.String(), "<script") || !strings.Contains(page.String(), "vs A") {
+				t.Error("comparison page: script present or table missing")
+			}
+		})
+	}
+}
+
+func TestMain(m *testing.M) {
+	// Tests write .got files only on mismatch; nothing else is left behind.
+	os.Exit(m.Run())
+}

@@ -1,0 +1,129 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/stats"
+)
+
+// Verdict is the recommendation for one user priority.
+type Verdict struct {
+	Priority string // "boot/mount time", ...
+	Basis    string // what was compared, with its unit
+	Winner   string // empty when no variant has data (see Note)
+	RunnerUp string // empty when only one variant has data
+	Unit     string
+	// WinnerMedian and RunnerMedian are the medians of the compared figure.
+	WinnerMedian, RunnerMedian float64
+	// Margin is how much better the winner is than the runner-up, as a fraction (0.12 = 12 %);
+	// negative when the winner was chosen by a second criterion (space, for read-mostly).
+	Margin       float64
+	Significance string // "significant (p=0.029 n=4)", "cannot tell: need >= 4 ...", ...
+	Significant  bool
+	Note         string
+}
+
+// VerdictRules explains how Verdicts chooses, for the report footer.
+const VerdictRules = `Recommendations: for each priority the variant with the best median of the figure named wins; ` +
+	`read-mostly rootfs: among the variants rated excellent for read (within noise of the best), the one using the least space. ` +
+	`Boot/mount time is module load (0 when built in or already loaded) plus mount, per repetition. ` +
+	`Write-heavy data is the combined throughput of write, read-write-delete and sequential write (their bytes over their summed time), ` +
+	`so read-only filesystems do not take part. The margin is how much better the winner's median is than the runner-up's; ` +
+	`whether that difference is significant is the Mann-Whitney U test at p <= 0.05, as benchstat computes it, ` +
+	`which needs at least 4 repetitions per side.`
+
+// Verdicts returns the recommendation for each priority, in the report's order.
+func Verdicts(r *results.Run, alpha float64) []Verdict {
+	if alpha <= 0 {
+		alpha = stats.DefaultAlpha
+	}
+	out := []Verdict{
+		pick("boot/mount time", evaluate(r, mBoot, alpha), alpha),
+		readMostly(r, alpha),
+		pick("write-heavy data", evaluate(r, mWriteMix, alpha), alpha),
+		pick("space", evaluate(r, mSpace, alpha), alpha),
+		{Priority: "flash wear", Note: "not measured in this run"},
+	}
+	return out
+}
+
+func pick(priority string, t table, alpha float64) Verdict {
+	v := Verdict{Priority: priority, Basis: t.m.title, Unit: t.m.unit}
+	if len(t.order) == 0 {
+		v.Note = "no variant has data for this"
+		return v
+	}
+	return finish(v, t, t.order[0], alpha)
+}
+
+// finish fills in the runner-up (the best-ranked variant other than the winner), the margin
+// and its significance.
+func finish(v Verdict, t table, winner string, alpha float64) Verdict {
+	v.Winner = winner
+	w := t.cells[winner]
+	v.WinnerMedian = w.Summary.Median
+	for _, name := range t.order {
+		if name == winner {
+			continue
+		}
+		ru := t.cells[name]
+		v.RunnerUp, v.RunnerMedian = name, ru.Summary.Median
+		// Below 0 when the runner-up has the better median (a second criterion chose).
+		v.Margin = ratio(ru.Summary.Median, w.Summary.Median, t.m.higherBetter) - 1
+		v.Significance, v.Significant = significance(w.Samples, ru.Samples, alpha)
+		return v
+	}
+	v.Note = "the only variant with data"
+	return v
+}
+
+// readMostly ranks by read throughput, then, among the variants within noise of the best
+// (rated excellent), takes the one that uses the least space.
+func readMostly(r *results.Run, alpha float64) Verdict {
+	rd := evaluate(r, mRead, alpha)
+	v := Verdict{Priority: "read-mostly rootfs", Basis: rd.m.title + ", then space", Unit: rd.m.unit}
+	if len(rd.order) == 0 {
+		v.Note = "no variant has data for this"
+		return v
+	}
+	sp := evaluate(r, mSpace, alpha)
+	winner := rd.order[0]
+	for _, name := range rd.order[1:] {
+		c, ok := sp.cells[name]
+		if rd.cells[name].Rating != Best || !ok {
+			continue
+		}
+		if w, ok := sp.cells[winner]; !ok || c.Summary.Median < w.Summary.Median {
+			winner = name
+		}
+	}
+	v = finish(v, rd, winner, alpha)
+	if winner != rd.order[0] {
+		v.Note = fmt.Sprintf("read within noise of %s, and uses less space (%s vs %s %s)", rd.order[0],
+			format(sp.cells[winner].Summary.Median), format(sp.cells[rd.order[0]].Summary.Median), mSpace.unit)
+	}
+	return v
+}
+
+// MarginText is the margin in words: "12 % better than ext4 (8.10 vs 9.07 ms)".
+func (v Verdict) MarginText() string {
+	if v.RunnerUp == "" {
+		return ""
+	}
+	word := "better"
+	m := v.Margin
+	if m < 0 {
+		word, m = "worse", -m
+	}
+	return fmt.Sprintf("%s %s than %s (%s vs %s %s)", pct(m), word, v.RunnerUp, format(v.WinnerMedian), format(v.RunnerMedian), v.Unit)
+}
+
+func pct(f float64) string {
+	switch {
+	case f < 0.1:
+		return fmt.Sprintf("%.1f %%", 100*f)
+	default:
+		return fmt.Sprintf("%.0f %%", 100*f)
+	}
+}
