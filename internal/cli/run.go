@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,8 @@ type runFlags struct {
 	config, size, variants, tests, suite, dataset, datasetSize, videoSize string
 	timeout, results, out, image, target                                  string
 	timeScale                                                             float64
+	untilStable                                                           string
+	maxReps                                                               int
 	repetitions                                                           int
 	seed                                                                  uint64
 	warmup, keepImage, noDirectIO                                         bool
@@ -67,6 +70,9 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.image, "image", "", "image file to create (default: inside the results directory, deleted after the run)")
 	fl.BoolVar(&f.keepImage, "keep-image", false, "keep the image file after the run")
 	fl.BoolVar(&f.noDirectIO, "no-direct-io", false, "attach the loop device without direct I/O (host page cache in the path)")
+	fl.StringVar(&f.untilStable, "until-stable", "", "repeat each variant until the median of every timed test is known within ±this (e.g. 3%), from 6 repetitions")
+	fl.Lookup("until-stable").NoOptDefVal = "3%"
+	fl.IntVar(&f.maxReps, "max-repetitions", 15, "with --until-stable: the most repetitions per variant")
 	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, or simcard:PROFILE (a simulated card; see fsbench simcard profiles)")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
 	return cmd
@@ -183,6 +189,18 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	if _, _, err := runner.ParseTarget(f.target); err != nil {
 		return UsageError{err}
 	}
+	var untilStable float64
+	if f.untilStable != "" {
+		v := strings.TrimSuffix(f.untilStable, "%")
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || x <= 0 {
+			return usagef("--until-stable: want a percentage like 3%%, got %q", f.untilStable)
+		}
+		if strings.HasSuffix(f.untilStable, "%") || x >= 1 {
+			x /= 100
+		}
+		untilStable = x
+	}
 	if f.timeScale <= 0 {
 		return usagef("--time-scale must be > 0 (1 = real time), got %g", f.timeScale)
 	}
@@ -191,7 +209,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	out, err := runner.Run(ctx, runner.Options{
 		Config: cfg, OutDir: f.out, Image: f.image, KeepImage: f.keepImage,
 		DirectIO: !f.noDirectIO, Version: Version, Log: ui.logf, Progress: ui.progress,
-		Target: f.target, TimeScale: f.timeScale,
+		Target: f.target, TimeScale: f.timeScale, UntilStable: untilStable, MaxRepetitions: f.maxReps,
 	})
 	ui.finish()
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {

@@ -136,6 +136,10 @@ type Variant struct {
 	Status       string   `json:"status"`           // OK or Skipped
 	Reason       string   `json:"reason,omitempty"` // why skipped, saying what to do
 	Kernel       string   `json:"kernel,omitempty"` // how the kernel provides it: built-in, module ...
+	// With --until-stable: the repetitions this variant took, and the tests whose median was
+	// still not known within the target when the cap was reached.
+	Repetitions int      `json:"repetitions,omitempty"`
+	Unstable    []string `json:"unstable,omitempty"`
 }
 
 // Measurement is one test of one variant in one repetition.

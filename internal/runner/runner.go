@@ -22,6 +22,7 @@ import (
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/stats"
 	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/target"
 )
@@ -45,6 +46,11 @@ type Options struct {
 	Target string
 	// TimeScale multiplies the simulated card's modelled waits (1 = real time).
 	TimeScale float64
+	// UntilStable, when > 0, repeats each variant beyond Config.Repetitions until the confidence
+	// interval of the median of every timed test is within ±UntilStable of the median (0.03 =
+	// ±3 %), up to MaxRepetitions.
+	UntilStable    float64
+	MaxRepetitions int
 	// Self is the argv prefix that runs fsbench's own command line, used to start the card
 	// server as a child; empty = this executable (tests pass a built fsbench binary).
 	Self []string
@@ -291,6 +297,13 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		}()
 	}
 	reps := cfg.Repetitions
+	maxReps := reps
+	if opt.UntilStable > 0 {
+		// A distribution-free 95 % interval of a median needs at least stats.NeedForCI samples.
+		reps = max(reps, stats.NeedForCI(stats.DefaultConfidence))
+		maxReps = max(opt.MaxRepetitions, reps)
+		run.Methods["until_stable"] = fmt.Sprintf("each variant repeated until the 95 %% confidence interval of the median of every timed test (unit s, module_load excepted) is within ±%.3g %% of the median, from %d up to %d repetitions; see variants[].repetitions and .unstable", 100*opt.UntilStable, reps, maxReps)
+	}
 	first := 1
 	if cfg.Warmup {
 		first = 0
@@ -298,18 +311,32 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	total := len(jobs) * (reps - first + 1)
 	done := 0
 	started := time.Now()
+	emit := func(m results.Measurement) error {
+		run.Measurements = append(run.Measurements, m)
+		return save()
+	}
 	for _, j := range jobs {
-		for n := first; n <= reps; n++ {
+		for n := first; ; n++ {
+			if n > reps {
+				if opt.UntilStable <= 0 {
+					break
+				}
+				unstable := unstableTests(run, j.v.Name, opt.UntilStable)
+				setStability(run, j.v.Name, n-1, unstable)
+				if len(unstable) == 0 || n > maxReps {
+					if len(unstable) > 0 {
+						logf("%s: not stable within ±%.3g %% after %d repetitions: %s", j.v.Name, 100*opt.UntilStable, n-1, strings.Join(unstable, ", "))
+					}
+					break
+				}
+				total++ // one more repetition of this variant
+			}
 			if opt.Progress != nil {
 				p := Progress{Variant: j.v.Name, Rep: n, Reps: reps, Done: done, Total: total}
 				if done > 0 {
 					p.ETA = time.Duration(float64(time.Since(started)) / float64(done) * float64(total-done))
 				}
 				env.OnTest = func(test string) { p.Test = test; opt.Progress(p) }
-			}
-			emit := func(m results.Measurement) error {
-				run.Measurements = append(run.Measurements, m)
-				return save()
 			}
 			err := suite.RunRepetition(ctx, env, j.v, j.k, n, n == 0, emit)
 			if err != nil {
@@ -329,6 +356,33 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	run.Status, run.Finished = results.RunComplete, time.Now()
 	run.Tool.PeakRSSBytes = measure.PeakRSS()
 	return out, save()
+}
+
+// unstableTests lists the timed tests of a variant whose median is not yet known within
+// ±target (stats.Stable). module_load is left out: it is measured once per boot at most.
+func unstableTests(run *results.Run, variant string, target float64) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range run.Measurements {
+		if m.Variant != variant || m.Unit != "s" || m.Test == suite.ModuleLoad || seen[m.Test] {
+			continue
+		}
+		seen[m.Test] = true
+		if ok, _ := stats.Stable(run.Values(variant, m.Test), target); !ok {
+			out = append(out, m.Test)
+		}
+	}
+	return out
+}
+
+// setStability records how many repetitions a variant took and what did not settle.
+func setStability(run *results.Run, variant string, reps int, unstable []string) {
+	for i := range run.Variants {
+		if run.Variants[i].Name == variant {
+			run.Variants[i].Repetitions = reps
+			run.Variants[i].Unstable = unstable
+		}
+	}
 }
 
 // ParseTarget splits a --target value into its kind ("image" or "simcard") and, for a

@@ -355,3 +355,47 @@ func TestRunOnSimulatedCard(t *testing.T) {
 		t.Errorf("ext4 read did not reach the card: %+v", rd)
 	}
 }
+
+func TestUntilStable(t *testing.T) {
+	needRoot(t)
+	tests := []struct {
+		name         string
+		target       float64
+		wantReps     int
+		wantUnstable bool
+	}{
+		// Two figures (mkfs and mount times) known within ±1000 %: stable as soon as the
+		// interval exists, at 6 samples.
+		{"loose target", 10, 6, false},
+		// ±0.001 % is never reached on a shared machine: stops at the cap, and says so.
+		{"impossible target", 0.00001, 7, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.Variants = cfg.Variants[:1]
+			cfg.Tests = []string{suite.Mkfs, suite.Mount}
+			dir := t.TempDir()
+			out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true,
+				UntilStable: tc.target, MaxRepetitions: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkNoLeftovers(t, dir)
+			r, err := results.Load(out.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := r.Variants[0]
+			if v.Repetitions != tc.wantReps || (len(v.Unstable) > 0) != tc.wantUnstable {
+				t.Errorf("repetitions %d unstable %v, want %d and unstable=%v", v.Repetitions, v.Unstable, tc.wantReps, tc.wantUnstable)
+			}
+			if n := len(r.Values("ext4", suite.Mkfs)); n != tc.wantReps {
+				t.Errorf("%d mkfs samples, want %d", n, tc.wantReps)
+			}
+			if r.Methods["until_stable"] == "" {
+				t.Error("the method is not recorded")
+			}
+		})
+	}
+}
