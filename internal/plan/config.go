@@ -21,7 +21,7 @@ type Config struct {
 	Size        uint64    `json:"size_bytes"`                   // image/device size to use; default 1 GiB
 	Repetitions int       `json:"repetitions"`                  // default 3, >= 1
 	Warmup      bool      `json:"warmup"`                       // one extra discarded first repetition
-	Suite       string    `json:"suite"`                        // default "bootlin"
+	Suite       string    `json:"suite"`                        // default "bootlin"; several: "bonnie,smallfiles"
 	Tests       []string  `json:"tests,omitempty"`              // empty = every test of the suite
 	Dataset     string    `json:"dataset,omitempty"`            // "" = generated tree; else a directory
 	DatasetSize uint64    `json:"dataset_size_bytes,omitempty"` // 0 = scaled to Size
@@ -144,9 +144,14 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 	}
 	if c.Suite == "" {
 		p.add(at("suite", -1), "suite is empty%s", knownSuffix(opt.KnownSuites))
-	} else if opt.KnownSuites != nil && !slices.Contains(opt.KnownSuites, c.Suite) {
-		p.add(at("suite", -1), "unknown suite %q%s (known: %s)",
-			c.Suite, didYouMean(c.Suite, opt.KnownSuites), knownList(opt.KnownSuites))
+	} else if opt.KnownSuites != nil {
+		// Several suites run one after the other on the same fresh filesystem: "a,b".
+		for _, name := range strings.Split(c.Suite, ",") {
+			if name = strings.TrimSpace(name); !slices.Contains(opt.KnownSuites, name) {
+				p.add(at("suite", -1), "unknown suite %q%s (known: %s)",
+					name, didYouMean(name, opt.KnownSuites), knownList(opt.KnownSuites))
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for _, t := range c.Tests {

@@ -84,40 +84,42 @@ func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n i
 			r.mounted = false
 		}
 	}()
-	steps := r.steps()
-	for _, s := range steps {
-		if !env.Selection.Run[s.name] {
+	for _, s := range env.Selection.Order {
+		if s.run == nil {
+			continue // produced by another test's step
+		}
+		if !env.Selection.Run[s.Name] {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		record := env.Selection.Record[s.name]
+		record := env.Selection.Record[s.Name]
 		if env.OnTest != nil {
-			env.OnTest(s.name)
+			env.OnTest(s.Name)
 		}
 		if r.failed != "" {
 			if record {
-				if err := r.put(results.Measurement{Test: s.name, Status: results.NotRun, Note: r.failed + " failed in this repetition"}); err != nil {
+				if err := r.put(results.Measurement{Test: s.Name, Status: results.NotRun, Note: r.failed + " failed in this repetition"}); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if k.ReadOnly && !s.readOnly {
+		if k.ReadOnly && !s.ReadOnly {
 			if record {
-				if err := r.put(results.Measurement{Test: s.name, Status: results.NA, Note: "read-only filesystem"}); err != nil {
+				if err := r.put(results.Measurement{Test: s.Name, Status: results.NA, Note: "read-only filesystem"}); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if s.name != Mkfs && s.name != ModuleLoad && s.name != Mount && !r.mounted {
+		if s.Name != Mkfs && s.Name != ModuleLoad && s.Name != Mount && !r.mounted {
 			// Never let a test write into the bare mount point, which is on the host's disk.
-			return fmt.Errorf("%s: the filesystem is not mounted on %s (a bug in the order of tests)", s.name, env.Mountpoint)
+			return fmt.Errorf("%s: the filesystem is not mounted on %s (a bug in the order of tests)", s.Name, env.Mountpoint)
 		}
 		tctx, cancel := context.WithTimeout(ctx, env.Timeout)
-		ms, serr := s.fn(tctx)
+		ms, serr := s.run(r, tctx)
 		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err() // interrupted: the half-done test is not recorded
@@ -126,11 +128,11 @@ func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n i
 			if errors.Is(serr, context.DeadlineExceeded) {
 				serr = fmt.Errorf("timed out after %v (raise timeout in the config or with --timeout): %w", env.Timeout, serr)
 			}
-			r.failed = s.name
-			ms = []results.Measurement{{Test: s.name, Status: results.Failed, Error: serr.Error()}}
+			r.failed = s.Name
+			ms = []results.Measurement{{Test: s.Name, Status: results.Failed, Error: serr.Error()}}
 			// The step may have produced figures for a second test (mount_mem with mount);
 			// those are not run either.
-			if s.name == Mount && env.Selection.Record[MountMem] {
+			if s.Name == Mount && env.Selection.Record[MountMem] {
 				ms = append(ms, results.Measurement{Test: MountMem, Status: results.NotRun, Note: "mount failed in this repetition"})
 			}
 		}
@@ -172,32 +174,6 @@ func describe(m results.Measurement) string {
 		if m.Note != "" {
 			s += " (" + m.Note + ")"
 		}
-	}
-	return s
-}
-
-type step struct {
-	name     string
-	readOnly bool // applies to read-only filesystems
-	fn       func(ctx context.Context) ([]results.Measurement, error)
-}
-
-func (r *rep) steps() []step {
-	ro := func(name string) bool { t, _ := Lookup("bootlin", name); return t.ReadOnly }
-	s := []step{
-		{Mkfs, true, r.mkfs},
-		{ModuleLoad, true, r.moduleLoad},
-		{Mount, true, r.mount},
-		{Write, false, r.write},
-		{UsedSpace, true, r.usedSpace},
-		{Read, true, r.read},
-		{ReadRemoveWrite, false, r.readRemoveWrite},
-		{Remove, false, r.remove},
-		{VideoWrite, false, r.videoWrite},
-		{VideoRead, false, r.videoRead},
-	}
-	for i := range s {
-		s[i].readOnly = ro(s[i].name)
 	}
 	return s
 }

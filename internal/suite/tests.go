@@ -4,9 +4,12 @@
 package suite
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fsbench/fsbench/internal/results"
 )
 
 // Test describes one named test.
@@ -20,6 +23,9 @@ type Test struct {
 	// (unrecorded) even when not selected.
 	Needs []string
 	Doc   string
+	// run performs the test in a repetition and returns its measurements (one step may
+	// produce several: mount gives mount_mem too). nil when another test's step produces it.
+	run func(r *rep, ctx context.Context) ([]results.Measurement, error)
 }
 
 // Test names of the bootlin suite, in the order they run.
@@ -37,24 +43,34 @@ const (
 	VideoRead       = "video_read"
 )
 
-// Bootlin is the suite of Bootlin's "Finding the Best Block Filesystem" (EOSS 2023) with the
-// time and memory figures of Free Electrons' flash filesystem study (ELCE 2010).
-var Bootlin = []Test{
-	{Name: Mkfs, Unit: "s", ReadOnly: true, Doc: "mkfs time; for read-only filesystems the image build time (image size in extra.image_bytes, time to write it to the device in extra.image_write_s)"},
-	{Name: ModuleLoad, Unit: "s", ReadOnly: true, Doc: "modprobe time when the filesystem is a module not yet loaded; otherwise n/a with the reason (built-in or already loaded)"},
-	{Name: Mount, Unit: "s", ReadOnly: true, Doc: "mount(2) time, cold: sync and drop_caches first"},
+// setup are the tests every repetition of every suite begins with: a fresh filesystem, mounted.
+var setup = []Test{
+	{Name: Mkfs, Unit: "s", ReadOnly: true, run: (*rep).mkfs, Doc: "mkfs time; for read-only filesystems the image build time (image size in extra.image_bytes, time to write it to the device in extra.image_write_s)"},
+	{Name: ModuleLoad, Unit: "s", ReadOnly: true, run: (*rep).moduleLoad, Doc: "modprobe time when the filesystem is a module not yet loaded; otherwise n/a with the reason (built-in or already loaded)"},
+	{Name: Mount, Unit: "s", ReadOnly: true, run: (*rep).mount, Doc: "mount(2) time, cold: sync and drop_caches first"},
 	{Name: MountMem, Unit: "bytes", ReadOnly: true, Doc: "kernel memory taken by the mount (see methods.mount_mem)"},
-	{Name: Write, Unit: "s", Doc: "copy the rootfs dataset N times from RAM (tmpfs) into the filesystem, syncfs inside the timed part"},
-	{Name: UsedSpace, Unit: "bytes", ReadOnly: true, Needs: []string{Write}, Doc: "used bytes as df shows (statfs) after storing the dataset; logical_bytes beside it"},
-	{Name: Read, Unit: "s", ReadOnly: true, Needs: []string{Write}, Doc: "unmount, drop caches, mount, then read every byte of every file"},
-	{Name: ReadRemoveWrite, Unit: "s", Needs: []string{Write}, Doc: "N times: remove the oldest copy, copy the oldest remaining one to a new one; syncfs"},
-	{Name: Remove, Unit: "s", Needs: []string{Write}, Doc: "remove everything, syncfs"},
-	{Name: VideoWrite, Unit: "s", Doc: "copy an incompressible file N times, syncfs"},
-	{Name: VideoRead, Unit: "s", Needs: []string{VideoWrite}, Doc: "unmount, drop caches, mount, read the video copies"},
 }
 
-// Suites maps a suite name to its tests.
+// Bootlin is the suite of Bootlin's "Finding the Best Block Filesystem" (EOSS 2023) with the
+// time and memory figures of Free Electrons' flash filesystem study (ELCE 2010).
+var Bootlin = append(slices.Clone(setup),
+	Test{Name: Write, Unit: "s", run: (*rep).write, Doc: "copy the rootfs dataset N times from RAM (tmpfs) into the filesystem, syncfs inside the timed part"},
+	Test{Name: UsedSpace, Unit: "bytes", ReadOnly: true, Needs: []string{Write}, run: (*rep).usedSpace, Doc: "used bytes as df shows (statfs) after storing the dataset; logical_bytes beside it"},
+	Test{Name: Read, Unit: "s", ReadOnly: true, Needs: []string{Write}, run: (*rep).read, Doc: "unmount, drop caches, mount, then read every byte of every file"},
+	Test{Name: ReadRemoveWrite, Unit: "s", Needs: []string{Write}, run: (*rep).readRemoveWrite, Doc: "N times: remove the oldest copy, copy the oldest remaining one to a new one; syncfs"},
+	Test{Name: Remove, Unit: "s", Needs: []string{Write}, run: (*rep).remove, Doc: "remove everything, syncfs"},
+	Test{Name: VideoWrite, Unit: "s", run: (*rep).videoWrite, Doc: "copy an incompressible file N times, syncfs"},
+	Test{Name: VideoRead, Unit: "s", Needs: []string{VideoWrite}, run: (*rep).videoRead, Doc: "unmount, drop caches, mount, read the video copies"},
+)
+
+// Suites maps a suite name to its tests, in the order they run. Every suite begins with the
+// setup tests; a file defining another suite adds it with register in an init function.
 var Suites = map[string][]Test{"bootlin": Bootlin}
+
+// register adds a suite made of the setup tests followed by tests.
+func register(name string, tests ...Test) {
+	Suites[name] = append(slices.Clone(setup), tests...)
+}
 
 // SuiteNames lists the known suites, sorted.
 func SuiteNames() []string {
@@ -93,27 +109,45 @@ func Lookup(suite, name string) (Test, bool) {
 type Selection struct {
 	Record map[string]bool // tests whose figures are recorded
 	Run    map[string]bool // Record plus what they need
+	// Order is every test of the selected suites, in the order they run, each once.
+	Order []Test
 }
 
-// Select resolves the selected test names of a suite (all when empty) into a Selection.
-func Select(suite string, names []string) (Selection, error) {
-	tests, ok := Suites[suite]
-	if !ok {
-		return Selection{}, fmt.Errorf("unknown suite %q (known: %s)", suite, strings.Join(SuiteNames(), ", "))
-	}
+// Select resolves a suite list ("bootlin", or several as "bonnie,smallfiles", run one after the
+// other on the same fresh filesystem) and the selected test names (all when empty).
+func Select(suites string, names []string) (Selection, error) {
 	sel := Selection{Record: map[string]bool{}, Run: map[string]bool{}}
-	if len(names) == 0 {
+	for _, s := range strings.Split(suites, ",") {
+		s = strings.TrimSpace(s)
+		tests, ok := Suites[s]
+		if !ok {
+			return Selection{}, fmt.Errorf("unknown suite %q (known: %s)", s, strings.Join(SuiteNames(), ", "))
+		}
 		for _, t := range tests {
+			if !slices.ContainsFunc(sel.Order, func(x Test) bool { return x.Name == t.Name }) {
+				sel.Order = append(sel.Order, t)
+			}
+		}
+	}
+	find := func(n string) (Test, bool) {
+		i := slices.IndexFunc(sel.Order, func(x Test) bool { return x.Name == n })
+		if i < 0 {
+			return Test{}, false
+		}
+		return sel.Order[i], true
+	}
+	if len(names) == 0 {
+		for _, t := range sel.Order {
 			sel.Record[t.Name] = true
 		}
 	}
 	for _, n := range names {
-		if _, ok := Lookup(suite, n); !ok {
+		if _, ok := find(n); !ok {
 			var known []string
-			for _, t := range tests {
+			for _, t := range sel.Order {
 				known = append(known, t.Name)
 			}
-			return Selection{}, fmt.Errorf("suite %s has no test %q (its tests: %s)", suite, n, strings.Join(known, ", "))
+			return Selection{}, fmt.Errorf("suite %s has no test %q (its tests: %s)", suites, n, strings.Join(known, ", "))
 		}
 		sel.Record[n] = true
 	}
@@ -121,7 +155,7 @@ func Select(suite string, names []string) (Selection, error) {
 	sel.Run[Mkfs], sel.Run[Mount] = true, true
 	for n := range sel.Record {
 		sel.Run[n] = true
-		t, _ := Lookup(suite, n)
+		t, _ := find(n)
 		for _, d := range t.Needs {
 			sel.Run[d] = true
 		}

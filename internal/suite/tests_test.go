@@ -56,16 +56,31 @@ func TestNeedsComeEarlier(t *testing.T) {
 	}
 }
 
-func TestStepsMatchSuite(t *testing.T) {
-	r := &rep{}
-	var stepNames []string
-	for _, s := range r.steps() {
-		stepNames = append(stepNames, s.name)
+func TestEveryTestIsRunBySomeStep(t *testing.T) {
+	for name, tests := range Suites {
+		for _, test := range tests {
+			// mount_mem is the only figure produced by another test's step (mount).
+			if (test.run == nil) != (test.Name == MountMem) {
+				t.Errorf("suite %s: test %s has run=%v", name, test.Name, test.run != nil)
+			}
+		}
 	}
-	// mount_mem is produced by the mount step.
-	want := slices.DeleteFunc(names(Bootlin), func(n string) bool { return n == MountMem })
-	if !slices.Equal(stepNames, want) {
-		t.Errorf("steps %v, suite order %v", stepNames, want)
+}
+
+func TestSelectSeveralSuites(t *testing.T) {
+	register("test-extra", Test{Name: "extra", Unit: "s", run: (*rep).remove})
+	defer delete(Suites, "test-extra")
+	sel, err := Select("bootlin, test-extra", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range sel.Order {
+		got = append(got, x.Name)
+	}
+	want := append(names(Bootlin), "extra") // the shared setup tests appear once
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }
 
