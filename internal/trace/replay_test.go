@@ -1,0 +1,151 @@
+package trace
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsbench/fsbench/internal/flash"
+)
+
+func profile(t *testing.T, name string) flash.Profile {
+	t.Helper()
+	p, err := flash.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestReplaySequentialAUs: whole AUs written in order, then a flush, cost exactly their own
+// pages on every shipped profile: in-card write amplification 1.0.
+func TestReplaySequentialAUs(t *testing.T) {
+	for _, name := range flash.Builtins() {
+		t.Run(name, func(t *testing.T) {
+			p := profile(t, name)
+			au := uint64(p.AUSize)
+			size := uint64(p.PageMappedArea) + 8*au
+			start := uint64(p.PageMappedArea) // past the page-mapped (FAT) area: the AU part
+			tr := &Trace{Device: "loop0"}
+			req := min(uint64(1<<20), au)
+			for off := start; off < start+4*au; off += req {
+				tr.Requests = append(tr.Requests, Request{Issue: time.Duration(len(tr.Requests)), Sector: off / SectorSize, Sectors: req / SectorSize, Op: OpWrite})
+			}
+			tr.Requests = append(tr.Requests, Request{Issue: time.Duration(len(tr.Requests)), Op: OpFlush, Flags: FlagPreflush})
+			c, err := Replay(tr, p, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.WriteAmplification != 1.0 || c.HostBytesWritten != 4*au || c.PagesProgrammed != 4*au/uint64(p.PageSize) || c.Flushes != 1 {
+				t.Errorf("WA %v, host %d, pages %d, flushes %d; want 1.0, %d, %d, 1", c.WriteAmplification, c.HostBytesWritten, c.PagesProgrammed, c.Flushes, 4*au, 4*au/uint64(p.PageSize))
+			}
+		})
+	}
+}
+
+// TestReplayMatchesModel: Replay is the model fed the same requests by hand, including the
+// preflush split and the write-zeroes-as-write rule.
+func TestReplayMatchesModel(t *testing.T) {
+	p := profile(t, "sd-typical")
+	const size = 64 << 20
+	tr := &Trace{Requests: []Request{
+		{Issue: 0, Sector: 20000, Sectors: 8, Op: OpWrite, Flags: FlagMeta},
+		{Issue: 1, Sector: 40000, Sectors: 64, Op: OpWrite, Flags: FlagPreflush | FlagFUA},
+		{Issue: 2, Op: OpFlush, Flags: FlagPreflush},
+		{Issue: 3, Sector: 8, Sectors: 8, Op: OpRead},
+		{Issue: 4, Sector: 30000, Sectors: 16, Op: OpOther},
+		{Issue: 5, Sector: 16384, Sectors: 8192, Op: OpDiscard},
+		{Issue: 6, Sector: 20008, Sectors: 8, Op: OpWrite},
+		{Issue: 7, Sector: 100, Sectors: 0, Op: OpWrite}, // empty: nothing reaches the card
+	}}
+	direct := []flash.Request{
+		{Op: flash.OpWrite, Off: 20000 * 512, Len: 4096},
+		{Op: flash.OpFlush},
+		{Op: flash.OpWrite, Off: 40000 * 512, Len: 32768, FUA: true},
+		{Op: flash.OpFlush},
+		{Op: flash.OpRead, Off: 4096, Len: 4096},
+		{Op: flash.OpWrite, Off: 30000 * 512, Len: 8192},
+		{Op: flash.OpDiscard, Off: 8 << 20, Len: 4 << 20},
+		{Op: flash.OpWrite, Off: 20008 * 512, Len: 4096},
+	}
+	if d := cmp.Diff(direct, Requests(tr)); d != "" {
+		t.Fatalf("Requests (-want +got):\n%s", d)
+	}
+	m, err := flash.NewModel(p, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range direct {
+		if _, err := m.Do(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Replay(tr, p, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(m.Counters(), got); d != "" {
+		t.Errorf("Replay differs from the model (-model +replay):\n%s", d)
+	}
+	again, _ := Replay(tr, p, size)
+	if d := cmp.Diff(got, again); d != "" {
+		t.Errorf("Replay is not deterministic:\n%s", d)
+	}
+}
+
+func TestReplayBeyondCard(t *testing.T) {
+	tr := &Trace{Device: "loop9", Requests: []Request{{Sector: 1 << 20, Sectors: 8, Op: OpWrite}}}
+	_, err := Replay(tr, profile(t, "sd-typical"), 64<<20)
+	if err == nil || !strings.Contains(err.Error(), "card size") {
+		t.Errorf("Replay beyond the card = %v, want an error telling to use a larger card", err)
+	}
+}
+
+func TestLifetime(t *testing.T) {
+	p := profile(t, "sd-typical") // 2 MiB erase blocks, 3000 cycles
+	eb := uint64(p.EraseBlock)
+	tests := []struct {
+		name   string
+		c      flash.Counters
+		perDay float64
+		want   float64
+	}{
+		// 100 blocks × 3000 cycles / 10 erases per run = 30000 runs; 10 a day.
+		{"erases", flash.Counters{EraseBlocks: 100, BlocksErased: 10, FlashBytesWrite: 5 * eb}, 10, 30000.0 / 10 / 365.25},
+		// No erase on the fresh card, but 20 erase blocks programmed: 20 erases per run.
+		{"programmed", flash.Counters{EraseBlocks: 100, FlashBytesWrite: 20 * eb}, 1, 15000.0 / 365.25},
+		// No block count in the counters: size / erase block = 64 MiB / 2 MiB = 32 blocks.
+		{"from size", flash.Counters{BlocksErased: 4}, 2, 32 * 3000.0 / 4 / 2 / 365.25},
+		{"nothing written", flash.Counters{EraseBlocks: 100}, 1, math.Inf(1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := Lifetime(tt.c, p, 64<<20, tt.perDay)
+			if math.Abs(got-tt.want) > 1e-9*tt.want && got != tt.want {
+				t.Errorf("Lifetime = %v years, want %v", got, tt.want)
+			}
+			for _, s := range []string{"perfect wear levelling", "3000 P/E", "sd-typical"} {
+				if !strings.Contains(why, s) {
+					t.Errorf("assumptions %q do not mention %q", why, s)
+				}
+			}
+		})
+	}
+}
+
+// TestReplayTraceFile replays the golden sample trace: stored traces stay replayable.
+func TestReplayTraceFile(t *testing.T) {
+	tr := sample()
+	tr.Requests = tr.Requests[:6] // the secure erase at sector 2^40 is beyond any test card
+	c, err := Replay(tr, profile(t, "emmc"), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 × 1 MiB + 4 KiB (FUA) written, the 1 MiB cache emptied by the flush after them.
+	if c.HostBytesWritten != 2<<20+4096 || c.Flushes != 1 || c.Discards != 1 || c.PagesProgrammed == 0 {
+		t.Errorf("counters %+v", c)
+	}
+}
