@@ -27,7 +27,7 @@ type runFlags struct {
 	maxReps                                                               int
 	repetitions                                                           int
 	seed                                                                  uint64
-	warmup, keepImage, noDirectIO                                         bool
+	warmup, keepImage, noDirectIO, keepTraces                             bool
 }
 
 func newRunCmd(stdio IO) *cobra.Command {
@@ -73,6 +73,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.untilStable, "until-stable", "", "repeat each variant until the median of every timed test is known within ±this (e.g. 3%), from 6 repetitions")
 	fl.Lookup("until-stable").NoOptDefVal = "3%"
 	fl.IntVar(&f.maxReps, "max-repetitions", 15, "with --until-stable: the most repetitions per variant")
+	fl.BoolVar(&f.keepTraces, "keep-traces", false, "write each test's block-request trace to <results>/traces/ (a summary is always in results.json)")
 	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, or simcard:PROFILE (a simulated card; see fsbench simcard profiles)")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
 	return cmd
@@ -209,7 +210,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	out, err := runner.Run(ctx, runner.Options{
 		Config: cfg, OutDir: f.out, Image: f.image, KeepImage: f.keepImage,
 		DirectIO: !f.noDirectIO, Version: Version, Log: ui.logf, Progress: ui.progress,
-		Target: f.target, TimeScale: f.timeScale, UntilStable: untilStable, MaxRepetitions: f.maxReps,
+		Target: f.target, TimeScale: f.timeScale, UntilStable: untilStable, MaxRepetitions: f.maxReps, KeepTraces: f.keepTraces,
 	})
 	ui.finish()
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {

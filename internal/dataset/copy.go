@@ -11,6 +11,10 @@ import (
 // CopyOptions tune CopyTree.
 type CopyOptions struct {
 	NoSymlinks bool // target fs has no symlinks (vfat): skip them and count them as skipped
+	// ReadWrite moves every byte through read and write, never copy_file_range: within one
+	// xfs or btrfs filesystem copy_file_range makes a reflink (the blocks are shared, nothing is
+	// written), so a test meant to read and write data would measure a clone instead.
+	ReadWrite bool
 }
 
 // CopyStats counts what CopyTree did. Dirs does not count dst itself.
@@ -43,7 +47,7 @@ const copyBuf = 128 << 10
 // with EXDEV; the first such failure switches the rest of the copy to read/write. Either
 // way the writes land in the page cache: the caller times the sync.
 func CopyTree(ctx context.Context, src, dst string, opt CopyOptions) (CopyStats, error) {
-	c := &copier{opt: opt, useCFR: true, bufSize: copyBuf}
+	c := &copier{opt: opt, useCFR: !opt.ReadWrite, bufSize: copyBuf}
 	return c.copyTree(ctx, src, dst)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/trace"
 )
 
 // Schema names the format of results.json. A change that breaks readers bumps the number;
@@ -167,6 +168,28 @@ type Measurement struct {
 	Extra map[string]float64 `json:"extra,omitempty"`
 	// Flash is what the simulated card's flash did during the test (simcard target only).
 	Flash *FlashIO `json:"flash,omitempty"`
+	// Trace summarises the block requests the test issued to the device (from tracefs) and
+	// what they would do to each card profile's flash.
+	Trace *TraceInfo `json:"trace,omitempty"`
+}
+
+// TraceInfo is the block-request trace of one measurement.
+type TraceInfo struct {
+	Summary trace.Summary `json:"summary"`
+	// File is the trace file, relative to the results directory (--keep-traces).
+	File string `json:"file,omitempty"`
+	// Replay maps a card profile name to what the traced requests did to that card's flash
+	// model, continuing from the earlier tests of the same repetition.
+	Replay map[string]Replay `json:"replay,omitempty"`
+	Error  string            `json:"error,omitempty"`
+}
+
+// Replay is a trace replayed through one card profile.
+type Replay struct {
+	Flash *FlashIO `json:"flash"`
+	// LifetimeYears: how long the card would last if this test ran once a day (methods.lifetime
+	// gives the assumptions); 0 when the test wrote nothing.
+	LifetimeYears float64 `json:"lifetime_years,omitempty"`
 }
 
 // FlashIO is the change of the simulated card's counters over a measurement.

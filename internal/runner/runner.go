@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -25,6 +27,7 @@ import (
 	"github.com/fsbench/fsbench/internal/stats"
 	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/trace"
 )
 
 // LedgerDir is where runs record what they created, for the cleanup after a killed run. /run is
@@ -51,6 +54,8 @@ type Options struct {
 	// ±3 %), up to MaxRepetitions.
 	UntilStable    float64
 	MaxRepetitions int
+	// KeepTraces writes each test's block-request trace to <OutDir>/traces/.
+	KeepTraces bool
 	// Self is the argv prefix that runs fsbench's own command line, used to start the card
 	// server as a child; empty = this executable (tests pass a built fsbench binary).
 	Self []string
@@ -286,6 +291,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		VideoCopies: ds.desc.VideoCopies, VideoBytes: ds.desc.VideoBytes,
 		Timeout: cfg.Timeout.Duration, Selection: sel, Run: fs.DefaultRunner, System: sys, Log: logf,
 	}
+	if err := setupTracing(env, run, cfg.Size, profile, opt.KeepTraces, dir); err != nil {
+		logf("block-request traces not recorded: %v", err)
+	}
 	if card != nil {
 		env.Card = card.Stats
 		// The card's final state (its wear histogram) is recorded however the run ends.
@@ -358,6 +366,41 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	return out, save()
 }
 
+// setupTracing turns on block-request capture when tracefs is usable, replaying every trace
+// through each built-in card profile (and the simulated card's own profile).
+func setupTracing(env *suite.Env, run *results.Run, size uint64, cardProfile string, keep bool, dir string) error {
+	if err := trace.Available(); err != nil {
+		run.Methods["trace"] = "not recorded: " + err.Error()
+		return err
+	}
+	tr := &suite.Tracing{Size: size}
+	names := flash.Builtins()
+	if cardProfile != "" && !slices.Contains(names, cardProfile) {
+		names = append(names, cardProfile)
+	}
+	for _, n := range names {
+		p, err := flash.Lookup(n)
+		if err != nil {
+			return err
+		}
+		tr.Profiles = append(tr.Profiles, p)
+		if n == cardProfile || (cardProfile == "" && n == "sd-typical") {
+			tr.Align = p
+		}
+	}
+	if keep {
+		tr.KeepDir = filepath.Join(dir, "traces")
+		tr.Rel = func(p string) string { r, _ := filepath.Rel(dir, p); return r }
+	}
+	env.Tracing = tr
+	run.Methods["trace"] = fmt.Sprintf("trace: the block requests of each timed test, captured from tracefs (block_rq_issue/complete, a private instance filtered to the device); "+
+		"alignment shares use %s's page and AU; replay: each repetition feeds its tests' traces in order through one fresh flash model per profile (mkfs included; the untimed remounts and the discard before mkfs are not traced); "+
+		"the capture's reader adds a little to fsbench's own CPU time", tr.Align.Name)
+	run.Methods["lifetime"] = "lifetime_years: blocks × endurance ÷ erases per run ÷ 365.25, for the test run once a day; erases per run is the larger of the erases the replay counted and the flash programmed in erase blocks (a used card erases before it programs); perfect wear levelling assumed, so real cards last less; retention and read disturb ignored"
+	run.Methods["block_amplification"] = "extra.block_amplification: device bytes written ÷ bytes the test wrote through the filesystem (write, read_remove_write, video_write)"
+	return nil
+}
+
 // unstableTests lists the timed tests of a variant whose median is not yet known within
 // ±target (stats.Stable). module_load is left out: it is measured once per boot at most.
 func unstableTests(run *results.Run, variant string, target float64) []string {
@@ -415,6 +458,7 @@ func newRun(opt Options) *results.Run {
 			"device":    "device: change of /sys/block/<dev>/stat over the measured span (sectors are 512 bytes)",
 			"cold":      "before mount, read and video_read: sync and echo 3 > /proc/sys/vm/drop_caches; read and video_read also unmount and mount first",
 			"freshness": "each repetition discards the whole device (BLKDISCARD) and makes a new filesystem",
+			"copy":      "write, read_remove_write and video_write move every byte through read(2) and write(2) with a 128 KiB buffer (1 MiB for video): no copy_file_range, which on xfs and btrfs makes a reflink instead of writing",
 		},
 		Variants:     []results.Variant{},
 		Measurements: []results.Measurement{},

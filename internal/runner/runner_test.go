@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/trace"
 )
 
 // These tests make, mount and measure real filesystems on loop devices over image files in a
@@ -144,6 +145,12 @@ func checkCell(t *testing.T, r *results.Run, v results.Variant, test string) {
 		// and no default variant compresses.
 		if want := uint64(ds.Copies) * ds.Bytes; m.Device.WriteBytes < want {
 			t.Errorf("%s write: device wrote %d bytes < %d copied", v.Name, m.Device.WriteBytes, want)
+		}
+	case suite.ReadRemoveWrite:
+		// The copies must really be written: a reflink (copy_file_range on xfs/btrfs) would
+		// share blocks instead.
+		if want := uint64(ds.Copies) * ds.Bytes; m.Device.WriteBytes < want {
+			t.Errorf("%s read_remove_write: device wrote %d bytes < %d copied", v.Name, m.Device.WriteBytes, want)
 		}
 	case suite.Read:
 		// Cold reads must reach the device. Compressed images read less than the logical size.
@@ -397,5 +404,51 @@ func TestUntilStable(t *testing.T) {
 				t.Error("the method is not recorded")
 			}
 		})
+	}
+}
+
+// What the device sees: the journal's extra writes, and the writes that atime updates make on a
+// read test, both as the seeds argued ("ext4 without journal reduces writes", "atime adds a
+// write to every read") and nobody measured.
+func TestJournalAndAtimeWrites(t *testing.T) {
+	needRoot(t)
+	cfg := smallConfig()
+	cfg.Variants = []plan.Variant{
+		{Name: "ext4", FS: "ext4"},
+		{Name: "ext4-nojournal", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}},
+		{Name: "ext4-strictatime", FS: "ext4", MountOptions: "strictatime"},
+		{Name: "ext4-noatime", FS: "ext4", MountOptions: "noatime"},
+	}
+	cfg.Tests = []string{suite.Write, suite.Read}
+	r := runAndLoad(t, cfg)
+	dev := func(variant, test string) uint64 {
+		c := r.Cell(variant, test)
+		if len(c) != 1 || c[0].Status != results.OK {
+			t.Fatalf("%s %s: %+v", variant, test, c)
+		}
+		return c[0].Device.WriteBytes
+	}
+	if j, nj := dev("ext4", suite.Write), dev("ext4-nojournal", suite.Write); j <= nj {
+		t.Errorf("write: ext4 wrote %d bytes at the device, without journal %d: the journal's writes are missing", j, nj)
+	}
+	t.Logf("write test, bytes at the device: ext4 %d, ext4 without journal %d", dev("ext4", suite.Write), dev("ext4-nojournal", suite.Write))
+	strict, noatime := dev("ext4-strictatime", suite.Read), dev("ext4-noatime", suite.Read)
+	t.Logf("read test, bytes written at the device: strictatime %d, noatime %d", strict, noatime)
+	if strict == 0 || strict <= noatime {
+		t.Errorf("read: strictatime wrote %d bytes, noatime %d: atime updates should write", strict, noatime)
+	}
+	if trace.Available() == nil {
+		c := r.Cell("ext4", suite.Write)[0]
+		if c.Trace == nil || c.Trace.Summary.Write.Bytes == 0 || len(c.Trace.Replay) < 4 {
+			t.Fatalf("ext4 write has no usable trace: %+v", c.Trace)
+		}
+		for name, rp := range c.Trace.Replay {
+			if rp.Flash == nil || rp.Flash.HostBytesWritten != c.Trace.Summary.Write.Bytes+c.Trace.Summary.Other.Bytes {
+				t.Errorf("replay %s received %+v, the trace wrote %d", name, rp.Flash, c.Trace.Summary.Write.Bytes)
+			}
+			if rp.LifetimeYears <= 0 {
+				t.Errorf("replay %s: no lifetime", name)
+			}
+		}
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +21,7 @@ import (
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/trace"
 )
 
 // Env is what a repetition works with. Everything in it was made or named by the caller.
@@ -45,6 +48,24 @@ type Env struct {
 	OnTest func(test string)
 	// Card reads the simulated card's counters (simcard target); nil for other targets.
 	Card func() (flash.Counters, error)
+	// Tracing, when set, captures each timed test's block requests from tracefs.
+	Tracing *Tracing
+}
+
+// Tracing says how block requests are captured and replayed.
+type Tracing struct {
+	// Profiles are the card profiles every trace is replayed through: one model per profile
+	// and repetition, fed test after test, so that each test meets the card as the earlier ones
+	// left it (mkfs first).
+	Profiles []flash.Profile
+	// Align is the profile whose page and AU sizes the summary's alignment shares use.
+	Align flash.Profile
+	// Size is the device size; each model is the largest multiple of its AU not above it.
+	Size uint64
+	// KeepDir, when set, is where trace files are written (<variant>.rep<N>.<test>.fsbtrace).
+	KeepDir string
+	// Rel turns a trace file path into the form recorded in the results.
+	Rel func(string) string
 }
 
 // Emit receives each measurement as soon as it is taken, so that it can be saved before the
@@ -63,6 +84,8 @@ type rep struct {
 	meter   *measure.Meter
 	mounted bool
 	failed  string // the first test that failed; later tests are not run
+	// models are the flash models the traces of this repetition are replayed through.
+	models map[string]*flash.Model
 }
 
 // RunRepetition makes the filesystem of variant v (kind k) on the device and runs the selected
@@ -73,6 +96,16 @@ type rep struct {
 func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n int, warmup bool, emit Emit) (err error) {
 	r := &rep{ctx: ctx, env: env, v: v, k: k, n: n, warmup: warmup, emit: emit,
 		meter: measure.NewMeter(env.Sysfs, env.DeviceName)}
+	if tr := env.Tracing; tr != nil {
+		r.models = map[string]*flash.Model{}
+		for _, p := range tr.Profiles {
+			m, err := flash.NewModel(p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize))
+			if err != nil {
+				return fmt.Errorf("flash model %s: %w", p.Name, err)
+			}
+			r.models[p.Name] = m
+		}
+	}
 	defer func() {
 		// Unmount even when cancelled: a fresh context, since ctx may be done already.
 		if r.mounted {
@@ -187,6 +220,22 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
 		}
 	}
+	// The capture starts before the span and stops after it, so that setting up the trace
+	// instance is not in the measured time.
+	var capt *trace.Capture
+	var traceErr error
+	if r.env.Tracing != nil {
+		capt, traceErr = trace.Start(r.env.DeviceName)
+	}
+	stopTrace := func() (*trace.Trace, error) {
+		if capt == nil {
+			return nil, traceErr
+		}
+		c := capt
+		capt = nil
+		return c.Stop()
+	}
+	defer stopTrace() // on the error paths
 	span, err := r.meter.Start()
 	if err != nil {
 		return results.Measurement{}, err
@@ -197,6 +246,11 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 	smp, err := span.Stop()
 	if err != nil {
 		return results.Measurement{}, err
+	}
+	var traceInfo *results.TraceInfo
+	if r.env.Tracing != nil {
+		t, err := stopTrace()
+		traceInfo = r.traceInfo(test, t, err)
 	}
 	var flashIO *results.FlashIO
 	if r.env.Card != nil {
@@ -210,12 +264,75 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 	m := results.Measurement{
 		Test: test, Status: results.OK, Value: results.Float(wall), Unit: "s",
 		WallSeconds: wall, UserSeconds: smp.User.Seconds(), SysSeconds: smp.Sys.Seconds(),
-		Device: results.FromStat(smp.Dev), LogicalBytes: logical, Flash: flashIO,
+		Device: results.FromStat(smp.Dev), LogicalBytes: logical, Flash: flashIO, Trace: traceInfo,
 	}
 	if logical > 0 && wall > 0 {
 		m.MBps = float64(logical) / 1e6 / wall
 	}
 	return m, nil
+}
+
+// traceInfo summarises a test's trace, keeps its file when asked, and replays it through every
+// profile's model. A trace that failed is recorded as such; the test itself stands.
+func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceInfo {
+	tr := r.env.Tracing
+	if t == nil {
+		return &results.TraceInfo{Error: fmt.Sprint(err)}
+	}
+	info := &results.TraceInfo{Summary: trace.Summarize(t, uint64(tr.Align.PageSize), uint64(tr.Align.AUSize))}
+	if err != nil {
+		info.Error = err.Error()
+	}
+	if tr.KeepDir != "" {
+		name := fmt.Sprintf("%s.rep%d.%s.fsbtrace", strings.ReplaceAll(r.v.Name, "/", "_"), r.n, test)
+		path := filepath.Join(tr.KeepDir, name)
+		if werr := writeTrace(path, t); werr != nil {
+			info.Error = werr.Error()
+		} else if tr.Rel != nil {
+			info.File = tr.Rel(path)
+		}
+	}
+	reqs := trace.Requests(t)
+	info.Replay = map[string]results.Replay{}
+	for _, p := range tr.Profiles {
+		m := r.models[p.Name]
+		before := m.Counters()
+		var rerr error
+		for _, q := range reqs {
+			if _, rerr = m.Do(q); rerr != nil {
+				break
+			}
+		}
+		if rerr != nil {
+			info.Error = fmt.Sprintf("replay through %s: %v", p.Name, rerr)
+			continue
+		}
+		d := m.Counters().Sub(before)
+		rp := results.Replay{Flash: results.FromFlash(d)}
+		if d.HostBytesWritten > 0 {
+			// +Inf (nothing programmed yet: still buffered in the card) is not a JSON number.
+			if y, _ := trace.Lifetime(d, p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), 1); !math.IsInf(y, 0) {
+				rp.LifetimeYears = y
+			}
+		}
+		info.Replay[p.Name] = rp
+	}
+	return info
+}
+
+func writeTrace(path string, t *trace.Trace) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := t.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
@@ -364,8 +481,11 @@ func (r *rep) copyName(i int) string {
 	return filepath.Join(r.env.Mountpoint, fmt.Sprintf("copy-%d", i))
 }
 
+// copyOpts: every copy really reads and writes its data. Within xfs or btrfs,
+// copy_file_range would make a reflink and read_remove_write would measure a clone (seen: 3 %
+// of the bytes reached the device).
 func (r *rep) copyOpts() dataset.CopyOptions {
-	return dataset.CopyOptions{NoSymlinks: !r.k.Symlinks}
+	return dataset.CopyOptions{NoSymlinks: !r.k.Symlinks, ReadWrite: true}
 }
 
 // syncfs makes the filesystem's dirty data durable. It is inside the timed part of every
@@ -392,6 +512,7 @@ func (r *rep) write(ctx context.Context) ([]results.Measurement, error) {
 		}
 		return r.syncfs()
 	})
+	blockAmplification(&m)
 	if err == nil && !r.k.Symlinks && r.env.Dataset.Symlinks > 0 {
 		m.Note = fmt.Sprintf("%s has no symlinks: %d skipped per copy", r.k.Name, r.env.Dataset.Symlinks)
 	}
@@ -422,8 +543,8 @@ func (r *rep) read(ctx context.Context) ([]results.Measurement, error) {
 }
 
 // coldRead unmounts, drops caches and mounts (not timed), then reads every byte of every file
-// in the filesystem (timed): the dataset copies for read, the video copies for video_read,
-// since remove ran in between.
+// in the filesystem and syncs (timed): the dataset copies for read, the video copies for
+// video_read, since remove ran in between.
 func (r *rep) coldRead(ctx context.Context, test string) ([]results.Measurement, error) {
 	if err := r.remount(ctx); err != nil {
 		return nil, err
@@ -431,8 +552,12 @@ func (r *rep) coldRead(ctx context.Context, test string) ([]results.Measurement,
 	var st dataset.ReadStats
 	m, err := r.timed(test, 0, func() error {
 		var err error
-		st, err = dataset.ReadTree(ctx, r.env.Mountpoint)
-		return err
+		if st, err = dataset.ReadTree(ctx, r.env.Mountpoint); err != nil {
+			return err
+		}
+		// What reading dirtied (atime updates) reaches the device inside the measurement, so
+		// that a read's cost in writes (and wear) is seen, not deferred to a later test.
+		return r.syncfs()
 	})
 	if err != nil {
 		return nil, err
@@ -458,6 +583,7 @@ func (r *rep) readRemoveWrite(ctx context.Context) ([]results.Measurement, error
 		}
 		return r.syncfs()
 	})
+	blockAmplification(&m)
 	return []results.Measurement{m}, err
 }
 
@@ -493,11 +619,25 @@ func (r *rep) videoWrite(ctx context.Context) ([]results.Measurement, error) {
 		}
 		return r.syncfs()
 	})
+	blockAmplification(&m)
 	return []results.Measurement{m}, err
 }
 
 func (r *rep) videoRead(ctx context.Context) ([]results.Measurement, error) {
 	return r.coldRead(ctx, VideoRead)
+}
+
+// blockAmplification records, for a test that wrote LogicalBytes through the filesystem, the
+// bytes the device received per byte written: journal, metadata and allocation policy all show
+// up in it.
+func blockAmplification(m *results.Measurement) {
+	if m.Status != results.OK || m.Device == nil || m.LogicalBytes == 0 {
+		return
+	}
+	if m.Extra == nil {
+		m.Extra = map[string]float64{}
+	}
+	m.Extra["block_amplification"] = float64(m.Device.WriteBytes) / float64(m.LogicalBytes)
 }
 
 // copyFile copies one large file, checking ctx between chunks.

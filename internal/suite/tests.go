@@ -56,11 +56,11 @@ var setup = []Test{
 var Bootlin = append(slices.Clone(setup),
 	Test{Name: Write, Unit: "s", run: (*rep).write, Doc: "copy the rootfs dataset N times from RAM (tmpfs) into the filesystem, syncfs inside the timed part"},
 	Test{Name: UsedSpace, Unit: "bytes", ReadOnly: true, Needs: []string{Write}, run: (*rep).usedSpace, Doc: "used bytes as df shows (statfs) after storing the dataset; logical_bytes beside it"},
-	Test{Name: Read, Unit: "s", ReadOnly: true, Needs: []string{Write}, run: (*rep).read, Doc: "unmount, drop caches, mount, then read every byte of every file"},
+	Test{Name: Read, Unit: "s", ReadOnly: true, Needs: []string{Write}, run: (*rep).read, Doc: "unmount, drop caches, mount, then read every byte of every file and syncfs (atime updates reach the device)"},
 	Test{Name: ReadRemoveWrite, Unit: "s", Needs: []string{Write}, run: (*rep).readRemoveWrite, Doc: "N times: remove the oldest copy, copy the oldest remaining one to a new one; syncfs"},
 	Test{Name: Remove, Unit: "s", Needs: []string{Write}, run: (*rep).remove, Doc: "remove everything, syncfs"},
 	Test{Name: VideoWrite, Unit: "s", run: (*rep).videoWrite, Doc: "copy an incompressible file N times, syncfs"},
-	Test{Name: VideoRead, Unit: "s", Needs: []string{VideoWrite}, run: (*rep).videoRead, Doc: "unmount, drop caches, mount, read the video copies"},
+	Test{Name: VideoRead, Unit: "s", Needs: []string{VideoWrite}, run: (*rep).videoRead, Doc: "unmount, drop caches, mount, read the video copies, syncfs"},
 )
 
 // Suites maps a suite name to its tests, in the order they run. Every suite begins with the
