@@ -1,0 +1,952 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/measure"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// Test names of the bonnie suite: bonnie++'s tests (Pandora SD-card study, 2012), done by
+// fsbench itself so that they get fsbench's cache control, device counters and statistics.
+const (
+	BonnieWrite      = "bonnie_write"
+	BonnieRewrite    = "bonnie_rewrite"
+	BonnieRead       = "bonnie_read"
+	BonnieSeeks      = "bonnie_seeks"
+	BonnieSeqCreate  = "bonnie_seq_create"
+	BonnieSeqStat    = "bonnie_seq_stat"
+	BonnieSeqDelete  = "bonnie_seq_delete"
+	BonnieRandCreate = "bonnie_rand_create"
+	BonnieRandStat   = "bonnie_rand_stat"
+	BonnieRandDelete = "bonnie_rand_delete"
+)
+
+// Units of the rate tests (all higher is better).
+const (
+	UnitKiBps  = "KiB/s"   // bonnie++'s K/sec: 1024 bytes per second
+	UnitSeeks  = "seeks/s" // bonnie++'s random seeks per second
+	UnitFiles  = "files/s" // files created, stat'ed, deleted or written per second
+	UnitMBps   = "MB/s"    // 10^6 bytes per second
+	UnitIOPS   = "IOPS"    // I/O requests completed per second
+	MinMeasure = 500 * time.Millisecond
+)
+
+// BonnieParams are the sizes of the bonnie tests. The zero FileSize means bonnie++'s rule:
+// twice the RAM, so that the page cache cannot hold the file.
+type BonnieParams struct {
+	FileSize  uint64 // bytes of the block I/O file; 0 = 2 × RAM (capped to the device)
+	ChunkSize uint64 // bytes per read or write (bonnie++ -s SIZE:CHUNK, default 8192)
+	Seeks     int    // random seeks in total (bonnie++ 1.97: 8192)
+	Seekers   int    // processes sharing them (bonnie++ 1.97: 3; 2.00: 5)
+	Files     int    // files of the create tests (bonnie++ -n 16: 16 × 1024)
+	Dirs      int    // directories they are spread over (bonnie++ default 1; Pandora 100)
+	Seed      uint64 // random seed of the seeks and of the random-order tests
+}
+
+// Bonnie holds the bonnie suite's parameters. It is a package-level default rather than an
+// environment variable or a flag so that a run is described entirely by its configuration;
+// a program embedding the suite (or a test) sets it before the run. The Pandora study used
+// Files 102400, Dirs 100 and a 1 GiB file.
+var Bonnie = BonnieParams{ChunkSize: 8192, Seeks: 8192, Seekers: 3, Files: 16 * 1024, Dirs: 1, Seed: 1}
+
+func init() {
+	register("bonnie",
+		Test{Name: BonnieWrite, Unit: UnitKiBps, run: (*rep).bonnieWrite, Doc: "bonnie++ block write: one file (2 × RAM, capped to the device) written in 8 KiB write(2) calls, syncfs inside the timed part; rate before the sync in extra.rate_before_sync"},
+		Test{Name: BonnieRewrite, Unit: UnitKiBps, Needs: []string{BonnieWrite}, run: (*rep).bonnieRewrite, Doc: "bonnie++ rewrite: read each chunk, change it, write it back in place; syncfs timed"},
+		Test{Name: BonnieRead, Unit: UnitKiBps, Needs: []string{BonnieWrite}, run: (*rep).bonnieRead, Doc: "bonnie++ block read, cold: drop caches, then read the file in 8 KiB read(2) calls"},
+		Test{Name: BonnieSeeks, Unit: UnitSeeks, Needs: []string{BonnieWrite}, run: (*rep).bonnieSeeks, Doc: "bonnie++ random seeks, cold: 8192 seeks by 3 concurrent workers, each reading a chunk and rewriting 10 % of them; syncfs timed"},
+		Test{Name: BonnieSeqCreate, Unit: UnitFiles, run: (*rep).bonnieSeqCreate, Doc: "bonnie++ sequential create: empty files in name order; syncfs timed (extra.rate_before_sync without it)"},
+		Test{Name: BonnieSeqStat, Unit: UnitFiles, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqStat, Doc: "bonnie++ sequential read: stat(2) each file in readdir order"},
+		Test{Name: BonnieSeqDelete, Unit: UnitFiles, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqDelete, Doc: "bonnie++ sequential delete: unlink each file in readdir order; syncfs timed"},
+		Test{Name: BonnieRandCreate, Unit: UnitFiles, run: (*rep).bonnieRandCreate, Doc: "bonnie++ random create: empty files in random order; syncfs timed"},
+		Test{Name: BonnieRandStat, Unit: UnitFiles, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandStat, Doc: "bonnie++ random read: stat(2) each file in random order"},
+		Test{Name: BonnieRandDelete, Unit: UnitFiles, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandDelete, Doc: "bonnie++ random delete: unlink each file in random order; syncfs timed"},
+	)
+}
+
+// ---- file operations, behind an interface so that tests can count them ----
+
+// opFile is an open file as the new suites use it; *os.File is one.
+type opFile interface {
+	io.Reader
+	io.Writer
+	io.ReaderAt
+	io.WriterAt
+	Sync() error
+	Close() error
+}
+
+// fileOps are the filesystem operations of the bonnie, smallfiles and randio tests. osOps does
+// them for real; the tests' fake counts them.
+type fileOps interface {
+	OpenFile(name string, flag int, perm os.FileMode) (opFile, error)
+	Stat(name string) error
+	Remove(name string) error
+	Mkdir(name string) error
+	ReadDirNames(dir string) ([]string, error)
+	// SyncDir fsyncs a directory, making the entries created in it durable.
+	SyncDir(dir string) error
+	// Syncfs makes every dirty page and inode of the filesystem holding dir durable.
+	Syncfs(dir string) error
+	// DropCaches writes everything back and empties the page, dentry and inode caches.
+	DropCaches() error
+}
+
+type osOps struct{}
+
+func (osOps) OpenFile(name string, flag int, perm os.FileMode) (opFile, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+func (osOps) Stat(name string) error   { _, err := os.Lstat(name); return err }
+func (osOps) Remove(name string) error { return os.Remove(name) }
+func (osOps) Mkdir(name string) error  { return os.Mkdir(name, 0o755) }
+func (osOps) ReadDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1) // directory order, as bonnie++'s readdir loop sees it
+}
+func (osOps) SyncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("fsync of directory %s: %w", dir, err)
+	}
+	return nil
+}
+func (osOps) Syncfs(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("syncfs %s: %w", dir, err)
+	}
+	return nil
+}
+func (osOps) DropCaches() error { return measure.DropCaches() }
+
+// ---- latencies ----
+
+// latencies is a histogram of operation times with 1 % resolution in constant memory (a
+// 2 × RAM bonnie file is millions of chunks), plus the exact maximum, which bonnie++ prints.
+type latencies struct {
+	counts map[int]uint64
+	n      uint64
+	max    time.Duration
+}
+
+// latencyStep is the ratio between successive buckets.
+var latencyLog = math.Log(1.01)
+
+func (l *latencies) add(d time.Duration) {
+	if l.counts == nil {
+		l.counts = map[int]uint64{}
+	}
+	ns := max(float64(d), 1)
+	l.counts[int(math.Log(ns)/latencyLog)]++
+	l.n++
+	l.max = max(l.max, d)
+}
+
+func (l *latencies) merge(o *latencies) {
+	for k, c := range o.counts {
+		if l.counts == nil {
+			l.counts = map[int]uint64{}
+		}
+		l.counts[k] += c
+	}
+	l.n += o.n
+	l.max = max(l.max, o.max)
+}
+
+// quantile returns the q-quantile in seconds: the upper bound of its bucket, never above max.
+func (l *latencies) quantile(q float64) float64 {
+	if l.n == 0 {
+		return 0
+	}
+	keys := make([]int, 0, len(l.counts))
+	for k := range l.counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	rank := uint64(math.Ceil(q * float64(l.n)))
+	rank = max(rank, 1)
+	var seen uint64
+	for _, k := range keys {
+		seen += l.counts[k]
+		if seen >= rank {
+			return min(math.Exp(float64(k+1)*latencyLog)/1e9, l.max.Seconds())
+		}
+	}
+	return l.max.Seconds()
+}
+
+// extra adds the latency figures to a measurement's Extra, in seconds.
+func (l *latencies) extra(m map[string]float64) {
+	if l.n == 0 {
+		return
+	}
+	m["latency_p50_s"] = l.quantile(0.50)
+	m["latency_p99_s"] = l.quantile(0.99)
+	m["latency_p999_s"] = l.quantile(0.999)
+	m["latency_max_s"] = l.max.Seconds()
+}
+
+// phase is what one timed piece of work did.
+type phase struct {
+	ops   int           // operations counted for the rate (chunks, seeks, files, requests)
+	bytes uint64        // bytes written or read
+	work  time.Duration // time up to the last operation, before any final sync
+	lat   latencies
+}
+
+// timeOp runs op, adding its duration to the phase's latencies.
+func (p *phase) timeOp(op func() error) error {
+	t := time.Now()
+	err := op()
+	p.lat.add(time.Since(t))
+	return err
+}
+
+// ---- shared by the new suites' rep methods ----
+
+// rate turns a timed measurement into a rate measurement: Value = amount ÷ wall seconds in
+// unit, CPU % and latencies in Extra. Work that took less than MinMeasure gives no figure,
+// as bonnie++ prints +++++: its rate would be mostly timer and scheduling noise.
+func rate(m results.Measurement, p phase, amount float64, unit string, notes ...string) results.Measurement {
+	if m.Extra == nil {
+		m.Extra = map[string]float64{}
+	}
+	if m.WallSeconds > 0 {
+		m.Extra["cpu_pct"] = 100 * (m.UserSeconds + m.SysSeconds) / m.WallSeconds
+	}
+	m.Extra["ops"] = float64(p.ops)
+	if p.work > 0 && p.work.Seconds() < m.WallSeconds*0.999 {
+		m.Extra["rate_before_sync"] = amount / p.work.Seconds()
+	}
+	p.lat.extra(m.Extra)
+	m.Unit = unit
+	var ns []string
+	if m.WallSeconds < MinMeasure.Seconds() {
+		m.Status, m.Value = results.NA, nil
+		ns = append(ns, fmt.Sprintf("too fast to measure: took %.2f s", m.WallSeconds))
+	} else {
+		m.Value = results.Float(amount / m.WallSeconds)
+	}
+	for _, n := range notes {
+		if n != "" {
+			ns = append(ns, n)
+		}
+	}
+	m.Note = strings.Join(ns, "; ")
+	return m
+}
+
+// keepOnly removes every top-level entry of the mounted filesystem except keep (and ext's
+// lost+found), then syncs: each test starts from the space it needs, whatever the tests or
+// suites before it left. Not timed.
+func (r *rep) keepOnly(ctx context.Context, keep ...string) error {
+	entries, err := os.ReadDir(r.env.Mountpoint)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.Name() == "lost+found" || slices.Contains(keep, e.Name()) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {
+			return fmt.Errorf("clearing the filesystem before the test: %w", err)
+		}
+		removed = true
+	}
+	if removed {
+		return r.syncfs()
+	}
+	return nil
+}
+
+// space is the free space of the mounted filesystem: bytes an unprivileged writer may use and
+// free inodes (0 when the filesystem does not count them, as btrfs).
+func (r *rep) space() (avail, inodes uint64, err error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(r.env.Mountpoint, &st); err != nil {
+		return 0, 0, fmt.Errorf("statfs %s: %w", r.env.Mountpoint, err)
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), uint64(st.Ffree), nil
+}
+
+// ---- bonnie: sizes ----
+
+const bonnieDir = "bonnie-io" // the block I/O file's directory
+
+// bonnieSizing is what the bonnie tests use on this filesystem, with the notes to record.
+type bonnieSizing struct {
+	fileSize uint64
+	files    int
+	note     string // about the file size
+	fileNote string // about the file count
+}
+
+// RAM returns the machine's memory in bytes (MemTotal); a variable for tests.
+var ramBytes = func() (uint64, error) {
+	mi, err := measure.ReadMeminfo()
+	if err != nil {
+		return 0, err
+	}
+	return mi["MemTotal"], nil
+}
+
+// bonnieSize decides the file size: Bonnie.FileSize, or 2 × RAM as bonnie++ does, capped to
+// 60 % of the free space (the rest is for metadata, journals and copy-on-write reserves),
+// rounded down to whole MiB (bonnie++ sizes are in MiB). Notes say when it was capped and warn
+// when the file is smaller than RAM, since the page cache can then answer.
+func bonnieSize(want, avail, ram uint64) (size uint64, note string) {
+	size = want
+	if size == 0 {
+		size = 2 * ram
+	}
+	var ns []string
+	if limit := avail / 10 * 6; size > limit {
+		ns = append(ns, fmt.Sprintf("file capped to %s to fit on the device (wanted %s)", plan.FormatSize(limit&^(1<<20-1)), plan.FormatSize(size)))
+		size = limit
+	}
+	size &^= 1<<20 - 1
+	if size < 1<<20 {
+		size = 1 << 20
+	}
+	if ram > 0 && size < ram {
+		ns = append(ns, fmt.Sprintf("file (%s) smaller than RAM (%s): the page cache may answer", plan.FormatSize(size), plan.FormatSize(ram)))
+	}
+	return size, strings.Join(ns, "; ")
+}
+
+// bonnieFiles scales the file count of the create tests to the free inodes: at most 80 % of
+// them, in whole units of 1024 as bonnie++ counts (-n), at least 1024 when possible.
+func bonnieFiles(want int, freeInodes uint64) (int, string) {
+	if freeInodes == 0 || uint64(want) <= freeInodes/10*8 {
+		return want, ""
+	}
+	n := int(freeInodes / 10 * 8)
+	if n >= 1024 {
+		n &^= 1023
+	}
+	return n, fmt.Sprintf("%d files instead of %d: the filesystem has %d free inodes", n, want, freeInodes)
+}
+
+func (r *rep) bonnieSizing() (bonnieSizing, error) {
+	avail, inodes, err := r.space()
+	if err != nil {
+		return bonnieSizing{}, err
+	}
+	// The block I/O file lives in bonnie-io; count its space as free for the size decision.
+	if fi, err := os.Stat(filepath.Join(r.env.Mountpoint, bonnieDir, "file")); err == nil {
+		avail += uint64(fi.Size())
+	}
+	ram, err := ramBytes()
+	if err != nil {
+		return bonnieSizing{}, err
+	}
+	s := bonnieSizing{}
+	s.fileSize, s.note = bonnieSize(Bonnie.FileSize, avail, ram)
+	s.files, s.fileNote = bonnieFiles(Bonnie.Files, inodes)
+	return s, nil
+}
+
+// bonnieExtra records the parameters with each bonnie measurement, for the bonnie++ CSV export.
+func bonnieExtra(m *results.Measurement, s bonnieSizing) {
+	if m.Extra == nil {
+		m.Extra = map[string]float64{}
+	}
+	m.Extra["file_bytes"] = float64(s.fileSize)
+	m.Extra["chunk_bytes"] = float64(Bonnie.ChunkSize)
+	m.Extra["seeks"] = float64(Bonnie.Seeks)
+	m.Extra["seekers"] = float64(Bonnie.Seekers)
+	m.Extra["files"] = float64(s.files)
+	m.Extra["dirs"] = float64(Bonnie.Dirs)
+	m.Extra["seed"] = float64(Bonnie.Seed)
+}
+
+// ---- bonnie: block I/O ----
+
+// patternBuf is 1 MiB of incompressible bytes: chunks are cut from it in turn, so that no
+// 128 KiB compression extent repeats (btrfs, f2fs) and compressing filesystems store it as is.
+func patternBuf(seed uint64) []byte {
+	b := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	for i := 0; i < len(b); i += 8 {
+		v := rng.Uint64()
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}
+
+// blockWrite writes size bytes to path in chunk-sized write(2) calls, then syncfs.
+func blockWrite(ctx context.Context, ops fileOps, path string, size, chunk uint64) (phase, error) {
+	var p phase
+	pat := patternBuf(1)
+	start := time.Now()
+	f, err := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return p, err
+	}
+	var off uint64
+	for off < size {
+		if err := ctx.Err(); err != nil {
+			f.Close()
+			return p, err
+		}
+		n := min(chunk, size-off)
+		at := off % uint64(len(pat))
+		buf := pat[at : at+min(n, uint64(len(pat))-at)]
+		var w int
+		if err := p.timeOp(func() error { var err error; w, err = f.Write(buf); return err }); err != nil {
+			f.Close()
+			return p, fmt.Errorf("writing %s: %w", path, err)
+		}
+		off += uint64(w)
+		p.ops++
+	}
+	p.bytes = off
+	if err := f.Close(); err != nil {
+		return p, err
+	}
+	p.work = time.Since(start)
+	return p, ops.Syncfs(filepath.Dir(path))
+}
+
+// blockRewrite reads each chunk, changes it, and writes it back in place, then syncfs.
+func blockRewrite(ctx context.Context, ops fileOps, path string, size, chunk uint64) (phase, error) {
+	var p phase
+	start := time.Now()
+	f, err := ops.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return p, err
+	}
+	defer f.Close()
+	buf := make([]byte, chunk)
+	for off := uint64(0); off < size; off += chunk {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		b := buf[:min(chunk, size-off)]
+		err := p.timeOp(func() error {
+			if _, err := f.ReadAt(b, int64(off)); err != nil && err != io.EOF {
+				return err
+			}
+			b[0]++ // bonnie++ dirties each chunk before writing it back
+			_, err := f.WriteAt(b, int64(off))
+			return err
+		})
+		if err != nil {
+			return p, fmt.Errorf("rewriting %s at %d: %w", path, off, err)
+		}
+		p.ops++
+		p.bytes += uint64(len(b))
+	}
+	if err := f.Close(); err != nil {
+		return p, err
+	}
+	p.work = time.Since(start)
+	return p, ops.Syncfs(filepath.Dir(path))
+}
+
+// blockRead reads the file in chunk-sized read(2) calls.
+func blockRead(ctx context.Context, ops fileOps, path string, chunk uint64) (phase, error) {
+	var p phase
+	f, err := ops.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return p, err
+	}
+	defer f.Close()
+	buf := make([]byte, chunk)
+	for {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		var n int
+		err := p.timeOp(func() error { var err error; n, err = f.Read(buf); return err })
+		p.bytes += uint64(n)
+		if n > 0 {
+			p.ops++
+		}
+		if err == io.EOF {
+			return p, nil
+		}
+		if err != nil {
+			return p, fmt.Errorf("reading %s: %w", path, err)
+		}
+	}
+}
+
+// seeks does bonnie++'s random seek test: workers share the seeks; each seek reads a random
+// chunk, and one in ten is changed and written back. Each worker has its own descriptor and
+// random sequence (bonnie++ forks SeekProcCount processes).
+func seeks(ctx context.Context, ops fileOps, path string, size, chunk uint64, total, workers int, seed uint64) (phase, error) {
+	var p phase
+	chunks := size / chunk
+	if chunks == 0 || total <= 0 || workers <= 0 {
+		return p, fmt.Errorf("seek test needs a file of at least one chunk and at least one seek")
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		n := total / workers
+		if w < total%workers {
+			n++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine phase
+			errs[w] = func() error {
+				f, err := ops.OpenFile(path, os.O_RDWR, 0)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				rng := rand.New(rand.NewPCG(seed, uint64(w)+1))
+				buf := make([]byte, chunk)
+				for i := 0; i < n; i++ {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					off := int64(rng.Uint64N(chunks) * chunk)
+					write := rng.IntN(10) == 0
+					err := mine.timeOp(func() error {
+						if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+							return err
+						}
+						if !write {
+							return nil
+						}
+						buf[0]++
+						_, err := f.WriteAt(buf, off)
+						return err
+					})
+					if err != nil {
+						return fmt.Errorf("seek %d of worker %d: %w", i, w, err)
+					}
+					mine.ops++
+					mine.bytes += chunk
+				}
+				return f.Close()
+			}()
+			mu.Lock()
+			p.ops += mine.ops
+			p.bytes += mine.bytes
+			p.lat.merge(&mine.lat)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return p, err
+	}
+	p.work = time.Since(start)
+	return p, ops.Syncfs(filepath.Dir(path))
+}
+
+func (r *rep) bonnieFile() string { return filepath.Join(r.env.Mountpoint, bonnieDir, "file") }
+
+func (r *rep) bonnieWrite(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.keepOnly(ctx); err != nil {
+		return nil, err
+	}
+	s, err := r.bonnieSizing()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(filepath.Join(r.env.Mountpoint, bonnieDir), 0o755); err != nil {
+		return nil, err
+	}
+	var p phase
+	m, err := r.timed(BonnieWrite, s.fileSize, func() error {
+		var err error
+		p, err = blockWrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m = rate(m, p, float64(p.bytes)/1024, UnitKiBps, s.note)
+	bonnieExtra(&m, s)
+	return []results.Measurement{m}, nil
+}
+
+// bonnieIOSize is the size of the file bonnie_write left.
+func (r *rep) bonnieIOSize() (bonnieSizing, error) {
+	s, err := r.bonnieSizing()
+	if err != nil {
+		return s, err
+	}
+	fi, err := os.Stat(r.bonnieFile())
+	if err != nil {
+		return s, fmt.Errorf("the file of bonnie_write: %w", err)
+	}
+	s.fileSize = uint64(fi.Size())
+	_, s.note = bonnieSize(s.fileSize, s.fileSize*2, mustRAM())
+	return s, nil
+}
+
+func mustRAM() uint64 {
+	ram, _ := ramBytes()
+	return ram
+}
+
+func (r *rep) bonnieRewrite(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.keepOnly(ctx, bonnieDir); err != nil {
+		return nil, err
+	}
+	s, err := r.bonnieIOSize()
+	if err != nil {
+		return nil, err
+	}
+	var p phase
+	m, err := r.timed(BonnieRewrite, s.fileSize, func() error {
+		var err error
+		p, err = blockRewrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m = rate(m, p, float64(p.bytes)/1024, UnitKiBps, s.note)
+	bonnieExtra(&m, s)
+	return []results.Measurement{m}, nil
+}
+
+func (r *rep) bonnieRead(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.keepOnly(ctx, bonnieDir); err != nil {
+		return nil, err
+	}
+	s, err := r.bonnieIOSize()
+	if err != nil {
+		return nil, err
+	}
+	// Cold, unlike bonnie++, which relies on the 2 × RAM size alone.
+	if err := measure.DropCaches(); err != nil {
+		return nil, err
+	}
+	var p phase
+	m, err := r.timed(BonnieRead, s.fileSize, func() error {
+		var err error
+		p, err = blockRead(ctx, osOps{}, r.bonnieFile(), Bonnie.ChunkSize)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m = rate(m, p, float64(p.bytes)/1024, UnitKiBps, s.note)
+	bonnieExtra(&m, s)
+	return []results.Measurement{m}, nil
+}
+
+func (r *rep) bonnieSeeks(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.keepOnly(ctx, bonnieDir); err != nil {
+		return nil, err
+	}
+	s, err := r.bonnieIOSize()
+	if err != nil {
+		return nil, err
+	}
+	if err := measure.DropCaches(); err != nil {
+		return nil, err
+	}
+	var p phase
+	m, err := r.timed(BonnieSeeks, 0, func() error {
+		var err error
+		p, err = seeks(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize, Bonnie.Seeks, Bonnie.Seekers, Bonnie.Seed)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m = rate(m, p, float64(p.ops), UnitSeeks, s.note)
+	bonnieExtra(&m, s)
+	return []results.Measurement{m}, nil
+}
+
+// ---- bonnie: file creation ----
+
+const (
+	bonnieSeqDir  = "bonnie-seq"
+	bonnieRandDir = "bonnie-rand"
+)
+
+// fileSet is the files of a create test: their paths in creation order, in dirs directories.
+type fileSet struct {
+	dirs  []string
+	paths []string
+}
+
+// makeFileSet names n files in d directories under root. Sequential names start with their
+// number, so that name order is creation order (bonnie++: 7 digits then random letters);
+// random names start with random letters and are created in a shuffled order.
+func makeFileSet(root string, n, d int, random bool, seed uint64) fileSet {
+	d = max(d, 1)
+	rng := rand.New(rand.NewPCG(seed, 77))
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	rnd := func(k int) string {
+		b := make([]byte, k)
+		for i := range b {
+			b[i] = letters[rng.IntN(len(letters))]
+		}
+		return string(b)
+	}
+	var fs fileSet
+	for i := 0; i < d; i++ {
+		fs.dirs = append(fs.dirs, filepath.Join(root, fmt.Sprintf("%05d", i)))
+	}
+	for i := 0; i < n; i++ {
+		var dir, name string
+		if random {
+			dir, name = fs.dirs[rng.IntN(d)], rnd(12)+fmt.Sprintf("%07d", i)
+		} else {
+			dir, name = fs.dirs[i*d/n], fmt.Sprintf("%07d", i)+rnd(12)
+		}
+		fs.paths = append(fs.paths, filepath.Join(dir, name))
+	}
+	if random {
+		rng.Shuffle(len(fs.paths), func(i, j int) { fs.paths[i], fs.paths[j] = fs.paths[j], fs.paths[i] })
+	}
+	return fs
+}
+
+// createFiles makes the directories (not timed per file) and the empty files, then syncfs.
+func createFiles(ctx context.Context, ops fileOps, root string, set fileSet) (phase, error) {
+	var p phase
+	start := time.Now()
+	if err := ops.Mkdir(root); err != nil {
+		return p, err
+	}
+	for _, d := range set.dirs {
+		if err := ops.Mkdir(d); err != nil {
+			return p, err
+		}
+	}
+	for _, path := range set.paths {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		err := p.timeOp(func() error {
+			f, err := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		})
+		if err != nil {
+			return p, fmt.Errorf("creating %s: %w", path, err)
+		}
+		p.ops++
+	}
+	p.work = time.Since(start)
+	return p, ops.Syncfs(root)
+}
+
+// listFiles returns the files in readdir order, directory by directory (not timed).
+func listFiles(ops fileOps, set fileSet) ([]string, error) {
+	var out []string
+	for _, d := range set.dirs {
+		names, err := ops.ReadDirNames(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			out = append(out, filepath.Join(d, n))
+		}
+	}
+	return out, nil
+}
+
+// statFiles stats each path in order.
+func statFiles(ctx context.Context, ops fileOps, paths []string) (phase, error) {
+	var p phase
+	for _, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		if err := p.timeOp(func() error { return ops.Stat(path) }); err != nil {
+			return p, err
+		}
+		p.ops++
+	}
+	return p, nil
+}
+
+// deleteFiles unlinks each path in order, removes the directories and root, then syncfs.
+func deleteFiles(ctx context.Context, ops fileOps, root string, set fileSet, paths []string) (phase, error) {
+	var p phase
+	start := time.Now()
+	for _, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		if err := p.timeOp(func() error { return ops.Remove(path) }); err != nil {
+			return p, err
+		}
+		p.ops++
+	}
+	for _, d := range set.dirs {
+		if err := ops.Remove(d); err != nil {
+			return p, err
+		}
+	}
+	if err := ops.Remove(root); err != nil {
+		return p, err
+	}
+	p.work = time.Since(start)
+	return p, ops.Syncfs(filepath.Dir(root))
+}
+
+// shuffled returns paths in a random order of its own (bonnie++ stats and deletes the random
+// files in an order unrelated to their creation).
+func shuffled(paths []string, seed uint64) []string {
+	out := slices.Clone(paths)
+	rng := rand.New(rand.NewPCG(seed, 99))
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// createTest runs one of the six create/stat/delete tests.
+func (r *rep) createTest(ctx context.Context, test string) ([]results.Measurement, error) {
+	random := test == BonnieRandCreate || test == BonnieRandStat || test == BonnieRandDelete
+	dir := bonnieSeqDir
+	if random {
+		dir = bonnieRandDir
+	}
+	create := test == BonnieSeqCreate || test == BonnieRandCreate
+	keep := []string{dir}
+	if create {
+		keep = nil
+	}
+	if err := r.keepOnly(ctx, keep...); err != nil {
+		return nil, err
+	}
+	s, err := r.bonnieSizing()
+	if err != nil {
+		return nil, err
+	}
+	root := filepath.Join(r.env.Mountpoint, dir)
+	if !create {
+		// As many files as the create test made (the free inodes have changed since).
+		n, err := countFiles(osOps{}, root)
+		if err != nil {
+			return nil, fmt.Errorf("the files of the create test: %w", err)
+		}
+		if s.files, s.fileNote = n, ""; n != Bonnie.Files {
+			s.fileNote = fmt.Sprintf("%d files instead of %d (scaled to the free inodes)", n, Bonnie.Files)
+		}
+	}
+	set := makeFileSet(root, s.files, Bonnie.Dirs, random, Bonnie.Seed)
+	var p phase
+	m, err := r.timedRate(test, func() error {
+		var err error
+		switch {
+		case create:
+			p, err = createFiles(ctx, osOps{}, root, set)
+		case test == BonnieSeqStat || test == BonnieRandStat:
+			var paths []string
+			if paths, err = r.orderFor(set, random); err == nil {
+				p, err = statFiles(ctx, osOps{}, paths)
+			}
+		default:
+			var paths []string
+			if paths, err = r.orderFor(set, random); err == nil {
+				p, err = deleteFiles(ctx, osOps{}, root, set, paths)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m = rate(m, p, float64(p.ops), UnitFiles, s.fileNote)
+	bonnieExtra(&m, s)
+	return []results.Measurement{m}, nil
+}
+
+// countFiles counts the files in the directories under root (not timed).
+func countFiles(ops fileOps, root string) (int, error) {
+	dirs, err := ops.ReadDirNames(root)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range dirs {
+		names, err := ops.ReadDirNames(filepath.Join(root, d))
+		if err != nil {
+			return 0, err
+		}
+		n += len(names)
+	}
+	return n, nil
+}
+
+// orderFor is the order of the stat and delete tests: readdir order for the sequential
+// files (as bonnie++), a fresh random order for the random ones. Listing the directory is
+// part of the timed work for the sequential tests, as bonnie++'s readdir loop is.
+func (r *rep) orderFor(set fileSet, random bool) ([]string, error) {
+	if random {
+		return shuffled(set.paths, Bonnie.Seed+1), nil
+	}
+	return listFiles(osOps{}, set)
+}
+
+// timedRate is r.timed for tests whose amount is counted in the phase, not known before.
+func (r *rep) timedRate(test string, fn func() error) (results.Measurement, error) {
+	return r.timed(test, 0, fn)
+}
+
+func (r *rep) bonnieSeqCreate(ctx context.Context) ([]results.Measurement, error) {
+	return r.createTest(ctx, BonnieSeqCreate)
+}
+func (r *rep) bonnieSeqStat(ctx context.Context) ([]results.Measurement, error) {
+	return r.createTest(ctx, BonnieSeqStat)
+}
+func (r *rep) bonnieSeqDelete(ctx context.Context) ([]results.Measurement, error) {
+	return r.createTest(ctx, BonnieSeqDelete)
+}
+func (r *rep) bonnieRandCreate(ctx context.Context) ([]results.Measurement, error) {
+	return r.createTest(ctx, BonnieRandCreate)
+}
+func (r *rep) bonnieRandStat(ctx context.Context) ([]results.Measurement, error) {
+	return r.createTest(ctx, BonnieRandStat)
+}
+func (r *rep) bonnieRandDelete(ctx context.Context) ([]results.Measurement, error) {
+	return r.createTest(ctx, BonnieRandDelete)
+}

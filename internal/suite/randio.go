@@ -1,0 +1,285 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// Test names of the randio suite: the jobs of the Raspberry Pi SD card test (pibenchmarks,
+// fio): sequential write in 512 KiB blocks, then 4 KiB random writes and reads, O_DIRECT,
+// one request in flight (iodepth 1).
+const (
+	RandSeqWrite  = "randio_seq_write"
+	RandWrite4K   = "randio_rand_write"
+	RandRead4K    = "randio_rand_read"
+	randioDirName = "randio"
+)
+
+// RandParams are the sizes of the randio tests.
+type RandParams struct {
+	FileSize  uint64        // bytes of the test file (capped to 40 % of the free space)
+	SeqBlock  uint64        // bytes per sequential write (512 KiB)
+	RandBlock uint64        // bytes per random request (4 KiB)
+	Runtime   time.Duration // how long each random test runs
+	MaxOps    int           // stop a random test after this many requests even before Runtime
+	Seed      uint64
+}
+
+// Randio holds the randio suite's parameters (a package-level default, like Bonnie).
+var Randio = RandParams{FileSize: 256 << 20, SeqBlock: 512 << 10, RandBlock: 4 << 10, Runtime: 10 * time.Second, MaxOps: 1 << 20, Seed: 1}
+
+// AppClass is an SD Association application performance class (SD 5.1 / 6.0): minimum sequential write
+// and 4 KiB random IOPS.
+type AppClass struct {
+	Name                string
+	SeqMBps             float64
+	WriteIOPS, ReadIOPS float64
+}
+
+// AppClasses are A1 and A2.
+var AppClasses = []AppClass{
+	{Name: "A1", SeqMBps: 10, WriteIOPS: 500, ReadIOPS: 1500},
+	{Name: "A2", SeqMBps: 10, WriteIOPS: 2000, ReadIOPS: 4000},
+}
+
+func init() {
+	register("randio",
+		Test{Name: RandSeqWrite, Unit: UnitMBps, run: (*rep).randSeqWrite, Doc: "sequential write of one file in 512 KiB O_DIRECT writes, iodepth 1, fdatasync timed (fio rw=write bs=512k direct=1 end_fsync=1); A1/A2 need >= 10 MB/s"},
+		Test{Name: RandWrite4K, Unit: UnitIOPS, Needs: []string{RandSeqWrite}, run: (*rep).randWrite, Doc: "random 4 KiB O_DIRECT writes in that file, iodepth 1, for a fixed time (fio rw=randwrite bs=4k direct=1); A1 needs >= 500 IOPS, A2 >= 2000"},
+		Test{Name: RandRead4K, Unit: UnitIOPS, Needs: []string{RandSeqWrite}, run: (*rep).randRead, Doc: "random 4 KiB O_DIRECT reads of that file, iodepth 1, for a fixed time (fio rw=randread bs=4k direct=1); A1 needs >= 1500 IOPS, A2 >= 4000"},
+	)
+}
+
+// alignedBuf returns n bytes aligned to 4096 in memory, as O_DIRECT requires (Go's heap does
+// not move objects, so the alignment holds).
+func alignedBuf(n uint64) []byte {
+	const align = 4096
+	b := make([]byte, n+align)
+	off := (align - uint64(uintptr(unsafe.Pointer(&b[0])))%align) % align
+	return b[off : off+n : off+n]
+}
+
+// openDirect opens path with O_DIRECT; when the filesystem refuses it (EINVAL: some do not
+// implement direct I/O), it opens without and says so: the figures then include the page
+// cache, and the note warns.
+func openDirect(ops fileOps, path string, flag int) (opFile, string, error) {
+	f, err := ops.OpenFile(path, flag|unix.O_DIRECT, 0o644)
+	if err == nil {
+		return f, "", nil
+	}
+	if !errors.Is(err, unix.EINVAL) {
+		return nil, "", err
+	}
+	f, err = ops.OpenFile(path, flag, 0o644)
+	return f, "the filesystem refused O_DIRECT: buffered I/O, the page cache may answer", err
+}
+
+// seqWriteDirect writes size bytes in block-sized O_DIRECT writes, then fdatasync.
+func seqWriteDirect(ctx context.Context, ops fileOps, path string, size, block uint64) (phase, string, error) {
+	var p phase
+	f, note, err := openDirect(ops, path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return p, note, err
+	}
+	defer f.Close()
+	buf := alignedBuf(block)
+	copy(buf, patternBuf(5))
+	start := time.Now()
+	for off := uint64(0); off+block <= size; off += block {
+		if err := ctx.Err(); err != nil {
+			return p, note, err
+		}
+		buf[0], buf[1] = byte(off>>20), byte(off>>28) // no two blocks alike (dedup, compression)
+		if err := p.timeOp(func() error { _, err := f.Write(buf); return err }); err != nil {
+			return p, note, fmt.Errorf("writing %s: %w", path, err)
+		}
+		p.ops++
+		p.bytes += block
+	}
+	p.work = time.Since(start)
+	if err := f.Sync(); err != nil {
+		return p, note, err
+	}
+	return p, note, f.Close()
+}
+
+// randomIO does 4 KiB-aligned random requests (reads, or writes) at iodepth 1 over the first
+// size bytes of path until runtime has passed or maxOps are done, then (writes) fdatasync.
+func randomIO(ctx context.Context, ops fileOps, path string, size, block uint64, write bool, runtime time.Duration, maxOps int, seed uint64) (phase, string, error) {
+	var p phase
+	flag := os.O_RDONLY
+	if write {
+		flag = os.O_WRONLY
+	}
+	f, note, err := openDirect(ops, path, flag)
+	if err != nil {
+		return p, note, err
+	}
+	defer f.Close()
+	blocks := size / block
+	if blocks == 0 {
+		return p, note, fmt.Errorf("the file %s is smaller than one %d-byte request", path, block)
+	}
+	buf := alignedBuf(block)
+	copy(buf, patternBuf(6))
+	rng := rand.New(rand.NewPCG(seed, 11))
+	start := time.Now()
+	for p.ops < maxOps && time.Since(start) < runtime {
+		if err := ctx.Err(); err != nil {
+			return p, note, err
+		}
+		off := int64(rng.Uint64N(blocks) * block)
+		err := p.timeOp(func() error {
+			if write {
+				buf[0]++
+				_, err := f.WriteAt(buf, off)
+				return err
+			}
+			_, err := f.ReadAt(buf, off)
+			return err
+		})
+		if err != nil {
+			return p, note, fmt.Errorf("%s at %d: %w", map[bool]string{true: "writing", false: "reading"}[write], off, err)
+		}
+		p.ops++
+		p.bytes += block
+	}
+	p.work = time.Since(start)
+	if write {
+		if err := f.Sync(); err != nil {
+			return p, note, err
+		}
+	}
+	return p, note, f.Close()
+}
+
+func (r *rep) randFile() string { return filepath.Join(r.env.Mountpoint, randioDirName, "file") }
+
+func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.keepOnly(ctx); err != nil {
+		return nil, err
+	}
+	avail, _, err := r.space()
+	if err != nil {
+		return nil, err
+	}
+	size, note := Randio.FileSize, ""
+	if limit := avail / 10 * 4; size > limit {
+		size = limit / Randio.SeqBlock * Randio.SeqBlock
+		note = fmt.Sprintf("file of %d MiB instead of %d MiB to fit on the device", size>>20, Randio.FileSize>>20)
+	}
+	if err := os.Mkdir(filepath.Join(r.env.Mountpoint, randioDirName), 0o755); err != nil {
+		return nil, err
+	}
+	var p phase
+	var dnote string
+	m, err := r.timed(RandSeqWrite, size, func() error {
+		var err error
+		p, dnote, err = seqWriteDirect(ctx, osOps{}, r.randFile(), size, Randio.SeqBlock)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m = rate(m, p, float64(p.bytes)/1e6, UnitMBps, note, dnote)
+	classify(&m, RandSeqWrite)
+	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(Randio.SeqBlock)
+	return []results.Measurement{m}, nil
+}
+
+func (r *rep) randWrite(ctx context.Context) ([]results.Measurement, error) {
+	return r.randTest(ctx, RandWrite4K, true)
+}
+
+func (r *rep) randRead(ctx context.Context) ([]results.Measurement, error) {
+	return r.randTest(ctx, RandRead4K, false)
+}
+
+func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.Measurement, error) {
+	if err := r.keepOnly(ctx, randioDirName); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(r.randFile())
+	if err != nil {
+		return nil, fmt.Errorf("the file of %s: %w", RandSeqWrite, err)
+	}
+	if !write {
+		// Cold: with O_DIRECT the page cache is bypassed anyway, but a buffered fallback
+		// must not start warm either.
+		if err := osOps.DropCaches(osOps{}); err != nil {
+			return nil, err
+		}
+	}
+	size := uint64(fi.Size())
+	var p phase
+	var dnote string
+	m, err := r.timed(test, 0, func() error {
+		var err error
+		p, dnote, err = randomIO(ctx, osOps{}, r.randFile(), size, Randio.RandBlock, write, Randio.Runtime, Randio.MaxOps, Randio.Seed)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.LogicalBytes = p.bytes
+	if m.WallSeconds > 0 {
+		m.MBps = float64(p.bytes) / 1e6 / m.WallSeconds
+	}
+	m = rate(m, p, float64(p.ops), UnitIOPS, dnote)
+	classify(&m, test)
+	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(Randio.RandBlock)
+	return []results.Measurement{m}, nil
+}
+
+// classify records, for each application class, whether this test's figure meets the class's
+// minimum: Extra "a1_pass"/"a2_pass" = 1 or 0, and a note. A card is in a class only when all
+// three randio tests pass (the report combines them).
+func classify(m *results.Measurement, test string) {
+	if m.Value == nil {
+		return
+	}
+	var parts []string
+	for _, c := range AppClasses {
+		need := ClassMinimum(c, test)
+		pass := *m.Value >= need
+		key := strings.ToLower(c.Name) + "_pass"
+		m.Extra[key] = 0
+		verdict := "fail"
+		if pass {
+			m.Extra[key] = 1
+			verdict = "pass"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (needs >= %g %s)", c.Name, verdict, need, m.Unit))
+	}
+	m.Note = joinNotes(m.Note, strings.Join(parts, ", "))
+}
+
+// ClassMinimum is the minimum figure of a randio test for a class, in the test's unit.
+func ClassMinimum(c AppClass, test string) float64 {
+	switch test {
+	case RandSeqWrite:
+		return c.SeqMBps
+	case RandWrite4K:
+		return c.WriteIOPS
+	default:
+		return c.ReadIOPS
+	}
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,184 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// Test names of the smallfiles suite: the two quick tests of the Dreamplug tuning (2012).
+const (
+	SmallLarge   = "smallfiles_large"   // dd if=/dev/zero of=testing bs=16k count=10000; sync
+	SmallFsync   = "smallfiles_fsync"   // 1000 files of 160 KiB, each made durable
+	SmallDirsync = "smallfiles_dirsync" // the same, with the parent directory fsync'ed too
+)
+
+// SmallParams are the sizes of the smallfiles tests.
+type SmallParams struct {
+	Block     uint64 // bytes per write of the large file (dd bs=16k)
+	Blocks    int    // writes of the large file (dd count=10000)
+	Files     int    // small files (1000)
+	FileBytes uint64 // bytes per small file (160 KiB)
+}
+
+// Small holds the smallfiles suite's parameters (a package-level default, like Bonnie). The
+// counts are scaled down when they do not fit in 40 % of the free space.
+var Small = SmallParams{Block: 16 << 10, Blocks: 10000, Files: 1000, FileBytes: 160 << 10}
+
+func init() {
+	register("smallfiles",
+		Test{Name: SmallLarge, Unit: UnitMBps, run: (*rep).smallLarge, Doc: "one large file written in 16 KiB blocks (as dd bs=16k count=10000), syncfs timed; incompressible data where dd wrote zeros"},
+		Test{Name: SmallFsync, Unit: UnitFiles, run: (*rep).smallFsync, Doc: "1000 files of 160 KiB, each fsync'ed before the next (the study ran sync after each); no process start-up timed"},
+		Test{Name: SmallDirsync, Unit: UnitFiles, run: (*rep).smallDirsync, Doc: "as smallfiles_fsync, with an fsync of the parent directory after each file, so that its name is durable too"},
+	)
+}
+
+// fitCount scales a count of equal pieces to 40 % of the free space (at least 1), with a note.
+func fitCount(want int, each, avail uint64, what string) (int, string) {
+	limit := avail / 10 * 4
+	if uint64(want)*each <= limit {
+		return want, ""
+	}
+	n := max(int(limit/each), 1)
+	return n, fmt.Sprintf("%d %s instead of %d to fit on the device", n, what, want)
+}
+
+// writeLarge writes blocks × block bytes to path in block-sized writes, then syncfs (the
+// timed sync of "dd ...; sync").
+func writeLarge(ctx context.Context, ops fileOps, path string, block uint64, blocks int) (phase, error) {
+	var p phase
+	pat := patternBuf(3)
+	start := time.Now()
+	f, err := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return p, err
+	}
+	for i := 0; i < blocks; i++ {
+		if err := ctx.Err(); err != nil {
+			f.Close()
+			return p, err
+		}
+		at := (uint64(i) * block) % uint64(len(pat))
+		buf := pat[at:min(at+block, uint64(len(pat)))]
+		if err := p.timeOp(func() error { _, err := f.Write(buf); return err }); err != nil {
+			f.Close()
+			return p, fmt.Errorf("writing %s: %w", path, err)
+		}
+		p.ops++
+		p.bytes += uint64(len(buf))
+	}
+	if err := f.Close(); err != nil {
+		return p, err
+	}
+	p.work = time.Since(start)
+	return p, ops.Syncfs(filepath.Dir(path))
+}
+
+// writeSmall writes n files of size bytes into dir, fsyncing each file before the next and,
+// with dirsync, the directory after it. The latency of a file is its create, write, fsync(s)
+// and close.
+func writeSmall(ctx context.Context, ops fileOps, dir string, n int, size uint64, dirsync bool) (phase, error) {
+	var p phase
+	pat := patternBuf(4)
+	if err := ops.Mkdir(dir); err != nil {
+		return p, err
+	}
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		path := filepath.Join(dir, fmt.Sprintf("testing-%04d", i))
+		err := p.timeOp(func() error {
+			f, err := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				return err
+			}
+			for left := size; left > 0; {
+				at := (uint64(i)*size + size - left) % uint64(len(pat))
+				k := min(left, uint64(len(pat))-at)
+				if _, err := f.Write(pat[at : at+k]); err != nil {
+					f.Close()
+					return err
+				}
+				left -= k
+			}
+			if err := f.Sync(); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			if dirsync {
+				return ops.SyncDir(dir)
+			}
+			return nil
+		})
+		if err != nil {
+			return p, fmt.Errorf("small file %s: %w", path, err)
+		}
+		p.ops++
+		p.bytes += size
+	}
+	return p, nil
+}
+
+func (r *rep) smallLarge(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.keepOnly(ctx); err != nil {
+		return nil, err
+	}
+	avail, _, err := r.space()
+	if err != nil {
+		return nil, err
+	}
+	blocks, note := fitCount(Small.Blocks, Small.Block, avail, "blocks")
+	var p phase
+	logical := uint64(blocks) * Small.Block
+	m, err := r.timed(SmallLarge, logical, func() error {
+		var err error
+		p, err = writeLarge(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "testing"), Small.Block, blocks)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m = rate(m, p, float64(p.bytes)/1e6, UnitMBps, note)
+	m.Extra["block_bytes"], m.Extra["blocks"] = float64(Small.Block), float64(blocks)
+	return []results.Measurement{m}, nil
+}
+
+func (r *rep) smallFsync(ctx context.Context) ([]results.Measurement, error) {
+	return r.smallFiles(ctx, SmallFsync, false)
+}
+
+func (r *rep) smallDirsync(ctx context.Context) ([]results.Measurement, error) {
+	return r.smallFiles(ctx, SmallDirsync, true)
+}
+
+func (r *rep) smallFiles(ctx context.Context, test string, dirsync bool) ([]results.Measurement, error) {
+	if err := r.keepOnly(ctx); err != nil {
+		return nil, err
+	}
+	avail, _, err := r.space()
+	if err != nil {
+		return nil, err
+	}
+	// Each file also costs an inode and metadata blocks: count 4 KiB more per file.
+	n, note := fitCount(Small.Files, Small.FileBytes+4096, avail, "files")
+	var p phase
+	m, err := r.timed(test, uint64(n)*Small.FileBytes, func() error {
+		var err error
+		p, err = writeSmall(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "small"), n, Small.FileBytes, dirsync)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m = rate(m, p, float64(p.ops), UnitFiles, note)
+	m.Extra["files"], m.Extra["file_bytes"] = float64(n), float64(Small.FileBytes)
+	return []results.Measurement{m}, nil
+}
