@@ -66,6 +66,7 @@ type htmlPage struct {
 	JSONLink, CSVLink      string
 	Rules                  []string
 	Legend                 []htmlCell
+	Suites                 []suiteTable
 }
 
 type htmlHead struct {
@@ -162,6 +163,7 @@ func buildPage(r *results.Run, opt HTMLOptions) (htmlPage, error) {
 		}
 	}
 	p.Failed = failedCells(r)
+	p.Suites = suiteTables(r)
 	p.Raw = rawRows(r)
 	p.Rules = []string{RatingRules, VerdictRules, SignificanceRules,
 		"Throughputs (MB/s) are the bytes the test moved through the filesystem over its wall time; read-write variants " +
@@ -377,7 +379,15 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{end}}</table>
 </div>
 
-<h2 id="charts">Charts</h2>
+{{range .Suites}}<h2 id="suite-{{.Name}}">{{.Name}}: {{.Title}}</h2>
+<div class="scroll">
+<table class="suite">
+<tr><th>test</th><th>variant</th><th class="num">median ↑</th><th>unit</th><th class="num">CPU %</th><th class="num">p50 ms</th><th class="num">p99 ms</th><th class="num">p99.9 ms</th><th class="num">max ms</th><th>note</th></tr>
+{{range .Rows}}<tr><td>{{.Test}}</td><td>{{.Variant}}</td><td class="num">{{.Value}}</td><td>{{.Unit}}</td><td class="num">{{.CPU}}</td><td class="num">{{.P50}}</td><td class="num">{{.P99}}</td><td class="num">{{.P999}}</td><td class="num">{{.Max}}</td><td>{{.Note}}</td></tr>
+{{end}}</table>
+</div>
+{{if .Classes}}<ul>{{range .Classes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{end}}<h2 id="charts">Charts</h2>
 <p class="muted">One chart per test, best first: the bar is the median, the whisker the minimum and maximum.</p>
 {{range .Charts}}<figure id="{{.ID}}">
 {{.SVG}}</figure>

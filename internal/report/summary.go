@@ -78,6 +78,7 @@ func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
 			fmt.Fprintf(w, "  %-19s %s\n", v.Priority+":", verdictLine(v))
 		}
 	}
+	writeSuiteTables(w, r)
 	var skipped []string
 	for _, v := range r.Variants {
 		if v.Status == results.Skipped {

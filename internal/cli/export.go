@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+func newExportCmd(stdio IO) *cobra.Command {
+	var bonnie bool
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "export --bonnie-csv RESULTS_DIR|results.json",
+		Short: "Write a run's figures in another tool's format (bonnie++ CSV)",
+		Long: `export --bonnie-csv writes one bonnie++ CSV line per variant and repetition of the bonnie
+suite, so that bon_csv2html, bon_csv2txt and scripts written for bonnie++ read fsbench's
+results. --format 1.98 (the default) is what bonnie++ 2.00 writes and what Debian's
+bon_csv2html and bon_csv2txt accept; 1.97 is the older layout without the seek count fields.
+The machine-name field holds the variant name.`,
+		Example: `  fsbench export --bonnie-csv fsbench-results/20260101-120000 | bon_csv2html > bonnie.html
+  fsbench export --bonnie-csv --format 1.97 results.json -o bonnie.csv`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("export takes one argument, a results directory or results.json (got %d)", len(args))
+			}
+			if !bonnie {
+				return usagef("say what to export: --bonnie-csv")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			r, err := results.Load(args[0])
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			n, err := report.BonnieCSV(&buf, r, format)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if n == 0 {
+				return fmt.Errorf("%s has no bonnie suite results: run fsbench with --suite bonnie", args[0])
+			}
+			if out == "" {
+				_, err = stdio.Out.Write(buf.Bytes())
+				return err
+			}
+			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+				return fmt.Errorf("writing the bonnie++ CSV: %w", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&bonnie, "bonnie-csv", false, "write bonnie++ CSV lines of the bonnie suite")
+	cmd.Flags().StringVar(&format, "format", report.BonnieCSV198, "bonnie++ CSV format version: 1.98 (bonnie++ 2.00) or 1.97")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write to this file instead of standard output")
+	return cmd
+}
