@@ -9,15 +9,26 @@ import (
 
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/presets"
 	"github.com/fsbench/fsbench/internal/suite"
 )
 
 func newListCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
+	var preset string
+	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "Show the known filesystems, default variants and tests, and what this machine can run",
+		Short: "Show the known filesystems, default variants, tests and presets, and what this machine can run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if preset != "" {
+				// Print the preset's TOML, to copy into a file and edit.
+				_, data, err := presets.Load(preset)
+				if err != nil {
+					return UsageError{err}
+				}
+				_, err = stdio.Out.Write(data)
+				return err
+			}
 			sys, err := fs.HostSystem()
 			if err != nil {
 				return err
@@ -47,7 +58,10 @@ func newListCmd(stdio IO) *cobra.Command {
 				}
 				w.Flush()
 			}
+			fmt.Fprintf(stdio.Out, "\nPRESETS (fsbench run --preset NAME; fsbench list --preset NAME prints one)\n  %s\n", strings.Join(presets.Names(), ", "))
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&preset, "preset", "", "print this preset's TOML instead")
+	return cmd
 }

@@ -14,20 +14,21 @@ import (
 
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/presets"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
 )
 
 type runFlags struct {
-	config, size, variants, tests, suite, dataset, datasetSize, videoSize string
-	timeout, results, out, image, target                                  string
-	timeScale                                                             float64
-	untilStable                                                           string
-	maxReps                                                               int
-	repetitions                                                           int
-	seed                                                                  uint64
-	warmup, keepImage, noDirectIO, keepTraces                             bool
+	config, preset, size, variants, tests, suite, dataset, datasetSize, videoSize string
+	timeout, results, out, image, target                                          string
+	timeScale                                                                     float64
+	untilStable                                                                   string
+	maxReps                                                                       int
+	repetitions                                                                   int
+	seed                                                                          uint64
+	warmup, keepImage, noDirectIO, keepTraces                                     bool
 }
 
 func newRunCmd(stdio IO) *cobra.Command {
@@ -54,6 +55,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see README)")
+	fl.StringVar(&f.preset, "preset", "", "a ready-made matrix shipped with fsbench: "+strings.Join(presets.Names(), ", ")+" (fsbench list shows them)")
 	fl.StringVar(&f.size, "size", "", "image size, e.g. 512M, 1G (default 1G)")
 	fl.IntVarP(&f.repetitions, "repetitions", "n", 0, "repetitions per variant (default 3)")
 	fl.BoolVar(&f.warmup, "warmup", false, "run one extra first repetition and discard it")
@@ -87,10 +89,21 @@ func planOptions() plan.Options {
 func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	opt := planOptions()
 	cfg := plan.Default()
-	if f.config != "" {
+	switch {
+	case f.config != "" && f.preset != "":
+		return cfg, usagef("use -c or --preset, not both (copy the preset to a file to change it: fsbench list --preset NAME)")
+	case f.config != "":
 		var err error
 		if cfg, err = plan.Load(f.config, opt); err != nil {
 			return cfg, UsageError{err}
+		}
+	case f.preset != "":
+		name, data, err := presets.Load(f.preset)
+		if err != nil {
+			return cfg, UsageError{err}
+		}
+		if cfg, err = plan.Parse(name, data, opt); err != nil {
+			return cfg, fmt.Errorf("preset %s: %w", f.preset, err) // a bug in fsbench, not the user's
 		}
 	}
 	fl := cmd.Flags()

@@ -72,6 +72,13 @@ func TestResolveConfig(t *testing.T) {
 				t.Errorf("dataset %q not absolute", c.Dataset)
 			}
 		}},
+		{name: "preset", args: []string{"--preset", "mount-options", "-n", "1"}, check: func(t *testing.T, c plan.Config) {
+			if len(c.Variants) < 4 || c.Repetitions != 1 {
+				t.Errorf("preset mount-options: %d variants, %d repetitions", len(c.Variants), c.Repetitions)
+			}
+		}},
+		{name: "unknown preset", args: []string{"--preset", "nope"}, wantErr: `unknown preset "nope"`},
+		{name: "preset and config", args: []string{"--preset", "mount-options", "-c", matrix}, wantErr: "not both"},
 		{name: "bad size", args: []string{"--size", "lots"}, wantErr: "--size"},
 		{name: "bad timeout", args: []string{"--timeout", "soon"}, wantErr: "--timeout"},
 		{name: "unknown variant", args: []string{"--variants", "ext5"}, wantErr: `no variant "ext5"`},

@@ -310,7 +310,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		// A distribution-free 95 % interval of a median needs at least stats.NeedForCI samples.
 		reps = max(reps, stats.NeedForCI(stats.DefaultConfidence))
 		maxReps = max(opt.MaxRepetitions, reps)
-		run.Methods["until_stable"] = fmt.Sprintf("each variant repeated until the 95 %% confidence interval of the median of every timed test (unit s, module_load excepted) is within ±%.3g %% of the median, from %d up to %d repetitions; see variants[].repetitions and .unstable", 100*opt.UntilStable, reps, maxReps)
+		run.Methods["until_stable"] = fmt.Sprintf("each variant repeated until the 95 %% confidence interval of the median of every timed test (times and rates; module_load and byte figures excepted) is within ±%.3g %% of the median, from %d up to %d repetitions; see variants[].repetitions and .unstable", 100*opt.UntilStable, reps, maxReps)
 	}
 	first := 1
 	if cfg.Warmup {
@@ -401,13 +401,15 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, cardProfile str
 	return nil
 }
 
-// unstableTests lists the timed tests of a variant whose median is not yet known within
-// ±target (stats.Stable). module_load is left out: it is measured once per boot at most.
+// unstableTests lists the timed tests (times and rates) of a variant whose median is not yet
+// known within ±target (stats.Stable). Byte figures are left out (used space does not vary;
+// mount_mem hovers around 0, where a relative interval means nothing), and so is module_load,
+// measured once per boot at most.
 func unstableTests(run *results.Run, variant string, target float64) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, m := range run.Measurements {
-		if m.Variant != variant || m.Unit != "s" || m.Test == suite.ModuleLoad || seen[m.Test] {
+		if m.Variant != variant || m.Unit == "" || m.Unit == "bytes" || m.Test == suite.ModuleLoad || seen[m.Test] {
 			continue
 		}
 		seen[m.Test] = true

@@ -452,3 +452,22 @@ func TestJournalAndAtimeWrites(t *testing.T) {
 		}
 	}
 }
+
+// The other studies' suites run one after another on the same fresh filesystem.
+func TestNewSuites(t *testing.T) {
+	needRoot(t)
+	cfg := smallConfig()
+	cfg.Variants = cfg.Variants[:1]
+	cfg.Suite = "bonnie,smallfiles,randio"
+	r := runAndLoad(t, cfg)
+	for _, n := range []string{suite.Mkfs, "bonnie_write", "bonnie_seq_create", "smallfiles_fsync", "smallfiles_dirsync", "randio_rand_read", "randio_rand_write"} {
+		c := r.Cell("ext4", n)
+		if len(c) != 1 || (c[0].Status != results.OK && c[0].Status != results.NA) {
+			t.Errorf("%s: %+v", n, c)
+			continue
+		}
+		if c[0].Status == results.NA && !strings.Contains(c[0].Note, "too fast to measure") {
+			t.Errorf("%s n/a without the reason: %+v", n, c[0])
+		}
+	}
+}

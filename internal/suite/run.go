@@ -198,8 +198,11 @@ func describe(m results.Measurement) string {
 		if m.MBps > 0 {
 			s += fmt.Sprintf(" (%.1f MB/s)", m.MBps)
 		}
-	case m.Status == results.OK:
+	case m.Status == results.OK && m.Unit == "bytes" && *m.Value >= 0:
 		s += plan.FormatSize(uint64(*m.Value))
+	case m.Status == results.OK:
+		// Rates (files/s, IOPS, KiB/s) and negative byte deltas (mount_mem can be < 0).
+		s += strconv.FormatFloat(*m.Value, 'g', 4, 64) + " " + m.Unit
 	case m.Error != "":
 		s += m.Status + ": " + m.Error
 	default:
