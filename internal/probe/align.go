@@ -1,0 +1,280 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// AlignTest is the alignment test's data, smallest alignment first.
+type AlignTest struct {
+	// ReadSize is the size of each read (twice the logical block size, as flashbench
+	// --blocksize=1024 on a 512-byte-sector card): the read "on" a boundary has half on each
+	// side of it.
+	ReadSize uint64       `json:"read_size"`
+	Tries    int          `json:"tries"`
+	Points   []AlignPoint `json:"points"`
+	// NoiseNs is the robust spread (1.4826 × median absolute deviation) of the per-boundary
+	// diffs, the median over alignments; ThresholdNs is the difference between two levels
+	// that counts as a real step (see analyzeAlign).
+	NoiseNs     float64 `json:"noise_ns"`
+	ThresholdNs float64 `json:"threshold_ns"`
+	// Steps are the alignments A where diff(A) − diff(A/2) exceeds the threshold: the
+	// boundaries the device has (pages, plane groups, AUs).
+	Steps []uint64 `json:"steps"`
+	// DurationNs is the wall time of the test.
+	DurationNs int64 `json:"duration_ns"`
+}
+
+// AlignPoint is one alignment: the medians over its boundaries of the fastest of Tries reads
+// before, across and after each boundary, and diff = on − (pre + post)/2.
+type AlignPoint struct {
+	Align  uint64    `json:"align"`
+	PreNs  float64   `json:"pre_ns"`
+	OnNs   float64   `json:"on_ns"`
+	PostNs float64   `json:"post_ns"`
+	DiffNs float64   `json:"diff_ns"`
+	Diffs  []float64 `json:"diffs_ns"` // per boundary
+}
+
+// alignments returns the alignments to test, largest first: from opts.MaxAlign down to
+// the read size, keeping only those with at least two odd multiples inside the device.
+func alignments(size, readSize, maxAlign uint64) []uint64 {
+	var out []uint64
+	for a := maxAlign; a >= readSize; a /= 2 {
+		if 3*a+readSize <= size {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// boundaries returns up to n boundaries of alignment a spread over the device. Only odd
+// multiples of a: an even multiple is also a boundary of 2a, and would mix the larger
+// boundary's cost into this alignment's figure. With odd multiples, diff(a) is the cost of
+// the largest boundary that is exactly a, so each level of the device's geometry shows as
+// a plateau and the step between two plateaus is sharp.
+func boundaries(size, readSize, a uint64, n int) []uint64 {
+	jmax := (size - readSize) / a
+	odd := (jmax + 1) / 2 // odd j in [1, jmax]
+	if odd == 0 {
+		return nil
+	}
+	cnt := min(uint64(n), odd)
+	out := make([]uint64, 0, cnt)
+	for i := uint64(0); i < cnt; i++ {
+		k := i * odd / cnt // spread evenly over the odd multiples
+		out = append(out, (2*k+1)*a)
+	}
+	return out
+}
+
+func alignTest(ctx context.Context, dev Device, buf []byte, opts Options) (AlignTest, error) {
+	rs := 2 * dev.BlockSize()
+	t := AlignTest{ReadSize: rs, Tries: opts.AlignTries}
+	start := time.Now()
+	defer func() { t.DurationNs = int64(time.Since(start)) }()
+	b := buf[:rs]
+	for _, a := range alignments(dev.Size(), rs, opts.MaxAlign) {
+		if err := ctx.Err(); err != nil {
+			return t, err
+		}
+		var pres, ons, posts []float64
+		p := AlignPoint{Align: a}
+		for _, pos := range boundaries(dev.Size(), rs, a, opts.AlignPositions) {
+			best := [3]time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+			// Interleaved, so that a slow moment of the host affects all three alike.
+			for range opts.AlignTries {
+				for i, off := range []uint64{pos - rs, pos - rs/2, pos} {
+					d, err := dev.ReadAt(b, off)
+					if err != nil {
+						return t, err
+					}
+					best[i] = min(best[i], d)
+				}
+			}
+			pre, on, post := float64(best[0]), float64(best[1]), float64(best[2])
+			pres, ons, posts = append(pres, pre), append(ons, on), append(posts, post)
+			p.Diffs = append(p.Diffs, on-(pre+post)/2)
+		}
+		p.PreNs, p.OnNs, p.PostNs, p.DiffNs = median(pres), median(ons), median(posts), median(p.Diffs)
+		opts.Log("  align %-8s pre %6.0f µs  on %6.0f µs  post %6.0f µs  diff %6.1f µs",
+			formatSize(a), p.PreNs/1e3, p.OnNs/1e3, p.PostNs/1e3, p.DiffNs/1e3)
+		t.Points = append(t.Points, p)
+	}
+	slices.SortFunc(t.Points, func(x, y AlignPoint) int { return cmpU64(x.Align, y.Align) })
+	t.DurationNs = int64(time.Since(start))
+	return t, nil
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// minThresholdNs is the smallest step analyzeAlign believes whatever the measured noise: the
+// resolution of timing one request through the kernel is a few microseconds.
+const minThresholdNs = 5000
+
+// zSteps is how many standard errors apart two levels must be to count as different.
+const zSteps = 4
+
+// analyzeAlign finds the AU and the page size in the alignment data (smallest alignment
+// first) and fills t's noise, threshold and steps.
+//
+// Noise: the diffs of the boundaries of one alignment all measure the same thing, so their
+// spread is measurement noise: σ = 1.4826 × MAD per alignment, the median over alignments.
+// The median of n diffs has a standard error of about 1.2533 σ / √n, so two medians of n
+// and m diffs are "clearly different" when they differ by more than
+// T(n, m) = 4 × 1.2533 σ √(1/n + 1/m), and at least 5 µs and 2 % of one read's time (the
+// host's timing of a request is not finer). Large alignments have few boundaries inside the
+// device (two for 64 MiB on a 256 MiB card), so their thresholds are wider: a lone noisy
+// level at the top does not decide anything.
+//
+// AU: the device's largest boundary costs the most, and every alignment above it costs the
+// same (an odd multiple of 8 MiB is also an AU boundary when the AU is 4 MiB). So the AU is
+// the bottom of the top plateau. Walking down from the largest alignment, an alignment joins
+// the plateau while its diff is within T of the plateau's level (the median of all the
+// diffs of its members so far); the AU is the smallest member, provided that the plateau is
+// clearly above zero and the alignment below it clearly lower (otherwise there is no
+// structure to see: every boundary costs the same). Confidence: high when the plateau holds
+// at least two alignments (a larger one confirms the AU) and the step down from it is at least
+// 2T; medium when one of those holds; low otherwise. An AU equal to the largest alignment
+// tested is only a lower bound (AtLeast, low).
+//
+// Page: the smallest alignment from which on every diff is clearly above zero, if a smaller
+// alignment was tested that is not: crossing a page boundary means reading two pages, inside
+// a page one. With the smallest alignment tested already above zero the page is at most the
+// read size and is not resolved.
+func analyzeAlign(t *AlignTest) (au, page Estimate) {
+	au = Estimate{Confidence: None, Method: "alignment test (flashbench -a): read-time diff across boundaries vs alignment"}
+	page = Estimate{Confidence: None, Method: "alignment test: smallest alignment whose boundary costs extra read time"}
+	pts := t.Points
+	if len(pts) < 2 {
+		au.Evidence = "fewer than two alignments fit in the device"
+		page.Evidence = au.Evidence
+		return au, page
+	}
+	var sigmas, reads []float64
+	for _, p := range pts {
+		if len(p.Diffs) >= 4 {
+			sigmas = append(sigmas, 1.4826*mad(p.Diffs))
+		}
+		reads = append(reads, (p.PreNs+p.PostNs)/2)
+	}
+	sigma := median(sigmas)
+	floor := max(minThresholdNs, 0.02*median(reads))
+	thr := func(n, m int) float64 {
+		v := 1 / float64(max(n, 1))
+		if m > 0 {
+			v += 1 / float64(m)
+		}
+		return max(zSteps*1.2533*sigma*math.Sqrt(v), floor)
+	}
+	t.NoiseNs = sigma
+	t.ThresholdNs = thr(len(pts[0].Diffs), len(pts[0].Diffs)) // the threshold between two well-sampled levels
+
+	t.Steps = nil
+	for i := 1; i < len(pts); i++ {
+		if pts[i].DiffNs-pts[i-1].DiffNs > thr(len(pts[i].Diffs), len(pts[i-1].Diffs)) {
+			t.Steps = append(t.Steps, pts[i].Align)
+		}
+	}
+
+	// Top plateau.
+	top := len(pts) - 1
+	pool := slices.Clone(pts[top].Diffs)
+	lo := top
+	for i := top - 1; i >= 0; i-- {
+		if math.Abs(pts[i].DiffNs-median(pool)) > thr(len(pts[i].Diffs), len(pool)) {
+			break
+		}
+		pool = append(pool, pts[i].Diffs...)
+		lo = i
+	}
+	level := median(pool)
+	switch {
+	case level <= thr(len(pool), 0):
+		au.Evidence = fmt.Sprintf("no boundary costs extra: diff at the largest alignments %.1f µs, within the noise (%.1f µs)", level/1e3, thr(len(pool), 0)/1e3)
+	case lo == 0:
+		au.Evidence = fmt.Sprintf("diff %.1f µs at every alignment from %s to %s: no step, so no AU boundary inside that range", level/1e3, formatSize(pts[0].Align), formatSize(pts[top].Align))
+	default:
+		below := pts[lo-1]
+		step := level - below.DiffNs
+		st := thr(len(below.Diffs), len(pool))
+		au.Value = pts[lo].Align
+		au.AtLeast = lo == top
+		plateau := top - lo + 1
+		score := 0
+		if plateau >= 2 {
+			score++
+		}
+		if step >= 2*st {
+			score++
+		}
+		au.Confidence = [...]string{Low, Medium, High}[score]
+		if au.AtLeast {
+			au.Confidence = Low
+		}
+		au.Evidence = fmt.Sprintf("diff %.1f µs at %s and every larger alignment tested (%d up to %s), %.1f µs at %s: a step of %.1f µs against a threshold of %.1f µs (noise σ %.1f µs)",
+			level/1e3, formatSize(pts[lo].Align), plateau, formatSize(pts[top].Align), below.DiffNs/1e3, formatSize(below.Align), step/1e3, st/1e3, sigma/1e3)
+		if au.AtLeast {
+			au.Evidence += "; the plateau was not seen above it, so the AU may be larger: probe a larger device or raise --max-align"
+		}
+	}
+
+	// Page.
+	first := len(pts)
+	for i := len(pts) - 1; i >= 0 && pts[i].DiffNs > thr(len(pts[i].Diffs), 0); i-- {
+		first = i
+	}
+	switch {
+	case first == len(pts):
+		page.Evidence = fmt.Sprintf("the largest alignment's diff %.1f µs is within the noise", pts[len(pts)-1].DiffNs/1e3)
+	case first == 0:
+		page.Value = pts[0].Align
+		page.Confidence = Low
+		page.Evidence = fmt.Sprintf("already the smallest alignment tested (%s) costs %.1f µs extra: the page is %s or smaller", formatSize(pts[0].Align), pts[0].DiffNs/1e3, formatSize(pts[0].Align))
+	default:
+		p, b := pts[first], pts[first-1]
+		page.Value = p.Align
+		step := p.DiffNs - b.DiffNs
+		st := thr(len(p.Diffs), len(b.Diffs))
+		page.Confidence = Medium
+		if step >= 2*st {
+			page.Confidence = High
+		}
+		page.Evidence = fmt.Sprintf("diff %.1f µs at %s, %.1f µs at %s (threshold %.1f µs)", p.DiffNs/1e3, formatSize(p.Align), b.DiffNs/1e3, formatSize(b.Align), st/1e3)
+	}
+	return au, page
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// mad is the median absolute deviation from the median.
+func mad(xs []float64) float64 {
+	m := median(xs)
+	d := make([]float64, len(xs))
+	for i, x := range xs {
+		d[i] = math.Abs(x - m)
+	}
+	return median(d)
+}

@@ -1,0 +1,164 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/simcard"
+	"github.com/fsbench/fsbench/internal/target"
+)
+
+const simcardHelperEnv = "FSBENCH_PROBE_SIMCARD_HELPER"
+
+// TestSimcardHelperProcess is not a test: target.StartSimcard runs the test binary with it as
+// the card server (the helper re-exec pattern), with the flags of "fsbench simcard serve".
+func TestSimcardHelperProcess(t *testing.T) {
+	if os.Getenv(simcardHelperEnv) != "1" {
+		t.Skip("helper process for the simcard tests")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	if len(args) < 2 || args[0] != "simcard" || args[1] != "serve" {
+		fmt.Fprintf(os.Stderr, "helper: want simcard serve ..., got %q\n", args)
+		os.Exit(2)
+	}
+	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
+	profile := fl.String("profile", "sd-typical", "")
+	size := fl.String("size", "", "")
+	scale := fl.Float64("time-scale", 1, "")
+	backing := fl.String("backing", "", "")
+	timeout := fl.Duration("unmount-timeout", 20*time.Second, "")
+	if err := fl.Parse(args[2:]); err != nil || fl.NArg() != 1 {
+		fmt.Fprintf(os.Stderr, "helper: bad arguments %q: %v\n", args, err)
+		os.Exit(2)
+	}
+	p, err := flash.Lookup(*profile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	n, err := flash.ParseSize(*size)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	st, err := simcard.Serve(ctx, simcard.Config{Profile: p, Size: n, Dir: fl.Arg(0), Backing: *backing,
+		TimeScale: *scale, UnmountTimeout: *timeout, Log: os.Stderr})
+	if st.Profile != "" {
+		_ = simcard.WriteStats(os.Stdout, st)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// simcardLoop serves profile at real time and attaches a direct-I/O loop device to it; the
+// cleanup detaches the loop, stops the server (SIGTERM to its pid) and checks that no mount
+// or loop device is left.
+func simcardLoop(t *testing.T, profile string, size uint64) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: serves a FUSE card and attaches a loop device")
+	}
+	if !simcard.FUSEAvailable {
+		t.Skip("this build has no FUSE server (32-bit target)")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("needs FUSE: %v", err)
+	}
+	dir := t.TempDir()
+	var log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sc, err := target.StartSimcard(ctx, target.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
+		Backing: filepath.Join(dir, "card.img"), TimeScale: 1,
+		Command: []string{os.Args[0], "-test.run=^TestSimcardHelperProcess$", "--"}, Env: []string{simcardHelperEnv + "=1"}, Log: &log})
+	if err != nil {
+		t.Fatalf("StartSimcard: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := sc.Stop(); err != nil {
+			t.Errorf("cleanup: stop simcard: %v\n%s", err, log.String())
+		}
+		mounts, _ := os.ReadFile("/proc/mounts")
+		if strings.Contains(string(mounts), dir) {
+			t.Errorf("mounts left under %s", dir)
+		}
+		out, _ := exec.Command("losetup", "-a").CombinedOutput()
+		if strings.Contains(string(out), dir) {
+			t.Errorf("loop devices left over %s:\n%s", dir, out)
+		}
+	})
+	l, err := target.AttachLoop(sc.CardPath(), target.LoopOptions{DirectIO: true})
+	if err != nil {
+		t.Fatalf("attach loop: %v", err)
+	}
+	t.Cleanup(func() { // runs before the server's Stop (cleanups run last-in first-out)
+		if err := l.Detach(); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	if !l.DirectIO {
+		t.Skip("the loop device did not get direct I/O over the FUSE file: timings would be the page cache's")
+	}
+	return l.Path
+}
+
+// TestProbeSimcard probes every profile served in real time, with writes, through the same
+// path as fsbench probe: Identify, OpenDevice (O_DIRECT, O_EXCL), Run.
+func TestProbeSimcard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the real-time probe takes about two minutes for all profiles")
+	}
+	for _, profile := range flash.Builtins() {
+		t.Run(profile, func(t *testing.T) {
+			dev := simcardLoop(t, profile, 256<<20)
+			r := &Result{}
+			if err := Identify(context.Background(), r, dev, "/sys", ""); err != nil {
+				t.Fatal(err)
+			}
+			if r.Kind != "disk" || r.Identity == nil || r.Identity.Loop == nil || r.USB.Through {
+				t.Errorf("identity: kind %q, %+v, usb %v: want a loop disk, not USB", r.Kind, r.Identity, r.USB.Through)
+			}
+			d, closeDev, err := OpenDevice(dev, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeDev()
+			start := time.Now()
+			got, err := Run(context.Background(), d, Options{Write: true, MaxReadBlock: 16 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Device, got.Kind = r.Device, r.Kind
+			var sum bytes.Buffer
+			_ = WriteSummary(&sum, got)
+			t.Logf("%s: probe took %v (alignment test %v)\n%s", profile, time.Since(start).Round(time.Millisecond),
+				time.Duration(got.Align.DurationNs).Round(time.Millisecond), sum.String())
+			if a := time.Duration(got.Align.DurationNs); a > time.Minute {
+				t.Errorf("the alignment test took %v, want under a minute", a)
+			}
+			checkAgainstProfile(t, profile, got)
+		})
+	}
+}
