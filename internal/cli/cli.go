@@ -15,9 +15,9 @@ import (
 
 // Exit codes, documented in the README.
 const (
-	ExitOK          = 0   // done; failed cells, if any, are listed in the summary and results
-	ExitError       = 1   // the run could not be carried out
-	ExitUsage       = 2   // bad flags or configuration
+	ExitOK    = 0 // done; failed cells, if any, are listed in the summary and results
+	ExitError = 1 // the run could not be carried out
+	ExitUsage = 2 // bad flags or configuration
 	// ExitRegression (3, in compare.go): compare --fail-on-regression found a significant slowdown.
 	ExitInterrupted = 130 // SIGINT/SIGTERM: cleaned up, completed cells kept
 )
@@ -57,7 +57,7 @@ and the bytes and requests that reach the device.`,
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
-	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio), newSimcardCmd(stdio), newReportCmd(stdio), newCompareCmd(stdio))
+	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio), newSimcardCmd(stdio), newReportCmd(stdio), newCompareCmd(stdio), newProbeCmd(stdio), newAdviseCmd(stdio), newExportCmd(stdio))
 	return root
 }
 

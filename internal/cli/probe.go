@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/probe"
+	"github.com/fsbench/fsbench/internal/target"
+)
+
+type probeFlags struct {
+	write            bool
+	destroy, out     string
+	maxBlock, maxAln string
+	quiet            bool
+	positions, tries int
+}
+
+func newProbeCmd(stdio IO) *cobra.Command {
+	var f probeFlags
+	cmd := &cobra.Command{
+		Use:   "probe [flags] DEVICE",
+		Short: "Measure a flash device's geometry: page, allocation unit, open AUs, FAT area",
+		Long: `probe times I/O on DEVICE (a block device, a partition or an image file) the way flashbench
+does and estimates the card's geometry, each estimate with its evidence and a confidence:
+
+  - a read sweep: O_DIRECT reads at block sizes 512 B ... 64 MiB;
+  - the alignment test (flashbench -a): reads just before, across and after boundaries of each
+    power-of-two alignment; the alignments where crossing costs extra reveal the page and the
+    allocation unit (AU);
+  - with --write (DESTROYS THE DATA, needs --destroy DEVICE naming the same device): a write
+    sweep (page size), the open-AU test (how many AUs the card writes in turn before slowing
+    down) and the FAT-area test (are the first AUs faster for small random writes?).
+
+It writes probe.json (schema fsbench.probe/v1), probe.txt and SVG charts into --out and prints
+the summary. Without --write it only reads. fsbench advise turns probe.json into settings.`,
+		Example: `  fsbench probe /dev/mmcblk0
+  fsbench probe --write --destroy /dev/sdb /dev/sdb -o card-probe`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("probe takes one device (got %d arguments)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, dir, err := runProbe(cmd, stdio, args[0], f)
+			if err != nil {
+				return err
+			}
+			paths, err := probe.WriteFiles(dir, r)
+			if err != nil {
+				return err
+			}
+			if err := probe.WriteSummary(stdio.Out, r); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdio.Out)
+			for _, p := range paths {
+				fmt.Fprintln(stdio.Out, p)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.write, "write", false, "also run the write tests: DESTROYS ALL DATA on the device (needs --destroy)")
+	fl.StringVar(&f.destroy, "destroy", "", "the device again, to confirm that --write may destroy it")
+	fl.StringVarP(&f.out, "out", "o", "", "directory for probe.json and the charts (default ./fsbench-probe/<time>)")
+	fl.StringVar(&f.maxBlock, "max-block", "64M", "largest block of the read sweep")
+	fl.StringVar(&f.maxAln, "max-align", "64M", "largest alignment of the alignment test")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fl.IntVar(&f.positions, "align-positions", 0, "boundaries read per alignment (default 64; more resolve smaller steps)")
+	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
+	return cmd
+}
+
+// runProbe checks the device (for --write), probes it and returns the result and the output
+// directory.
+func runProbe(cmd *cobra.Command, stdio IO, dev string, f probeFlags) (*probe.Result, string, error) {
+	maxBlock, err := flash.ParseSize(f.maxBlock)
+	if err != nil {
+		return nil, "", usagef("--max-block: %v", err)
+	}
+	maxAlign, err := flash.ParseSize(f.maxAln)
+	if err != nil {
+		return nil, "", usagef("--max-align: %v", err)
+	}
+	if f.destroy != "" && !f.write {
+		return nil, "", usagef("--destroy without --write: the probe only reads unless --write is given")
+	}
+	if f.write {
+		if err := checkWritable(dev, f.destroy); err != nil {
+			return nil, "", err
+		}
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("fsbench-probe", time.Now().Format("20060102-150405"))
+	}
+	r := &probe.Result{}
+	if err := probe.Identify(cmd.Context(), r, dev, "/sys", ""); err != nil {
+		return nil, "", err
+	}
+	d, closeDev, err := probe.OpenDevice(dev, f.write)
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeDev()
+	logf := func(format string, args ...any) { fmt.Fprintf(stdio.Err, format+"\n", args...) }
+	if f.quiet {
+		logf = nil
+	}
+	got, err := probe.Run(cmd.Context(), d, probe.Options{Write: f.write, MaxReadBlock: maxBlock, MaxAlign: maxAlign,
+		AlignPositions: f.positions, AlignTries: f.tries, Log: logf})
+	if got != nil {
+		got.Device, got.Kind, got.Identity, got.PartitionStart, got.USB, got.EMMC = r.Device, r.Kind, r.Identity, r.PartitionStart, r.USB, r.EMMC
+		got.Warnings = append(r.Warnings, got.Warnings...)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("probe %s: %w", dev, err)
+	}
+	return got, dir, nil
+}
+
+// checkWritable applies the --destroy rules: a block device must pass target.CheckDevice;
+// an image file must be named twice too.
+func checkWritable(dev, destroy string) error {
+	st, err := os.Stat(dev)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	if st.Mode().IsRegular() {
+		a, _ := filepath.EvalSymlinks(dev)
+		b, _ := filepath.EvalSymlinks(destroy)
+		if destroy == "" || a != b {
+			return usagef("--write overwrites %s: confirm with --destroy %s", dev, dev)
+		}
+		return nil
+	}
+	if _, err := target.CheckDevice(dev, destroy); err != nil {
+		return UsageError{err}
+	}
+	return nil
+}
