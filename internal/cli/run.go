@@ -12,9 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/advise"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"
+	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
@@ -22,7 +24,7 @@ import (
 
 type runFlags struct {
 	config, preset, size, variants, tests, suite, dataset, datasetSize, videoSize string
-	timeout, results, out, image, target                                          string
+	timeout, results, out, image, target, destroy, tuned                          string
 	timeScale                                                                     float64
 	untilStable                                                                   string
 	maxReps                                                                       int
@@ -76,6 +78,8 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.Lookup("until-stable").NoOptDefVal = "3%"
 	fl.IntVar(&f.maxReps, "max-repetitions", 15, "with --until-stable: the most repetitions per variant")
 	fl.BoolVar(&f.keepTraces, "keep-traces", false, "write each test's block-request trace to <results>/traces/ (a summary is always in results.json)")
+	fl.StringVar(&f.destroy, "destroy", "", "with --target device:/dev/X: name the same device again, to confirm that everything on it is destroyed")
+	fl.StringVar(&f.tuned, "tuned", "", "add the variants fsbench advise derives from this probe.json (or probe directory), to measure whether the advice pays")
 	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, or simcard:PROFILE (a simulated card; see fsbench simcard profiles)")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
 	return cmd
@@ -159,6 +163,13 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	if fl.Changed("results") {
 		cfg.ResultsDir = f.results
 	}
+	if f.tuned != "" {
+		pr, err := probe.Load(f.tuned)
+		if err != nil {
+			return cfg, usagef("--tuned: %v (make one with fsbench probe DEVICE)", err)
+		}
+		cfg.Variants = append(cfg.Variants, advise.TunedVariants(advise.FromProbe(pr))...)
+	}
 	if fl.Changed("variants") {
 		want := splitList(f.variants)
 		var kept []plan.Variant
@@ -223,7 +234,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	out, err := runner.Run(ctx, runner.Options{
 		Config: cfg, OutDir: f.out, Image: f.image, KeepImage: f.keepImage,
 		DirectIO: !f.noDirectIO, Version: Version, Log: ui.logf, Progress: ui.progress,
-		Target: f.target, TimeScale: f.timeScale, UntilStable: untilStable, MaxRepetitions: f.maxReps, KeepTraces: f.keepTraces,
+		Target: f.target, Destroy: f.destroy, TimeScale: f.timeScale, UntilStable: untilStable, MaxRepetitions: f.maxReps, KeepTraces: f.keepTraces,
 	})
 	ui.finish()
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/probe"
 )
 
 // resolve parses args as `fsbench run` would and returns the resolved configuration.
@@ -37,12 +39,28 @@ func TestResolveConfig(t *testing.T) {
 	dir := t.TempDir()
 	matrix := filepath.Join(dir, "matrix.toml")
 	os.WriteFile(matrix, []byte("size = \"512M\"\nrepetitions = 5\n\n[[variant]]\nfs = [\"ext4\", \"xfs\"]\nmount = \"noatime\"\n"), 0o644)
+	// A probe of a card with 16 KiB pages and 4 MiB AUs, as fsbench probe writes it.
+	pr := probe.Result{Schema: probe.Schema, SizeBytes: 1 << 30}
+	pr.Estimates.AU = probe.Estimate{Value: 4 << 20, Confidence: probe.High}
+	pr.Estimates.ReadPage = probe.Estimate{Value: 16 << 10, Confidence: probe.High}
+	probeJSON := filepath.Join(dir, "probe.json")
+	if b, err := json.Marshal(pr); err != nil {
+		t.Fatal(err)
+	} else {
+		os.WriteFile(probeJSON, b, 0o644)
+	}
 	tests := []struct {
 		name    string
 		args    []string
 		check   func(t *testing.T, c plan.Config)
 		wantErr string
 	}{
+		{name: "tuned variants from a probe", args: []string{"--tuned", dir, "--variants", "ext4,ext4-tuned"}, check: func(t *testing.T, c plan.Config) {
+			if len(c.Variants) != 2 || c.Variants[1].Name != "ext4-tuned" || !strings.Contains(strings.Join(c.Variants[1].MkfsArgs, " "), "stride=4,stripe-width=1024") {
+				t.Errorf("tuned: %+v", c.Variants)
+			}
+		}},
+		{name: "tuned without a probe", args: []string{"--tuned", filepath.Join(dir, "nope")}, wantErr: "fsbench probe"},
 		{name: "defaults", check: func(t *testing.T, c plan.Config) {
 			if c.Size != 1<<30 || c.Repetitions != 3 || len(c.Variants) != 11 || c.Timeout.Duration != 10*time.Minute {
 				t.Errorf("defaults: %+v", c)

@@ -24,6 +24,9 @@ const (
 
 // Load reads a probe.json.
 func Load(path string) (*Result, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "probe.json")
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read probe result: %w", err)

@@ -43,10 +43,12 @@ type Options struct {
 	Image string
 	// KeepImage leaves the image file in place after the run.
 	KeepImage bool
-	// Target is where the block device comes from: "" or "image" (a sparse image file), or
+	// Target is where the block device comes from: "" or "image" (a sparse image file),
 	// "simcard:PROFILE" (the flash model served as a file; PROFILE is a built-in profile name
-	// or a profile file).
+	// or a profile file), or "device:/dev/X" (a real device, destroyed: Destroy must name it).
 	Target string
+	// Destroy must name the device of a "device:" target, as a deliberate second confirmation.
+	Destroy string
 	// TimeScale multiplies the simulated card's modelled waits (1 = real time).
 	TimeScale float64
 	// UntilStable, when > 0, repeats each variant beyond Config.Repetitions until the confidence
@@ -196,6 +198,23 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		return out, save()
 	}
 
+	kind, profile, err := ParseTarget(opt.Target)
+	if err != nil {
+		return out, err
+	}
+	var devID *blockdev.Identity
+	if kind == "device" {
+		// A real device: every check before anything touches it; afterwards only the named
+		// device is ever opened, so nothing outside it can be written.
+		id, err := target.CheckDevice(profile, opt.Destroy)
+		if err != nil {
+			return out, err
+		}
+		logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, deviceModel(id), plan.FormatSize(id.SizeBytes), id.Queue["rotational"])
+		devID = &id
+		cfg.Size = id.SizeBytes // the dataset scales to the real device
+	}
+
 	// The dataset, in RAM, as Bootlin copied it from a ramfs: the source must not be the
 	// bottleneck, nor put I/O on any device.
 	ds, err := stageDataset(ctx, cfg, work, ledger, &cleanups, logf)
@@ -204,14 +223,15 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	}
 	run.Dataset = ds.desc
 
-	// The device: a loop device over a sparse image file, or over the simulated card's file.
-	kind, profile, err := ParseTarget(opt.Target)
-	if err != nil {
-		return out, err
-	}
+	// The device: the user's, or a loop device over a sparse image file or the simulated card.
+	var devPath, devName string
 	backing := opt.Image
 	var card *target.Simcard
-	if kind == "simcard" {
+	if kind == "device" {
+		devPath, devName = devID.Path, devID.Name
+		run.Device = devID
+		run.Target = results.Target{Kind: "device", Device: devID.Path, SizeBytes: devID.SizeBytes}
+	} else if kind == "simcard" {
 		cardDir := filepath.Join(work, "simcard")
 		if err := ledger.AddMountpoint(cardDir); err != nil {
 			return out, err
@@ -255,23 +275,26 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		}
 		run.Target = results.Target{Kind: "image", Image: img}
 	}
-	loop, err := target.AttachLoop(backing, target.LoopOptions{DirectIO: opt.DirectIO})
-	if err != nil {
-		return out, err
-	}
-	if err := ledger.AddLoop(loop.Path, backing); err != nil {
-		loop.Detach()
-		return out, err
-	}
-	cleanups = append(cleanups, loop.Detach)
-	if opt.DirectIO && !loop.DirectIO {
-		logf("warning: the kernel did not enable direct I/O on %s (the backing file's filesystem may not support O_DIRECT): reads may be answered by the host's page cache", loop.Path)
-	}
-	run.Target.SizeBytes, run.Target.Device, run.Target.LoopMethod, run.Target.DirectIO = cfg.Size, loop.Path, loop.Method, loop.DirectIO
-	if id, err := blockdev.Identify("/sys", loop.Name); err == nil {
-		run.Device = &id
-	} else {
-		logf("warning: reading the identity of %s: %v", loop.Name, err)
+	if kind != "device" {
+		loop, err := target.AttachLoop(backing, target.LoopOptions{DirectIO: opt.DirectIO})
+		if err != nil {
+			return out, err
+		}
+		if err := ledger.AddLoop(loop.Path, backing); err != nil {
+			loop.Detach()
+			return out, err
+		}
+		cleanups = append(cleanups, loop.Detach)
+		if opt.DirectIO && !loop.DirectIO {
+			logf("warning: the kernel did not enable direct I/O on %s (the backing file's filesystem may not support O_DIRECT): reads may be answered by the host's page cache", loop.Path)
+		}
+		run.Target.SizeBytes, run.Target.Device, run.Target.LoopMethod, run.Target.DirectIO = cfg.Size, loop.Path, loop.Method, loop.DirectIO
+		if id, err := blockdev.Identify("/sys", loop.Name); err == nil {
+			run.Device = &id
+		} else {
+			logf("warning: reading the identity of %s: %v", loop.Name, err)
+		}
+		devPath, devName = loop.Path, loop.Name
 	}
 
 	mnt := filepath.Join(work, "mnt")
@@ -286,7 +309,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	}
 
 	env := &suite.Env{
-		Device: loop.Path, DeviceName: loop.Name, Sysfs: "/sys", Mountpoint: mnt, WorkDir: work,
+		Device: devPath, DeviceName: devName, Sysfs: "/sys", Mountpoint: mnt, WorkDir: work,
 		Source: ds.tree, Video: ds.video, Dataset: ds.stats, Copies: ds.desc.Copies,
 		VideoCopies: ds.desc.VideoCopies, VideoBytes: ds.desc.VideoBytes,
 		Timeout: cfg.Timeout.Duration, Selection: sel, Run: fs.DefaultRunner, System: sys, Log: logf,
@@ -401,6 +424,20 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, cardProfile str
 	return nil
 }
 
+// deviceModel names a device for a person: its model or mmc name and vendor, as sysfs has them.
+func deviceModel(id blockdev.Identity) string {
+	var parts []string
+	for _, k := range []string{"vendor", "model", "name", "manfid", "oemid", "date"} {
+		if v := strings.TrimSpace(id.Device[k]); v != "" {
+			parts = append(parts, k+" "+v)
+		}
+	}
+	if len(parts) == 0 {
+		return "no model in sysfs"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // unstableTests lists the timed tests (times and rates) of a variant whose median is not yet
 // known within ±target (stats.Stable). Byte figures are left out (used space does not vary;
 // mount_mem hovers around 0, where a relative interval means nothing), and so is module_load,
@@ -440,8 +477,10 @@ func ParseTarget(spec string) (kind, profile string, err error) {
 		return "simcard", strings.TrimPrefix(spec, "simcard:"), nil
 	case spec == "simcard":
 		return "simcard", "sd-typical", nil
+	case strings.HasPrefix(spec, "device:") && len(spec) > len("device:"):
+		return "device", strings.TrimPrefix(spec, "device:"), nil
 	}
-	return "", "", fmt.Errorf("unknown target %q: use image (the default) or simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them)", spec)
+	return "", "", fmt.Errorf("unknown target %q: use image (the default), simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them) or device:/dev/X with --destroy /dev/X", spec)
 }
 
 func newRun(opt Options) *results.Run {

@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/target"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -469,5 +470,56 @@ func TestNewSuites(t *testing.T) {
 		if c[0].Status == results.NA && !strings.Contains(c[0].Note, "too fast to measure") {
 			t.Errorf("%s n/a without the reason: %+v", n, c[0])
 		}
+	}
+}
+
+// The device target on a loop device standing in for a card: refused unless --destroy names it,
+// refused while mounted, and when accepted the run measures it and records its identity.
+func TestDeviceTarget(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	img := filepath.Join(dir, "card.img")
+	if err := target.CreateImage(img, 320<<20); err != nil {
+		t.Fatal(err)
+	}
+	loop, err := target.AttachLoop(img, target.LoopOptions{DirectIO: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { loop.Detach() })
+	cfg := smallConfig()
+	cfg.Variants = cfg.Variants[:1]
+	cfg.Tests = []string{suite.Mkfs, suite.Write}
+	run := func(destroy string) (*Outcome, error) {
+		return Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
+			Target: "device:" + loop.Path, Destroy: destroy})
+	}
+	var refused *target.RefusedError
+	if _, err := run(""); !errors.As(err, &refused) {
+		t.Errorf("without --destroy: %v, want a refusal", err)
+	}
+	if _, err := run("/dev/loop-not-this-one"); !errors.As(err, &refused) {
+		t.Errorf("--destroy naming another device: %v, want a refusal", err)
+	}
+	out, err := run(loop.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.Load(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Target.Kind != "device" || r.Target.Device != loop.Path || r.Device == nil || r.Device.Name != loop.Name || r.Target.SizeBytes != 320<<20 {
+		t.Errorf("target %+v, device %+v", r.Target, r.Device)
+	}
+	if w := r.Cell("ext4", suite.Write); len(w) != 1 || w[0].Status != results.OK || w[0].Device.WriteBytes == 0 {
+		t.Errorf("write on the device: %+v", w)
+	}
+	// The device is still attached (fsbench does not detach what it did not create) and unmounted.
+	if mounted, _ := target.MountsUnder(out.Dir); len(mounted) > 0 {
+		t.Errorf("left mounted: %v", mounted)
+	}
+	if _, err := os.Stat(filepath.Join("/sys/block", loop.Name, "loop")); err != nil {
+		t.Errorf("the user's device was detached: %v", err)
 	}
 }
