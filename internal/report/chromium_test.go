@@ -128,6 +128,22 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Errorf("rendered DOM lacks %q", want)
 		}
 	}
+
+	// A run with traces: the flash section and its charts render.
+	buf.Reset()
+	if err := HTML(&buf, loadWearRun(t), HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wear := filepath.Join(dir, "wear.html")
+	if err := os.WriteFile(wear, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom = string(chromium(t, bin, "--dump-dom", "file://"+wear))
+	for _, want := range []string{"What the flash sees", `id="chart-write-sizes"`, `id="chart-block_amplification"`, "sd-typical would last", "card WA"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered DOM of the traced run lacks %q", want)
+		}
+	}
 }
 
 func pixelStats(img image.Image) (colours, nonWhite, green int) {

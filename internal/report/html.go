@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,9 @@ type HTMLOptions struct {
 	JSONLink, CSVLink string
 	// Alpha is the significance level (0: stats.DefaultAlpha).
 	Alpha float64
+	// Card is the card profile flash wear is rated on (the --card flag); "" means the
+	// simulated card's own profile for a simcard run, else DefaultCard (see CardFor).
+	Card string
 }
 
 // SignificanceRules explains the significance figures, for the report footer.
@@ -67,6 +71,16 @@ type htmlPage struct {
 	Rules                  []string
 	Legend                 []htmlCell
 	Suites                 []suiteTable
+	Flash                  *htmlFlash
+}
+
+// htmlFlash is the "What the flash sees" section: what the block requests of the write tests
+// were and what they did to the card models.
+type htmlFlash struct {
+	Card   string
+	Charts []htmlChart
+	Cards  []string  // every profile the traces were replayed through, for the table
+	Rows   []cardRow // per variant, one cell per entry of Cards
 }
 
 type htmlHead struct {
@@ -78,7 +92,7 @@ type htmlHead struct {
 var matrixLabels = map[string]string{
 	"boot": "boot time", "mount": "mount time", "read": "read", "video_read": "seq read",
 	"write": "write", "video_write": "seq write", "read_remove_write": "read-write-delete",
-	"remove": "delete", "space": "space",
+	"remove": "delete", "space": "space", "flash_wear": "flash wear",
 }
 
 type htmlRow struct {
@@ -100,8 +114,8 @@ type htmlRaw struct {
 	Variant, Test, Rep, Status, Value, Unit, Wall, MBps, DevRead, DevWrite, Note string
 }
 
-func buildPage(r *results.Run, opt HTMLOptions) (htmlPage, error) {
-	p := htmlPage{JSONLink: opt.JSONLink, CSVLink: opt.CSVLink}
+func buildPage(r *results.Run, opt HTMLOptions) (p htmlPage, err error) {
+	p = htmlPage{JSONLink: opt.JSONLink, CSVLink: opt.CSVLink}
 	ran := ranVariants(r)
 	p.Title = "fsbench: which filesystem for " + deviceName(r) + "?"
 	names := make([]string, 0, len(ran))
@@ -110,10 +124,11 @@ func buildPage(r *results.Run, opt HTMLOptions) (htmlPage, error) {
 	}
 	p.Question = fmt.Sprintf("Which filesystem should go on %s? %d variants compared: %s.", deviceName(r), len(ran), strings.Join(names, ", "))
 	p.Setup = setupLine(r)
-	p.Verdicts = Verdicts(r, opt.Alpha)
+	card := CardFor(r, opt.Card)
+	p.Verdicts = VerdictsFor(r, opt.Alpha, card)
 
 	var cols []metric
-	for _, m := range matrixMetrics {
+	for _, m := range matrixFor(r, card) {
 		if present(r, m) {
 			cols = append(cols, m)
 			p.Head = append(p.Head, htmlHead{Title: matrixLabels[m.key], Long: m.title, Unit: m.unit, Higher: m.higherBetter})
@@ -140,21 +155,16 @@ func buildPage(r *results.Run, opt HTMLOptions) (htmlPage, error) {
 	}
 
 	for _, m := range chartMetrics {
-		t := evaluate(r, m, opt.Alpha)
-		if len(t.order) == 0 {
-			continue
-		}
-		var bars []Bar
-		for _, name := range t.order {
-			c := t.cells[name]
-			bars = append(bars, Bar{Label: name, Median: c.Summary.Median, Min: c.Summary.Min, Max: c.Summary.Max, N: c.Summary.N, Rating: c.Rating})
-		}
-		var svg bytes.Buffer
-		if err := WriteBarChart(&svg, m.title, m.unit, m.higherBetter, bars); err != nil {
+		c, ok, err := barChart(evaluate(r, m, opt.Alpha))
+		if err != nil {
 			return p, err
 		}
-		// The SVG is built by WriteBarChart, which escapes every piece of text it writes.
-		p.Charts = append(p.Charts, htmlChart{ID: "chart-" + m.key, Title: m.title, SVG: template.HTML(svg.String())})
+		if ok {
+			p.Charts = append(p.Charts, c)
+		}
+	}
+	if p.Flash, err = flashSection(r, card, opt.Alpha); err != nil {
+		return p, err
 	}
 
 	for _, v := range r.Variants {
@@ -165,11 +175,71 @@ func buildPage(r *results.Run, opt HTMLOptions) (htmlPage, error) {
 	p.Failed = failedCells(r)
 	p.Suites = suiteTables(r)
 	p.Raw = rawRows(r)
-	p.Rules = []string{RatingRules, VerdictRules, SignificanceRules,
+	p.Rules = []string{RatingRules, VerdictRules, SignificanceRules, WearRules,
 		"Throughputs (MB/s) are the bytes the test moved through the filesystem over its wall time; read-write variants " +
 			"store several copies of the dataset and read-only images one, so seconds would not compare but MB/s do. " +
 			"Space is the used bytes (statfs) over the logical bytes stored."}
+	if s := r.Methods["lifetime"]; s != "" {
+		p.Rules = append(p.Rules, "Lifetime, as the run computed it: "+s+".")
+	}
 	return p, nil
+}
+
+// barChart draws t (variants best first) as a bar chart; ok is false when no variant has data.
+func barChart(t table) (htmlChart, bool, error) {
+	if len(t.order) == 0 {
+		return htmlChart{}, false, nil
+	}
+	var bars []Bar
+	for _, name := range t.order {
+		c := t.cells[name]
+		bars = append(bars, Bar{Label: name, Median: c.Summary.Median, Min: c.Summary.Min, Max: c.Summary.Max, N: c.Summary.N, Rating: c.Rating})
+	}
+	var svg bytes.Buffer
+	if err := WriteBarChart(&svg, t.m.title, t.m.unit, t.m.higherBetter, bars); err != nil {
+		return htmlChart{}, false, err
+	}
+	// The SVG is built by WriteBarChart, which escapes every piece of text it writes.
+	return htmlChart{ID: "chart-" + t.m.key, Title: t.m.title, SVG: template.HTML(svg.String())}, true, nil
+}
+
+// flashSection builds the charts and the per-profile table of what the flash sees; nil when
+// the run recorded no block-request trace.
+func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error) {
+	if !traced(r) {
+		return nil, nil
+	}
+	// The card rated on comes first in the table: on a phone the others scroll out of view.
+	f := &htmlFlash{Card: card}
+	cards := replayedCards(r)
+	if slices.Contains(cards, card) {
+		f.Cards = append(f.Cards, card)
+	}
+	for _, c := range cards {
+		if c != card {
+			f.Cards = append(f.Cards, c)
+		}
+	}
+	for _, m := range []metric{blockAmpMetric(r), cardWAMetric(r, card)} {
+		c, ok, err := barChart(evaluate(r, m, alpha))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			f.Charts = append(f.Charts, c)
+		}
+	}
+	if rows := writeSizes(r); len(rows) > 0 {
+		const title = "request sizes of the write tests"
+		var svg bytes.Buffer
+		if err := WriteSizeChart(&svg, title, rows); err != nil {
+			return nil, err
+		}
+		// WriteSizeChart escapes every piece of text it writes.
+		f.Charts = append(f.Charts, htmlChart{ID: "chart-write-sizes", Title: title, SVG: template.HTML(svg.String())})
+	}
+	f.Rows = cardTable(r, f.Cards, alpha)
+	return f, nil
 }
 
 func ratedCell(c Rated, unit string) htmlCell {
@@ -365,7 +435,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 <div class="scroll">
 <table class="verdict">
 <tr><th>If you care most about</th><th>use</th><th>margin to the runner-up</th><th>is the difference real?</th></tr>
-{{range .Verdicts}}<tr><td>{{.Priority}}</td>{{if .Winner}}<td data-label="use"><span class="winner">{{.Winner}}</span><br><small class="muted">by {{.Basis}}</small></td><td data-label="margin">{{.MarginText}}{{if .Note}}<br><small class="muted">{{.Note}}</small>{{end}}</td><td data-label="real?">{{.Significance}}</td>{{else}}<td colspan="3" class="muted">{{.Note}}</td>{{end}}</tr>
+{{range .Verdicts}}<tr><td>{{.Priority}}</td>{{if .Winner}}<td data-label="use"><span class="winner">{{.Winner}}</span><br><small class="muted">by {{.Basis}}</small></td><td data-label="margin">{{.MarginText}}{{if .Note}}<br><small class="muted">{{.Note}}</small>{{end}}{{if .Detail}}<br><small class="muted">{{.Detail}}</small>{{end}}</td><td data-label="real?">{{.Significance}}</td>{{else}}<td colspan="3" class="muted">{{.Note}}</td>{{end}}</tr>
 {{end}}</table>
 </div>
 
@@ -392,7 +462,19 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{range .Charts}}<figure id="{{.ID}}">
 {{.SVG}}</figure>
 {{end}}
-<h2 id="problems">Skipped variants and failed cells</h2>
+{{with .Flash}}<h2 id="flash">What the flash sees</h2>
+<p class="muted">The block requests of the write tests (write, read_remove_write, video_write), traced at the device and replayed through the card models. Block amplification: device bytes per byte written through the filesystem. Write amplification inside the card: flash bytes programmed per byte the device received, on {{.Card}}.</p>
+{{range .Charts}}<figure id="{{.ID}}">
+{{.SVG}}</figure>
+{{end}}{{if .Rows}}<div class="scroll">
+<table class="cards">
+<tr><th rowspan="2">variant</th>{{range .Cards}}<th colspan="3">{{.}}</th>{{end}}</tr>
+<tr>{{range .Cards}}<th class="num" title="write amplification inside the card: flash bytes programmed per byte the device received">card WA ↓</th><th class="num" title="flash bytes programmed per byte written through the filesystem">wear ↓</th><th class="num" title="years, with the write tests once a day">years ↑</th>{{end}}</tr>
+{{range .Rows}}<tr><td class="variant">{{.Variant}}</td>{{range .Cells}}<td class="num">{{.WA}}</td><td class="num">{{.Wear}}</td><td class="num">{{.Life}}</td>{{end}}</tr>
+{{end}}</table>
+</div>
+<p class="muted">Medians over the repetitions; card WA and wear in bytes per byte, lifetime in years with the three write tests once a day (rules at the end).</p>
+{{end}}{{end}}<h2 id="problems">Skipped variants and failed cells</h2>
 {{if or .Skipped .Failed}}{{if .Skipped}}<ul>
 {{range .Skipped}}<li><b>{{.Name}}</b> skipped: {{.Reason}}</li>
 {{end}}</ul>{{end}}
@@ -412,7 +494,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 <footer>
 <h2 id="rules">How ratings and recommendations are made</h2>
 {{range .Rules}}<p>{{.}}</p>
-{{end}}<p class="muted">Written by fsbench from {{.JSONLink}}. Flash wear (bytes written to the device per byte stored) is not measured in this run.</p>
+{{end}}<p class="muted">Written by fsbench from {{.JSONLink}}.</p>
 </footer>
 </body>
 </html>

@@ -19,6 +19,9 @@ type SummaryOptions struct {
 	// Color adds ANSI colours by rating. The caller decides: only when writing to a terminal
 	// and NO_COLOR is unset.
 	Color bool
+	// Card is the card profile flash wear is rated on (the --card flag); "" means the
+	// simulated card's own profile for a simcard run, else DefaultCard (see CardFor).
+	Card string
 }
 
 // Summary writes the terminal table without colour: SummaryWith(w, r, SummaryOptions{}).
@@ -36,8 +39,9 @@ var ansi = map[Rating]string{
 // worst, see RatingRules), the recommendation per priority, then skipped variants and failed
 // cells.
 func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
+	card := CardFor(r, opt.Card)
 	var cols []table
-	for _, m := range matrixMetrics {
+	for _, m := range matrixFor(r, card) {
 		if present(r, m) {
 			cols = append(cols, evaluate(r, m, stats.DefaultAlpha))
 		}
@@ -72,9 +76,14 @@ func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
 		fmt.Fprintf(w, "\nmedians of up to %d repetitions (min and max: \"summary\" in results.json); higher is better for MB/s, lower for the rest.\n", repetitions(r))
 		fmt.Fprintln(w, "rating: A excellent, B very good, C good, D fair, E average, F bad, G worst (ratio to the best median; ties within noise share a rating).")
 		fmt.Fprintln(w, "n/a (ro): read-only filesystem.")
+		for _, c := range cols {
+			if c.m.key == "flash_wear" {
+				fmt.Fprintf(w, "wear: flash bytes programmed on %s per byte written through the filesystem (write tests; traces replayed through the card model).\n", card)
+			}
+		}
 
 		fmt.Fprintln(w, "\nrecommended:")
-		for _, v := range Verdicts(r, stats.DefaultAlpha) {
+		for _, v := range VerdictsFor(r, stats.DefaultAlpha, card) {
 			fmt.Fprintf(w, "  %-19s %s\n", v.Priority+":", verdictLine(v))
 		}
 	}

@@ -22,6 +22,9 @@ type Verdict struct {
 	Significance string // "significant (p=0.029 n=4)", "cannot tell: need >= 4 ...", ...
 	Significant  bool
 	Note         string
+	// Detail is a longer explanation for the HTML report (the lifetime's assumptions); the
+	// terminal leaves it out.
+	Detail string
 }
 
 // VerdictRules explains how Verdicts chooses, for the report footer.
@@ -31,10 +34,18 @@ const VerdictRules = `Recommendations: for each priority the variant with the be
 	`Write-heavy data is the combined throughput of write, read-write-delete and sequential write (their bytes over their summed time), ` +
 	`so read-only filesystems do not take part. The margin is how much better the winner's median is than the runner-up's; ` +
 	`whether that difference is significant is the Mann-Whitney U test at p <= 0.05, as benchstat computes it, ` +
-	`which needs at least 4 repetitions per side.`
+	`which needs at least 4 repetitions per side. ` +
+	`Flash wear: the least flash programmed per byte written through the filesystem, on the card profile named (see the flash-wear rule).`
 
-// Verdicts returns the recommendation for each priority, in the report's order.
+// Verdicts returns the recommendation for each priority, in the report's order, with flash
+// wear rated on the run's default card (CardFor): VerdictsFor(r, alpha, "").
 func Verdicts(r *results.Run, alpha float64) []Verdict {
+	return VerdictsFor(r, alpha, "")
+}
+
+// VerdictsFor is Verdicts with flash wear rated on the card profile card (a built-in profile
+// name or the path the run replayed; "" for CardFor's default).
+func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 	if alpha <= 0 {
 		alpha = stats.DefaultAlpha
 	}
@@ -43,7 +54,7 @@ func Verdicts(r *results.Run, alpha float64) []Verdict {
 		readMostly(r, alpha),
 		pick("write-heavy data", evaluate(r, mWriteMix, alpha), alpha),
 		pick("space", evaluate(r, mSpace, alpha), alpha),
-		{Priority: "flash wear", Note: "not measured in this run"},
+		wearVerdict(r, CardFor(r, card), alpha),
 	}
 	return out
 }

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SizeCount is the number of requests whose size is in [Bytes, 2×Bytes).
+type SizeCount struct {
+	Bytes uint64
+	Count uint64
+}
+
+// SizeRow is one variant's request-size histogram, buckets smallest first.
+type SizeRow struct {
+	Label   string
+	Buckets []SizeCount
+}
+
+// sizePalette colours size buckets by log2 of their size, from 512 bytes (and below) to 1 MiB
+// (and above): viridis, which stays ordered in grey print and for colour-blind readers. The
+// colour depends on the size only, so a bucket looks the same in every row.
+var sizePalette = []string{
+	"#440154", "#482173", "#433e85", "#38588c", "#2d708e", "#25858e",
+	"#1e9b8a", "#2bb07f", "#51c56a", "#85d54a", "#c2df23", "#fde725",
+}
+
+func sizeColor(b uint64) (fill, ink string) {
+	i := bits.Len64(b) - 1 - 9 // 512 bytes is index 0
+	i = max(0, min(i, len(sizePalette)-1))
+	ink = "#fff"
+	if i >= 6 {
+		ink = "#000"
+	}
+	return sizePalette[i], ink
+}
+
+// sizeLabel is a bucket's lower bound in binary units without spaces: 512, 4K, 1M.
+func sizeLabel(b uint64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return strconv.FormatUint(b>>30, 10) + "G"
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return strconv.FormatUint(b>>20, 10) + "M"
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return strconv.FormatUint(b>>10, 10) + "K"
+	}
+	return strconv.FormatUint(b, 10)
+}
+
+// Size-chart geometry, in SVG user units, on the bar chart's grid.
+const (
+	legendItemW = 52
+	legendLineH = 18
+	legendTop   = 30
+)
+
+// WriteSizeChart writes a request-size histogram as a standalone SVG element: one 100 %
+// stacked bar per row (in the given order) split into the share of requests in each size
+// bucket, a legend of the buckets (a bucket holds the sizes from its label to twice it), the
+// share printed in every segment wide enough for it and the request count at the right. Like
+// WriteBarChart its output depends only on the arguments.
+func WriteSizeChart(w io.Writer, title string, rows []SizeRow) error {
+	var sizes []uint64
+	for _, r := range rows {
+		for _, b := range r.Buckets {
+			if b.Count > 0 && !slices.Contains(sizes, b.Bytes) {
+				sizes = append(sizes, b.Bytes)
+			}
+		}
+	}
+	slices.Sort(sizes)
+	perLine := chartW / legendItemW
+	lines := max(1, (len(sizes)+perLine-1)/perLine)
+	top := legendTop + lines*legendLineH + 8
+	axisY := top + rowH*len(rows)
+	h := axisY + axisH
+	x := func(share float64) float64 { return plotLeft + (plotRight-plotLeft)*share }
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s" font-family="sans-serif" font-size="13">`+"\n",
+		chartW, h, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="0" y="18" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
+	for i, s := range sizes {
+		lx, ly := (i%perLine)*legendItemW, legendTop+(i/perLine)*legendLineH
+		fill, _ := sizeColor(s)
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n",
+			lx, ly, fill, lx+16, ly+7, sizeLabel(s))
+	}
+	for _, t := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#ddd"/>`+"\n", num(x(t)), top-4, num(x(t)), axisY)
+		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle" fill="#333">%s</text>`+"\n", num(x(t)), axisY+16, tickText(100*t))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#333">%% of write requests, by size (bucket: its size up to twice it)</text>`+"\n",
+		(plotLeft+plotRight)/2, axisY+34)
+	for i, r := range rows {
+		y := top + rowH*i
+		mid := float64(y) + rowH/2.0
+		var total uint64
+		for _, c := range r.Buckets {
+			total += c.Count
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", labelW-8, num(mid), html.EscapeString(r.Label))
+		var done uint64
+		for _, c := range r.Buckets {
+			if c.Count == 0 || total == 0 {
+				continue
+			}
+			// Cumulative counts, not summed widths, place the segments, so that rounding
+			// cannot leave a gap or overrun the 100 % line.
+			x0 := x(float64(done) / float64(total))
+			done += c.Count
+			x1 := x(float64(done) / float64(total))
+			share := float64(c.Count) / float64(total)
+			fill, ink := sizeColor(c.Bytes)
+			fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s: %d of %d write requests (%s %%) of %s to %s</title></rect>`+"\n",
+				num(x0), y+barPadding, num(x1-x0), rowH-2*barPadding, fill,
+				html.EscapeString(r.Label), c.Count, total, format(100*share), bytesText(c.Bytes), bytesText(2*c.Bytes))
+			if x1-x0 >= 30 {
+				fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle" dominant-baseline="middle" fill="%s" font-size="11">%.0f%%</text>`+"\n",
+					num((x0+x1)/2), num(mid), ink, 100*share)
+			}
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%s" dominant-baseline="middle">n=%d</text>`+"\n", plotRight+6, num(mid), total)
+	}
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`+"\n", plotLeft, axisY, plotRight, axisY)
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
