@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/runner"
 )
 
 func newReportCmd(stdio IO) *cobra.Command {
-	var out string
+	var out, card string
 	var summary bool
 	cmd := &cobra.Command{
 		Use:   "report RESULTS_DIR|results.json",
@@ -21,7 +23,7 @@ func newReportCmd(stdio IO) *cobra.Command {
 		Long: `report writes report.html next to results.json (or to -o FILE) and prints its path. The page is
 one self-contained file (no script, nothing fetched from the network) that reads on a phone and
 prints on paper. It opens with the recommended variant for each priority (boot time, read-mostly
-rootfs, write-heavy data, space), then the matrix of medians rated from excellent to worst, one
+rootfs, write-heavy data, space, flash wear), then the matrix of medians rated from excellent to worst, one
 chart per test, what was skipped or failed, and every raw measurement. The rating rules are at
 the end of the page.`,
 		Example: `  fsbench report fsbench-results/20260101-120000
@@ -33,7 +35,11 @@ the end of the page.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			path, err := writeReport(args[0], out)
+			card, err := cardName(card)
+			if err != nil {
+				return err
+			}
+			path, err := writeReport(args[0], out, card)
 			if err != nil {
 				return err
 			}
@@ -42,7 +48,7 @@ the end of the page.`,
 				if err != nil {
 					return err
 				}
-				report.SummaryWith(stdio.Out, r, report.SummaryOptions{Color: colorOut(stdio)})
+				report.SummaryWith(stdio.Out, r, report.SummaryOptions{Color: colorOut(stdio), Card: card})
 				fmt.Fprintln(stdio.Out)
 			}
 			fmt.Fprintln(stdio.Out, path)
@@ -51,13 +57,14 @@ the end of the page.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write the report to this file (default: report.html next to results.json)")
 	cmd.Flags().BoolVar(&summary, "summary", false, "also print the terminal summary table")
+	cmd.Flags().StringVar(&card, "card", "", "rate flash wear on this card profile (one the run replayed; default: the simulated card's, else sd-typical)")
 	return cmd
 }
 
 // writeReport writes the HTML report of the results at src (a results directory or
 // results.json) to out, by default report.html beside results.json, and returns the path
 // written. The links to results.json and results.csv are relative to the report's directory.
-func writeReport(src, out string) (string, error) {
+func writeReport(src, out, card string) (string, error) {
 	r, err := results.Load(src)
 	if err != nil {
 		return "", err
@@ -70,6 +77,7 @@ func writeReport(src, out string) (string, error) {
 		out = filepath.Join(filepath.Dir(jsonPath), "report.html")
 	}
 	opt := report.HTMLOptions{
+		Card:     card,
 		JSONLink: relLink(out, jsonPath),
 		CSVLink:  relLink(out, filepath.Join(filepath.Dir(jsonPath), "results.csv")),
 	}
@@ -81,6 +89,19 @@ func writeReport(src, out string) (string, error) {
 		return "", fmt.Errorf("writing the report: %w (choose another file with -o)", err)
 	}
 	return out, nil
+}
+
+// cardName turns a --card value into the profile name the results use: a profile file is
+// read for its name; a built-in name is taken as it is.
+func cardName(card string) (string, error) {
+	if card == "" || (!strings.ContainsRune(card, '/') && !strings.HasSuffix(card, ".toml")) {
+		return card, nil
+	}
+	p, err := runner.CardProfile(card)
+	if err != nil {
+		return "", UsageError{fmt.Errorf("--card: %w", err)}
+	}
+	return p.Name, nil
 }
 
 // relLink is target relative to the directory of page, with forward slashes, for an href.

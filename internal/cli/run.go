@@ -24,7 +24,7 @@ import (
 
 type runFlags struct {
 	config, preset, size, variants, tests, suite, dataset, datasetSize, videoSize string
-	timeout, results, out, image, target, destroy, tuned                          string
+	timeout, results, out, image, target, destroy, tuned, card                    string
 	timeScale                                                                     float64
 	untilStable                                                                   string
 	maxReps                                                                       int
@@ -77,6 +77,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.untilStable, "until-stable", "", "repeat each variant until the median of every timed test is known within ±this (e.g. 3%), from 6 repetitions")
 	fl.Lookup("until-stable").NoOptDefVal = "3%"
 	fl.IntVar(&f.maxReps, "max-repetitions", 15, "with --until-stable: the most repetitions per variant")
+	fl.StringVar(&f.card, "card", "", "card profile to rate flash wear on: a built-in name or your own profile file (e.g. from fsbench simcard profiles --show); default: the simulated card's, else sd-typical")
 	fl.BoolVar(&f.keepTraces, "keep-traces", false, "write each test's block-request trace to <results>/traces/ (a summary is always in results.json)")
 	fl.StringVar(&f.destroy, "destroy", "", "with --target device:/dev/X: name the same device again, to confirm that everything on it is destroyed")
 	fl.StringVar(&f.tuned, "tuned", "", "add the variants fsbench advise derives from this probe.json (or probe directory), to measure whether the advice pays")
@@ -226,6 +227,10 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 		}
 		untilStable = x
 	}
+	card, err := cardName(f.card)
+	if err != nil {
+		return err
+	}
 	if f.timeScale <= 0 {
 		return usagef("--time-scale must be > 0 (1 = real time), got %g", f.timeScale)
 	}
@@ -234,18 +239,18 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	out, err := runner.Run(ctx, runner.Options{
 		Config: cfg, OutDir: f.out, Image: f.image, KeepImage: f.keepImage,
 		DirectIO: !f.noDirectIO, Version: Version, Log: ui.logf, Progress: ui.progress,
-		Target: f.target, Destroy: f.destroy, TimeScale: f.timeScale, UntilStable: untilStable, MaxRepetitions: f.maxReps, KeepTraces: f.keepTraces,
+		Target: f.target, Destroy: f.destroy, TimeScale: f.timeScale, UntilStable: untilStable, MaxRepetitions: f.maxReps, KeepTraces: f.keepTraces, Card: f.card,
 	})
 	ui.finish()
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {
 		fmt.Fprintln(stdio.Out)
-		report.SummaryWith(stdio.Out, out.Run, report.SummaryOptions{Color: colorOut(stdio)})
+		report.SummaryWith(stdio.Out, out.Run, report.SummaryOptions{Color: colorOut(stdio), Card: card})
 	}
 	if out != nil {
 		fmt.Fprintf(stdio.Out, "\nresults: %s (results.json, results.csv)\n", out.Dir)
 		if out.Run != nil && len(out.Run.Measurements) > 0 {
 			// A report that cannot be written does not fail the run: the results are saved.
-			if path, rerr := writeReport(out.Dir, ""); rerr != nil {
+			if path, rerr := writeReport(out.Dir, "", card); rerr != nil {
 				fmt.Fprintf(stdio.Err, "fsbench: writing the report: %v (fsbench report %s retries)\n", rerr, out.Dir)
 			} else {
 				fmt.Fprintf(stdio.Out, "report:  %s\n", path)

@@ -138,3 +138,38 @@ func TestMainExitCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestCardName(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own.toml")
+	clash := filepath.Join(dir, "clash.toml")
+	b, err := os.ReadFile("../flash/profiles/sd-cheap-old.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(own, []byte(strings.Replace(string(b), `name = "sd-cheap-old"`, `name = "my-card"`, 1)), 0o644)
+	os.WriteFile(clash, []byte(strings.Replace(string(b), `name = "sd-cheap-old"`, `name = "sd-typical"`, 1)), 0o644)
+	tests := []struct {
+		in, want, wantErr string
+	}{
+		{"", "", ""},
+		{"emmc", "emmc", ""},
+		{"../flash/profiles/sd-cheap-old.toml", "sd-cheap-old", ""}, // the built-in, as a file
+		{own, "my-card", ""},
+		{clash, "", "differs from it"},
+		{filepath.Join(dir, "missing.toml"), "", "missing.toml"},
+	}
+	for _, tc := range tests {
+		got, err := cardName(tc.in)
+		if tc.wantErr != "" {
+			var ue UsageError
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) {
+				t.Errorf("cardName(%q) error = %v, want a usage error mentioning %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("cardName(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -58,6 +59,9 @@ type Options struct {
 	MaxRepetitions int
 	// KeepTraces writes each test's block-request trace to <OutDir>/traces/.
 	KeepTraces bool
+	// Card is a card profile (name or file) to replay traces through besides the built-ins,
+	// so that flash wear can be rated on the user's own card.
+	Card string
 	// Self is the argv prefix that runs fsbench's own command line, used to start the card
 	// server as a child; empty = this executable (tests pass a built fsbench binary).
 	Self []string
@@ -314,7 +318,15 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		VideoCopies: ds.desc.VideoCopies, VideoBytes: ds.desc.VideoBytes,
 		Timeout: cfg.Timeout.Duration, Selection: sel, Run: fs.DefaultRunner, System: sys, Log: logf,
 	}
-	if err := setupTracing(env, run, cfg.Size, profile, opt.KeepTraces, dir); err != nil {
+	// Card profiles replayed besides the built-ins; the first sets the summary's alignment unit.
+	var extra []string
+	if opt.Card != "" {
+		extra = append(extra, opt.Card)
+	}
+	if kind == "simcard" {
+		extra = append(extra, profile)
+	}
+	if err := setupTracing(env, run, cfg.Size, extra, opt.KeepTraces, dir); err != nil {
 		logf("block-request traces not recorded: %v", err)
 	}
 	if card != nil {
@@ -391,24 +403,33 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 
 // setupTracing turns on block-request capture when tracefs is usable, replaying every trace
 // through each built-in card profile (and the simulated card's own profile).
-func setupTracing(env *suite.Env, run *results.Run, size uint64, cardProfile string, keep bool, dir string) error {
+func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string, keep bool, dir string) error {
 	if err := trace.Available(); err != nil {
 		run.Methods["trace"] = "not recorded: " + err.Error()
 		return err
 	}
 	tr := &suite.Tracing{Size: size}
-	names := flash.Builtins()
-	if cardProfile != "" && !slices.Contains(names, cardProfile) {
-		names = append(names, cardProfile)
-	}
-	for _, n := range names {
+	for _, n := range flash.Builtins() {
 		p, err := flash.Lookup(n)
 		if err != nil {
 			return err
 		}
 		tr.Profiles = append(tr.Profiles, p)
-		if n == cardProfile || (cardProfile == "" && n == "sd-typical") {
+		if n == "sd-typical" {
 			tr.Align = p
+		}
+	}
+	for i, e := range extra {
+		p, err := CardProfile(e)
+		if err != nil {
+			run.Methods["trace"] = "not recorded: " + err.Error()
+			return err
+		}
+		if i == 0 {
+			tr.Align = p
+		}
+		if !slices.ContainsFunc(tr.Profiles, func(q flash.Profile) bool { return q.Name == p.Name }) {
+			tr.Profiles = append(tr.Profiles, p)
 		}
 	}
 	if keep {
@@ -419,9 +440,24 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, cardProfile str
 	run.Methods["trace"] = fmt.Sprintf("trace: the block requests of each timed test, captured from tracefs (block_rq_issue/complete, a private instance filtered to the device); "+
 		"alignment shares use %s's page and AU; replay: each repetition feeds its tests' traces in order through one fresh flash model per profile (mkfs included; the untimed remounts and the discard before mkfs are not traced); "+
 		"the capture's reader adds a little to fsbench's own CPU time", tr.Align.Name)
-	run.Methods["lifetime"] = "lifetime_years: blocks × endurance ÷ erases per run ÷ 365.25, for the test run once a day; erases per run is the larger of the erases the replay counted and the flash programmed in erase blocks (a used card erases before it programs); perfect wear levelling assumed, so real cards last less; retention and read disturb ignored"
+	run.Methods["lifetime"] = "lifetime_years: blocks × endurance ÷ erases per run ÷ 365.25, for the test run once a day, on a card the size of the device under test (" + plan.FormatSize(size) + "; a larger card with the same daily writes lasts proportionally longer); erases per run is the larger of the erases the replay counted and the flash programmed in erase blocks (a used card erases before it programs); perfect wear levelling assumed, so real cards last less; retention and read disturb ignored"
 	run.Methods["block_amplification"] = "extra.block_amplification: device bytes written ÷ bytes the test wrote through the filesystem (write, read_remove_write, video_write)"
 	return nil
+}
+
+// CardProfile resolves a card profile given by name or file. Replays are recorded by profile
+// name, so a file that reuses a built-in profile's name must be that profile unchanged.
+func CardProfile(spec string) (flash.Profile, error) {
+	p, err := flash.Lookup(spec)
+	if err != nil {
+		return p, fmt.Errorf("card profile %s: %w", spec, err)
+	}
+	if slices.Contains(flash.Builtins(), p.Name) && p.Name != spec {
+		if b, err := flash.Lookup(p.Name); err == nil && !reflect.DeepEqual(b, p) {
+			return p, fmt.Errorf("card profile %s is named %q like the built-in profile but differs from it: give it a name of its own (the name key in the file)", spec, p.Name)
+		}
+	}
+	return p, nil
 }
 
 // deviceModel names a device for a person: its model or mmc name and vendor, as sysfs has them.
