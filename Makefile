@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint bench bench-simcard bench-reference run clean
+.PHONY: all build cross test unit lint bench bench-simcard bench-probe bench-reference run clean
 
 all: build
 
@@ -39,6 +39,11 @@ bench: build
 # FLASHBENCH at the binary (the flashbench part is skipped without it).
 bench-simcard:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchSimcardVsTools' -v -timeout 30m ./internal/simcard/
+
+# fsbench probe's alignment test and read/write sweeps against flashbench -a and dd on simulated
+# cards (FLASHBENCH as for bench-simcard).
+bench-probe:
+	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchProbeVsTools' -v -timeout 20m ./internal/probe/
 
 # fsbench's bonnie and randio suites against bonnie++ and fio on the same filesystem, with the
 # commands used (needs the Debian packages bonnie++ and fio).
