@@ -200,8 +200,10 @@ func describe(m results.Measurement) string {
 		}
 	case m.Status == results.OK && m.Unit == "bytes" && *m.Value >= 0:
 		s += plan.FormatSize(uint64(*m.Value))
+	case m.Status == results.OK && m.Unit == "bytes": // mount_mem can be < 0: memory freed meanwhile
+		s += "-" + plan.FormatSize(uint64(-*m.Value))
 	case m.Status == results.OK:
-		// Rates (files/s, IOPS, KiB/s) and negative byte deltas (mount_mem can be < 0).
+		// Rates: files/s, IOPS, KiB/s.
 		s += strconv.FormatFloat(*m.Value, 'g', 4, 64) + " " + m.Unit
 	case m.Error != "":
 		s += m.Status + ": " + m.Error
