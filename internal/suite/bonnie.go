@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -116,6 +117,94 @@ func (osOps) OpenFile(name string, flag int, perm os.FileMode) (opFile, error) {
 	}
 	return f, nil
 }
+
+// dirFDs names the files of the create, stat and delete tests relative to open descriptors
+// of their directories (openat, fstatat, unlinkat), as bonnie++ does after chdir(2) into the
+// test directory, and with the system calls alone: os.OpenFile also registers every file
+// with the network poller (an epoll_ctl that fails for regular files) and allocates an
+// os.File, and an absolute path makes the kernel walk every component of the mount point's
+// path. At 20 µs per file, bonnie++'s create loop was 15 to 25 % faster than fsbench's
+// before. Directories are opened on first use.
+type dirFDs struct{ fds map[string]int }
+
+// at returns the descriptor of path's directory and path's last element.
+func (d *dirFDs) at(path string) (int, string, error) {
+	dir, base := ".", path
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		dir, base = path[:i], path[i+1:]
+		if i == 0 {
+			dir = "/"
+		}
+	}
+	fd, ok := d.fds[dir]
+	if !ok {
+		var err error
+		if fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return -1, "", &os.PathError{Op: "open", Path: dir, Err: err}
+		}
+		if d.fds == nil {
+			d.fds = map[string]int{}
+		}
+		d.fds[dir] = fd
+	}
+	return fd, base, nil
+}
+
+func (d *dirFDs) create(path string) error {
+	dfd, base, err := d.at(path)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err := unix.Close(fd); err != nil {
+		return &os.PathError{Op: "close", Path: path, Err: err}
+	}
+	return nil
+}
+
+func (d *dirFDs) stat(path string) error {
+	dfd, base, err := d.at(path)
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return nil
+}
+
+func (d *dirFDs) unlink(path string) error {
+	dfd, base, err := d.at(path)
+	if err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(dfd, base, 0); err != nil {
+		return &os.PathError{Op: "unlink", Path: path, Err: err}
+	}
+	return nil
+}
+
+// close closes the directories; a directory must be closed before it is removed.
+func (d *dirFDs) close() {
+	for dir, fd := range d.fds {
+		unix.Close(fd)
+		delete(d.fds, dir)
+	}
+}
+
+// realDirs returns a dirFDs when ops is the real filesystem (the tests' fake counts calls
+// through ops instead).
+func realDirs(ops fileOps) *dirFDs {
+	if _, ok := ops.(osOps); ok {
+		return &dirFDs{}
+	}
+	return nil
+}
+
 func (osOps) Stat(name string) error   { _, err := os.Lstat(name); return err }
 func (osOps) Remove(name string) error { return os.Remove(name) }
 func (osOps) Mkdir(name string) error  { return os.Mkdir(name, 0o755) }
@@ -153,33 +242,61 @@ func (osOps) DropCaches() error { return measure.DropCaches() }
 
 // ---- latencies ----
 
-// latencies is a histogram of operation times with 1 % resolution in constant memory (a
-// 2 × RAM bonnie file is millions of chunks), plus the exact maximum, which bonnie++ prints.
+// latencies is a histogram of operation times with better than 1 % resolution in constant
+// memory (a 2 × RAM bonnie file is millions of chunks), plus the exact maximum, which bonnie++
+// prints. Buckets are log-linear (as HdrHistogram's): a value is bucketed by its highest set
+// bit and the latBits bits below it, so that add is a few integer instructions on the hot
+// path of the 4 KiB random tests, not a logarithm and a map insert per request.
 type latencies struct {
-	counts map[int]uint64
+	counts *[latBuckets]uint64 // allocated on the first add
 	n      uint64
 	max    time.Duration
 }
 
-// latencyStep is the ratio between successive buckets.
-var latencyLog = math.Log(1.01)
+const (
+	latBits    = 7 // bits kept below the leading one: buckets are at most 1/128 wide (< 1 %)
+	latSub     = 1 << latBits
+	latBuckets = (64 - latBits + 1) * latSub // the last: a leading one at bit 63
+)
+
+// latIndex is the bucket of a duration in nanoseconds (values below 2^(latBits+1) exactly).
+func latIndex(ns uint64) int {
+	e := bits.Len64(ns) // position of the leading one, 1-based
+	if e <= latBits+1 {
+		return int(ns)
+	}
+	shift := e - latBits - 1 // ns>>shift is in [latSub, 2·latSub)
+	return shift*latSub + int(ns>>shift)
+}
+
+// latUpper is the largest duration in nanoseconds that falls into bucket i.
+func latUpper(i int) uint64 {
+	if i < 2*latSub {
+		return uint64(i)
+	}
+	shift := i/latSub - 1
+	mant := uint64(i%latSub + latSub)
+	return (mant+1)<<shift - 1
+}
 
 func (l *latencies) add(d time.Duration) {
 	if l.counts == nil {
-		l.counts = map[int]uint64{}
+		l.counts = new([latBuckets]uint64)
 	}
-	ns := max(float64(d), 1)
-	l.counts[int(math.Log(ns)/latencyLog)]++
+	ns := uint64(max(d, 0))
+	l.counts[latIndex(ns)]++
 	l.n++
 	l.max = max(l.max, d)
 }
 
 func (l *latencies) merge(o *latencies) {
-	for k, c := range o.counts {
+	if o.counts != nil {
 		if l.counts == nil {
-			l.counts = map[int]uint64{}
+			l.counts = new([latBuckets]uint64)
 		}
-		l.counts[k] += c
+		for i, c := range o.counts {
+			l.counts[i] += c
+		}
 	}
 	l.n += o.n
 	l.max = max(l.max, o.max)
@@ -187,21 +304,16 @@ func (l *latencies) merge(o *latencies) {
 
 // quantile returns the q-quantile in seconds: the upper bound of its bucket, never above max.
 func (l *latencies) quantile(q float64) float64 {
-	if l.n == 0 {
+	if l.n == 0 || l.counts == nil {
 		return 0
 	}
-	keys := make([]int, 0, len(l.counts))
-	for k := range l.counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	rank := uint64(math.Ceil(q * float64(l.n)))
 	rank = max(rank, 1)
 	var seen uint64
-	for _, k := range keys {
-		seen += l.counts[k]
+	for i, c := range l.counts {
+		seen += c
 		if seen >= rank {
-			return min(math.Exp(float64(k+1)*latencyLog)/1e9, l.max.Seconds())
+			return min(float64(latUpper(i))/1e9, l.max.Seconds())
 		}
 	}
 	return l.max.Seconds()
@@ -758,17 +870,24 @@ func createFiles(ctx context.Context, ops fileOps, root string, set fileSet) (ph
 			return p, err
 		}
 	}
+	dirs := realDirs(ops)
+	if dirs != nil {
+		defer dirs.close()
+	}
 	for _, path := range set.paths {
 		if err := ctx.Err(); err != nil {
 			return p, err
 		}
-		err := p.timeOp(func() error {
-			f, err := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if err != nil {
-				return err
-			}
-			return f.Close()
-		})
+		t := time.Now()
+		var err error
+		if dirs != nil {
+			err = dirs.create(path)
+		} else if f, oerr := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); oerr != nil {
+			err = oerr
+		} else {
+			err = f.Close()
+		}
+		p.lat.add(time.Since(t))
 		if err != nil {
 			return p, fmt.Errorf("creating %s: %w", path, err)
 		}
@@ -796,11 +915,23 @@ func listFiles(ops fileOps, set fileSet) ([]string, error) {
 // statFiles stats each path in order.
 func statFiles(ctx context.Context, ops fileOps, paths []string) (phase, error) {
 	var p phase
+	dirs := realDirs(ops)
+	if dirs != nil {
+		defer dirs.close()
+	}
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return p, err
 		}
-		if err := p.timeOp(func() error { return ops.Stat(path) }); err != nil {
+		t := time.Now()
+		var err error
+		if dirs != nil {
+			err = dirs.stat(path)
+		} else {
+			err = ops.Stat(path)
+		}
+		p.lat.add(time.Since(t))
+		if err != nil {
 			return p, err
 		}
 		p.ops++
@@ -812,14 +943,29 @@ func statFiles(ctx context.Context, ops fileOps, paths []string) (phase, error) 
 func deleteFiles(ctx context.Context, ops fileOps, root string, set fileSet, paths []string) (phase, error) {
 	var p phase
 	start := time.Now()
+	dirs := realDirs(ops)
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return p, err
 		}
-		if err := p.timeOp(func() error { return ops.Remove(path) }); err != nil {
+		t := time.Now()
+		var err error
+		if dirs != nil {
+			err = dirs.unlink(path)
+		} else {
+			err = ops.Remove(path)
+		}
+		p.lat.add(time.Since(t))
+		if err != nil {
+			if dirs != nil {
+				dirs.close()
+			}
 			return p, err
 		}
 		p.ops++
+	}
+	if dirs != nil {
+		dirs.close()
 	}
 	for _, d := range set.dirs {
 		if err := ops.Remove(d); err != nil {

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -405,6 +406,28 @@ func TestLatencies(t *testing.T) {
 	}
 }
 
+// TestLatencyBuckets checks the log-linear buckets: every value lands in a bucket whose upper
+// bound is at or above it and less than 1 % above it, and the buckets are in order.
+func TestLatencyBuckets(t *testing.T) {
+	values := []uint64{0, 1, 2, 127, 128, 255, 256, 257, 1000, 4095, 4096, 150_000, 1<<40 + 12345, math.MaxInt64}
+	for v := uint64(300); v < 1<<22; v = v*17/16 + 1 {
+		values = append(values, v)
+	}
+	for _, v := range values {
+		i := latIndex(v)
+		if i < 0 || i >= latBuckets {
+			t.Fatalf("latIndex(%d) = %d, outside [0, %d)", v, i, latBuckets)
+		}
+		up := latUpper(i)
+		if up < v || float64(up-v) > 0.01*float64(v) {
+			t.Errorf("value %d: bucket %d has upper bound %d", v, i, up)
+		}
+		if i > 0 && latUpper(i-1) >= v {
+			t.Errorf("value %d: the bucket below (%d) already reaches %d", v, i-1, latUpper(i-1))
+		}
+	}
+}
+
 func TestRateTooFast(t *testing.T) {
 	p := phase{ops: 100, work: 150 * time.Millisecond}
 	p.lat.add(time.Millisecond)
@@ -567,5 +590,47 @@ func TestNewSuitesOnLoopDevice(t *testing.T) {
 	}
 	if m := got[RandRead4K]; m.Status == results.OK && (m.Device == nil || m.Device.ReadIOs < uint64(m.Extra["ops"])*9/10) {
 		t.Errorf("randio_rand_read: %v reads for %v requests: O_DIRECT not reaching the device?", m.Device, m.Extra["ops"])
+	}
+}
+
+// TestCreateFilesOS runs the create, stat and delete phases with the real osOps (the
+// openat/fstatat/unlinkat path of dirFDs) in a temporary directory: every file exists and is
+// empty, one latency per file, creating an existing file fails (O_EXCL, as bonnie++), and the
+// delete phase leaves nothing.
+func TestCreateFilesOS(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "c")
+	set := makeFileSet(root, 50, 2, false, 1)
+	p, err := createFiles(context.Background(), osOps{}, root, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ops != 50 || p.lat.n != 50 {
+		t.Errorf("%d ops, %d latencies; want 50", p.ops, p.lat.n)
+	}
+	for _, path := range set.paths {
+		if fi, err := os.Stat(path); err != nil || fi.Size() != 0 || !fi.Mode().IsRegular() {
+			t.Errorf("%s: %v %v", path, fi, err)
+		}
+	}
+	if err := (&dirFDs{}).create(set.paths[0]); !errors.Is(err, os.ErrExist) {
+		t.Errorf("creating an existing file: %v, want ErrExist", err)
+	}
+	s, err := statFiles(context.Background(), osOps{}, set.paths)
+	if err != nil || s.ops != 50 {
+		t.Errorf("stat: %d ops, %v", s.ops, err)
+	}
+	paths, err := listFiles(osOps{}, set)
+	if err != nil || len(paths) != 50 {
+		t.Fatalf("listed %d files, %v", len(paths), err)
+	}
+	d, err := deleteFiles(context.Background(), osOps{}, root, set, paths)
+	if err != nil || d.ops != 50 {
+		t.Errorf("delete: %d ops, %v", d.ops, err)
+	}
+	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s still there after the delete phase: %v", root, err)
+	}
+	if err := (&dirFDs{}).stat(set.paths[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stat in a removed directory: %v, want ErrNotExist", err)
 	}
 }
