@@ -23,14 +23,14 @@ import (
 )
 
 type runFlags struct {
-	config, preset, size, variants, tests, suite, dataset, datasetSize, videoSize string
-	timeout, results, out, image, target, destroy, tuned, card                    string
-	timeScale                                                                     float64
-	untilStable                                                                   string
-	maxReps                                                                       int
-	repetitions                                                                   int
-	seed                                                                          uint64
-	warmup, keepImage, noDirectIO, keepTraces                                     bool
+	config, preset, size, variants, tests, suite, scheduler, dataset, datasetSize, videoSize string
+	timeout, results, out, image, target, destroy, tuned, card                               string
+	timeScale                                                                                float64
+	untilStable                                                                              string
+	maxReps                                                                                  int
+	repetitions                                                                              int
+	seed                                                                                     uint64
+	warmup, keepImage, noDirectIO, keepTraces                                                bool
 }
 
 func newRunCmd(stdio IO) *cobra.Command {
@@ -64,6 +64,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.variants, "variants", "", "comma-separated variant names to run (default: all)")
 	fl.StringVar(&f.tests, "tests", "", "comma-separated tests to record (default: the whole suite)")
 	fl.StringVar(&f.suite, "suite", "", "test suite (default bootlin)")
+	fl.StringVar(&f.scheduler, "scheduler", "", "I/O scheduler to set on the device for the run (none, mq-deadline, bfq, kyber: those the kernel offers); restored afterwards")
 	fl.StringVar(&f.dataset, "dataset", "", "use this directory tree as the dataset (your real rootfs is the best test)")
 	fl.StringVar(&f.datasetSize, "dataset-size", "", "size of the generated dataset (default: size/12)")
 	fl.StringVar(&f.videoSize, "video-size", "", "size of the incompressible video file (default: size/8)")
@@ -140,6 +141,9 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	}
 	if fl.Changed("suite") {
 		cfg.Suite = f.suite
+	}
+	if fl.Changed("scheduler") {
+		cfg.Scheduler = f.scheduler
 	}
 	if fl.Changed("tests") {
 		cfg.Tests = splitList(f.tests)

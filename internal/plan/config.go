@@ -18,9 +18,12 @@ type Variant struct {
 
 // Config is a fully resolved run configuration.
 type Config struct {
-	Size        uint64    `json:"size_bytes"`                   // image/device size to use; default 1 GiB
-	Repetitions int       `json:"repetitions"`                  // default 3, >= 1
-	Warmup      bool      `json:"warmup"`                       // one extra discarded first repetition
+	Size        uint64 `json:"size_bytes"`  // image/device size to use; default 1 GiB
+	Repetitions int    `json:"repetitions"` // default 3, >= 1
+	Warmup      bool   `json:"warmup"`      // one extra discarded first repetition
+	// Scheduler is the I/O scheduler to set on the device for the run ("none", "mq-deadline",
+	// "bfq", ...); "" leaves the device's own.
+	Scheduler   string    `json:"scheduler,omitempty"`
 	Suite       string    `json:"suite"`                        // default "bootlin"; several: "bonnie,smallfiles"
 	Tests       []string  `json:"tests,omitempty"`              // empty = every test of the suite
 	Dataset     string    `json:"dataset,omitempty"`            // "" = generated tree; else a directory

@@ -31,12 +31,13 @@ type rawFile struct {
 	VideoSize   any `toml:"video_size"`
 	Seed        any `toml:"seed"`
 	Results     any `toml:"results"`
+	Scheduler   any `toml:"scheduler"`
 	Variant     any `toml:"variant"`
 }
 
 // topKeys and variantKeys are the keys a configuration file may use.
 var (
-	topKeys = []string{"dataset", "dataset_size", "repetitions", "results", "seed", "size", "suite",
+	topKeys = []string{"dataset", "dataset_size", "repetitions", "results", "scheduler", "seed", "size", "suite",
 		"tests", "timeout", "variant", "video_size", "warmup"}
 	variantKeys = []string{"fs", "mkfs", "mount", "name"}
 )
@@ -138,6 +139,7 @@ func Parse(filename string, data []byte, opt Options) (Config, error) {
 		}
 	}
 	d.str(raw.Dataset, "dataset", &c.Dataset)
+	d.str(raw.Scheduler, "scheduler", &c.Scheduler)
 	d.size(raw.DatasetSize, "dataset_size", &c.DatasetSize)
 	d.size(raw.VideoSize, "video_size", &c.VideoSize)
 	if n, ok := d.integer(raw.Seed, "seed"); ok {

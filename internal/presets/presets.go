@@ -20,10 +20,6 @@ type Info struct {
 	// Series groups presets meant to be run one after the other and compared, because what
 	// they vary is one value per run (the device size): "scaling" for scaling-64m, -256m, -1g.
 	Series string
-	// Scheduler is the block I/O scheduler the run must set on the device
-	// (/sys/block/<dev>/queue/scheduler) before each repetition; "" = leave it. The
-	// configuration format has no key for it yet, so it is carried here.
-	Scheduler string
 }
 
 // catalog lists the presets with what their files cannot say.
@@ -32,9 +28,9 @@ var catalog = []Info{
 	{Name: "erofs-compression"},
 	{Name: "ext4-tuning"},
 	{Name: "f2fs-compression"},
-	{Name: "io-scheduler-bfq", Series: "io-scheduler", Scheduler: "bfq"},
-	{Name: "io-scheduler-mq-deadline", Series: "io-scheduler", Scheduler: "mq-deadline"},
-	{Name: "io-scheduler-none", Series: "io-scheduler", Scheduler: "none"},
+	{Name: "io-scheduler-bfq", Series: "io-scheduler"},
+	{Name: "io-scheduler-mq-deadline", Series: "io-scheduler"},
+	{Name: "io-scheduler-none", Series: "io-scheduler"},
 	{Name: "mount-options"},
 	{Name: "scaling-1g", Series: "scaling"},
 	{Name: "scaling-256m", Series: "scaling"},

@@ -66,8 +66,9 @@ func TestSeries(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"none", "mq-deadline", "bfq"} {
-		if i, ok := Lookup("io-scheduler-" + s); !ok || i.Scheduler != s {
-			t.Errorf("io-scheduler-%s: %+v", s, i)
+		file, data, _ := Load("io-scheduler-" + s)
+		if cfg, err := plan.Parse(file, data, plan.Options{}); err != nil || cfg.Scheduler != s {
+			t.Errorf("io-scheduler-%s: scheduler %q, %v", s, cfg.Scheduler, err)
 		}
 	}
 }

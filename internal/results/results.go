@@ -107,6 +107,9 @@ type Target struct {
 	// modelled waits (1 = real time; smaller runs faster and says so here, never silently).
 	Profile   string  `json:"profile,omitempty"`
 	TimeScale float64 `json:"time_scale,omitempty"`
+	// Scheduler is the I/O scheduler fsbench set for the run (verified by reading it back);
+	// empty when the device's own was left (see device.queue.scheduler).
+	Scheduler string `json:"scheduler,omitempty"`
 }
 
 // Dataset describes the data written and read.

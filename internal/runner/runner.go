@@ -301,6 +301,16 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		devPath, devName = loop.Path, loop.Name
 	}
 
+	if cfg.Scheduler != "" {
+		restore, err := target.SetScheduler("/sys", devName, cfg.Scheduler)
+		if err != nil {
+			return out, err
+		}
+		cleanups = append(cleanups, restore)
+		run.Target.Scheduler = cfg.Scheduler
+		logf("I/O scheduler of %s: %s", devName, cfg.Scheduler)
+	}
+
 	mnt := filepath.Join(work, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		return out, err

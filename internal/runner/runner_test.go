@@ -540,3 +540,22 @@ func TestDeviceTarget(t *testing.T) {
 		t.Errorf("the user's device was detached: %v", err)
 	}
 }
+
+// The scheduler of the config is set on the device, recorded, and an unknown one is refused
+// before anything runs.
+func TestScheduler(t *testing.T) {
+	needRoot(t)
+	cfg := smallConfig()
+	cfg.Variants = cfg.Variants[:1]
+	cfg.Tests = []string{suite.Mkfs}
+	cfg.Scheduler = "none"
+	r := runAndLoad(t, cfg)
+	if r.Target.Scheduler != "none" {
+		t.Errorf("target %+v, want scheduler none", r.Target)
+	}
+	cfg.Scheduler = "cfq" // removed from Linux in 5.0
+	_, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true})
+	if err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Errorf("cfq: %v, want not available", err)
+	}
+}
