@@ -1,19 +1,18 @@
 package fs
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
 // flagOpt is a mount option the kernel takes as an MS_* flag: it clears the bits in clear, then
@@ -276,17 +275,16 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // isMounted reports whether dir is a mount point, from /proc/self/mountinfo.
 func isMounted(dir string) (bool, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := mountinfo.Read("")
 	if err != nil {
-		return false, fmt.Errorf("read the mount table: %w", err)
+		return false, err
 	}
-	return mountinfoHas(b, dir), nil
+	return mountedAt(ms, dir), nil
 }
 
-// mountinfoHas reports whether mountinfo lists dir as a mount point. The kernel prints mount
-// points with space, tab, newline and backslash as octal escapes (\040 ...), and a symlinked
-// path as its target.
-func mountinfoHas(mountinfo []byte, dir string) bool {
+// mountedAt reports whether the mount table lists dir as a mount point. The kernel prints a
+// symlinked path as its target, so dir is resolved first.
+func mountedAt(ms []mountinfo.Entry, dir string) bool {
 	want := filepath.Clean(dir)
 	if abs, err := filepath.Abs(want); err == nil {
 		want = abs
@@ -294,33 +292,12 @@ func mountinfoHas(mountinfo []byte, dir string) bool {
 	if real, err := filepath.EvalSymlinks(want); err == nil {
 		want = real
 	}
-	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) > 4 && unescapeMountinfo(f[4]) == want {
+	for _, m := range ms {
+		if m.MountPoint == want {
 			return true
 		}
 	}
 	return false
-}
-
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // MountTmpfs mounts a private tmpfs of at most size bytes on dir: the dataset source lives in RAM,

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
 func TestMountFlags(t *testing.T) {
@@ -92,8 +94,8 @@ func TestMountError(t *testing.T) {
 	}
 }
 
-func TestMountinfoHas(t *testing.T) {
-	const mountinfo = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+func TestMountedAt(t *testing.T) {
+	const table = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
 61 22 7:3 / /nonexistent/fsbench/mnt rw,noatime - xfs /dev/loop3 rw
 62 22 7:4 / /nonexistent/fsbench/with\040space rw - ext4 /dev/loop4 rw
 63 22 0:50 / /nonexistent/fsbench/back\134slash rw - tmpfs tmpfs rw
@@ -110,8 +112,12 @@ func TestMountinfoHas(t *testing.T) {
 		{"/nonexistent/fsbench/mn", false},
 	}
 	for _, tt := range tests {
-		if got := mountinfoHas([]byte(mountinfo), tt.dir); got != tt.want {
-			t.Errorf("mountinfoHas(%q) = %v, want %v", tt.dir, got, tt.want)
+		ms, err := mountinfo.Parse(strings.NewReader(table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mountedAt(ms, tt.dir); got != tt.want {
+			t.Errorf("mountedAt(%q) = %v, want %v", tt.dir, got, tt.want)
 		}
 	}
 }

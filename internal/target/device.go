@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
 // swapsPath lists the active swap areas (proc(5)); a variable so that tests can fake it.
@@ -300,8 +301,8 @@ func readMountInfo() ([]mountInfoLine, error) {
 		if _, err := fmt.Sscanf(fields[2], "%d:%d", &l.dev.major, &l.dev.minor); err != nil {
 			continue
 		}
-		l.mountPoint = unescapeOctal(fields[4])
-		l.source = unescapeOctal(fields[sep+2])
+		l.mountPoint = mountinfo.Unescape(fields[4])
+		l.source = mountinfo.Unescape(fields[sep+2])
 		out = append(out, l)
 	}
 	if err := sc.Err(); err != nil {
@@ -379,7 +380,7 @@ func swapDevs() (map[devNum]bool, error) {
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Stat(unescapeOctal(fields[0]), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		if unix.Stat(mountinfo.Unescape(fields[0]), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK {
 			out[devNumOf(uint64(st.Rdev))] = true
 		}
 	}

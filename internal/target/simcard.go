@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/mountinfo"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
 
@@ -208,7 +209,7 @@ func mounted(dir string) bool {
 		return false
 	}
 	defer f.Close()
-	ents, err := parseMountinfo(f)
+	ents, err := mountinfo.Parse(f)
 	if err != nil {
 		return false
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
 // ErrUnavailable is wrapped by the errors of Available and Start when this machine cannot
@@ -76,50 +78,24 @@ func tracefsRoot() (string, error) {
 
 // findTracefs returns the mount point of tracefs from a mountinfo file, or "" when it is not
 // mounted. A tracefs automounted under debugfs (/sys/kernel/debug/tracing) counts too.
-func findTracefs(mountinfo string) (string, error) {
-	b, err := os.ReadFile(mountinfo)
+func findTracefs(path string) (string, error) {
+	ms, err := mountinfo.Read(path)
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", mountinfo, err)
+		return "", err
 	}
 	var found string
-	for _, line := range strings.Split(string(b), "\n") {
-		// "36 25 0:12 / /sys/kernel/tracing rw,nosuid - tracefs tracefs rw"
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
+	for _, m := range ms {
+		if m.FSType != "tracefs" {
 			continue
 		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 1 || qf[0] != "tracefs" {
-			continue
-		}
-		mp := unescapeMount(pf[4])
-		if mp == standardTracefs {
-			return mp, nil
+		if m.MountPoint == standardTracefs {
+			return m.MountPoint, nil
 		}
 		if found == "" {
-			found = mp
+			found = m.MountPoint
 		}
 	}
 	return found, nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // mountTracefs mounts tracefs at /sys/kernel/tracing, the system's standard location, and
