@@ -1,0 +1,266 @@
+package vm
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	fsk "github.com/fsbench/fsbench/internal/fs"
+)
+
+// guestTools are the programs fsbench may run in the guest besides the mkfs tools: util-linux's
+// mount and umount (fsbench mounts nilfs2 through mount(8), whose helper mount.nilfs2 starts
+// nilfs_cleanerd), kmod for modprobe (the module_load test), mmc-utils' mmc (probe identity,
+// optional), and mtd-utils for flash filesystems on nandsim. The ones the host lacks are left
+// out; fsbench in the guest then reports the variant as skipped, as it would on the host.
+var guestTools = []string{
+	"mount", "umount", "mount.nilfs2", "umount.nilfs2", "nilfs_cleanerd",
+	"modprobe", "insmod", "rmmod", "lsmod",
+	"mmc",
+	"flash_erase", "ubiformat", "ubiattach", "ubidetach", "ubimkvol", "mkfs.ubifs", "mkfs.jffs2", "nandwrite",
+}
+
+// guestEtc are configuration files the tools read; missing ones are left out (mke2fs has
+// built-in defaults, nilfs_cleanerd too).
+var guestEtc = []string{"/etc/mke2fs.conf", "/etc/nilfs_cleanerd.conf"}
+
+// baseModules are what the guest needs before fsbench starts: the SD host controller and card
+// driver (the card is /dev/mmcblk0), virtio PCI and 9p (the results share), the loop device.
+// The filesystems' own modules are added from the fs package's list; fsbench loads those
+// itself (module_load measures it).
+var baseModules = []string{
+	"virtio_pci", "9pnet_virtio", "9p", "sdhci_pci", "mmc_block", "loop",
+	"nls_cp437", "nls_iso8859_1", "nls_utf8", "nls_ascii",
+	// Flash simulation: nandsim under mtd, ubi on top, and the block view of an MTD device.
+	"nandsim", "ubi", "mtdblock", "mtdram", "jffs2", "ubifs",
+}
+
+// bootModules are loaded by the init script before fsbench starts.
+var bootModules = []string{"virtio_pci", "9pnet_virtio", "9p", "sdhci_pci", "mmc_block"}
+
+// wholeModuleDirs are taken in whole, for soft dependencies and aliases (see selectModules).
+var wholeModuleDirs = []string{"kernel/crypto", "kernel/arch/x86/crypto", "kernel/lib", "kernel/fs/nls"}
+
+// guestPath is where the guest finds a program: the same path as on the host, so that the
+// sbin lookups fsbench does on the host find it in the guest as well.
+const guestFsbench = "/usr/bin/fsbench"
+
+// initramfsSpec is what goes into the guest's initramfs.
+type initramfsSpec struct {
+	release    string   // guest kernel release
+	modulesDir string   // host /lib/modules/<release>
+	binary     string   // the fsbench executable to copy in
+	busybox    string   // host busybox (the shell and basic commands of the init script)
+	tools      []string // program names, looked up on the host; missing ones are skipped
+	modules    []string // module names to include with their dependencies
+}
+
+// builtInitramfs says what was built.
+type builtInitramfs struct {
+	path         string
+	size         uint64
+	missingTools []string // tools the host lacks, left out
+	missingMods  []string // module names modules.dep does not list (built in or absent)
+	libDirs      []string // the guest's LD_LIBRARY_PATH
+	modprobe     string   // where kmod's modprobe is in the guest, "" if the host has none
+}
+
+// buildInitramfs assembles the guest's initramfs in dir (a scratch directory the caller
+// removes) and returns its path. init makes the /init script from the library directories the
+// tools need (the guest has no ld.so.cache, so the script exports them as LD_LIBRARY_PATH).
+func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, modprobe string) string) (builtInitramfs, error) {
+	var b builtInitramfs
+	a := newArchive()
+	r := &libResolver{}
+	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root", "/mnt", "/bin", "/sbin", "/usr/bin", "/usr/sbin"} {
+		a.addDir(d)
+	}
+	if err := r.addExecutable(a, "/bin/busybox", spec.busybox); err != nil {
+		return b, fmt.Errorf("busybox: %w", err)
+	}
+	a.addLink("/bin/sh", "busybox")
+	if err := r.addExecutable(a, guestFsbench, spec.binary); err != nil {
+		return b, fmt.Errorf("the fsbench binary: %w", err)
+	}
+	for _, t := range spec.tools {
+		p, err := lookSbin(t)
+		if err != nil {
+			b.missingTools = append(b.missingTools, t)
+			continue
+		}
+		// Copy the file a symlink points to under the looked-up name: kmod, mke2fs and
+		// busybox-style multi-call programs choose what to do from argv[0], which is the
+		// name fsbench runs (modprobe, mkfs.ext4).
+		if err := r.addExecutable(a, p, p); err != nil {
+			return b, fmt.Errorf("tool %s: %w", t, err)
+		}
+		if t == "modprobe" {
+			b.modprobe = p
+		}
+	}
+	for _, e := range guestEtc {
+		if _, err := os.Stat(e); err == nil {
+			a.addFile(e, e, 0o644)
+		}
+	}
+	// util-linux's mount reads and nilfs' helpers check /etc/mtab.
+	a.addLink("/etc/mtab", "/proc/self/mounts")
+	a.addData("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
+	a.addData("/etc/group", []byte("root:x:0:\n"), 0o644)
+
+	f, err := os.Open(filepath.Join(spec.modulesDir, "modules.dep"))
+	if err != nil {
+		return b, fmt.Errorf("guest kernel modules: %w (install the linux-image package of release %s)", err, spec.release)
+	}
+	deps, err := readModulesDep(f)
+	f.Close()
+	if err != nil {
+		return b, err
+	}
+	mods, missing := selectModules(deps, spec.modules, wholeModuleDirs)
+	b.missingMods = missing
+	stage := filepath.Join(dir, "modules")
+	if err := stageModules(stage, spec.modulesDir, spec.release, mods); err != nil {
+		return b, err
+	}
+	err = filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(stage, p)
+		if rel == "." {
+			return nil
+		}
+		if d.IsDir() {
+			a.addDir("/" + rel)
+			return nil
+		}
+		a.addFile("/"+rel, p, 0o644)
+		return nil
+	})
+	if err != nil {
+		return b, fmt.Errorf("add the staged modules: %w", err)
+	}
+	b.libDirs = r.used
+	a.addData("/init", []byte(init(r.used, b.modprobe)), 0o755)
+
+	b.path = filepath.Join(dir, "initramfs.cpio")
+	out, err := os.Create(b.path)
+	if err != nil {
+		return b, fmt.Errorf("create the initramfs: %w", err)
+	}
+	if err := a.write(out); err != nil {
+		out.Close()
+		return b, err
+	}
+	if err := out.Close(); err != nil {
+		return b, fmt.Errorf("write the initramfs: %w", err)
+	}
+	if fi, err := os.Stat(b.path); err == nil {
+		b.size = uint64(fi.Size())
+	}
+	return b, nil
+}
+
+// defaultTools are every mkfs tool fsbench knows plus guestTools.
+func defaultTools() []string {
+	var t []string
+	for _, k := range fsk.Kinds() {
+		t = append(t, k.Tool)
+	}
+	return uniq(append(t, guestTools...))
+}
+
+// defaultModules are baseModules plus the module of every filesystem fsbench knows.
+func defaultModules() []string {
+	m := append([]string(nil), baseModules...)
+	for _, k := range fsk.Kinds() {
+		if k.Module != "" {
+			m = append(m, k.Module)
+		}
+	}
+	return uniq(m)
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// shQuote quotes s for a POSIX shell: inside single quotes nothing is special but the quote.
+func shQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=/.,:@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// Markers the init script prints on the console; the host reads the guest's progress from them.
+const (
+	markerStart = "fsbench-vm: start"
+	markerExit  = "fsbench-vm: exit status "
+	shareTag    = "fsbenchout"
+)
+
+// initScript is the guest's /init (run by busybox sh as PID 1). It mounts the pseudo
+// filesystems, loads the drivers of the SD card and of the results share, mounts the share at
+// outDir (the same path as on the host, so that paths in the arguments mean the same inside),
+// waits for the card, runs command there, prints its exit status, and powers off. If anything
+// goes wrong before, it still powers off: the host sees no exit status and reports the console.
+//
+// modprobe is kmod's modprobe in the guest: the kernel runs /sbin/modprobe when a mount needs a
+// module (vfat asks for nls_cp437), and the init script points it at kmod's instead, which is
+// where the host has it (/usr/sbin on merged-/usr Debian). Empty means busybox's.
+func initScript(outDir string, libDirs []string, modprobe string, command []string) string {
+	var sb strings.Builder
+	q := shQuote(outDir)
+	sorted := append([]string(nil), libDirs...)
+	sort.Strings(sorted)
+	fmt.Fprintf(&sb, `#!/bin/sh
+# fsbench guest init, generated by internal/vm.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export LD_LIBRARY_PATH=%s
+export HOME=/root LC_ALL=C TERM=dumb
+bb=/bin/busybox
+say() { echo "fsbench-vm: $*"; }
+off() { cd /; $bb sync; $bb umount %s 2>/dev/null; $bb poweroff -f; }
+$bb mount -t proc proc /proc
+$bb mount -t sysfs sysfs /sys
+$bb mount -t devtmpfs devtmpfs /dev 2>/dev/null
+$bb mkdir -p /dev/pts /dev/shm
+$bb mount -t tmpfs -o mode=1777 tmpfs /tmp
+$bb mount -t tmpfs tmpfs /run
+say "kernel $($bb uname -r), $($bb nproc) cpus"
+modprobe=%s
+[ -x "$modprobe" ] || { $bb ln -s /bin/busybox /sbin/modprobe; modprobe=/sbin/modprobe; }
+echo "$modprobe" > /proc/sys/kernel/modprobe
+for m in %s; do "$modprobe" $m || say "modprobe $m failed"; done
+$bb mkdir -p %s
+if ! $bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 %s %s; then
+	say "cannot mount the results share"
+	off
+fi
+i=0
+while [ ! -b /dev/mmcblk0 ] && [ $i -lt 200 ]; do $bb sleep 0.1; i=$((i+1)); done
+[ -b /dev/mmcblk0 ] || say "no /dev/mmcblk0 after 20 s"
+cd %s
+say "start"
+`, shQuote(strings.Join(sorted, ":")), q, shQuote(modprobe), strings.Join(bootModules, " "), q, shareTag, q, q)
+	quoted := make([]string, len(command))
+	for i, c := range command {
+		quoted[i] = shQuote(c)
+	}
+	sb.WriteString(strings.Join(quoted, " "))
+	sb.WriteString("\nrc=$?\necho\nsay \"exit status $rc\"\noff\n")
+	return sb.String()
+}
