@@ -35,4 +35,10 @@ if ! go_ok; then
 	ln -sf "$dir/bin/gofmt" /usr/local/bin/gofmt
 	hash -r 2>/dev/null || true
 fi
+# The QEMU guest (fsbench run --target vm) for the filesystems this machine's kernel lacks.
+if [ "$(dpkg --print-architecture)" = amd64 ]; then
+	sh "$(dirname "$0")/setup-vm-debian.sh"
+else
+	echo "setup-debian.sh: skipping the QEMU guest set-up: it is for amd64 machines"
+fi
 echo "setup-debian.sh: ready ($(go version))"

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -11,7 +13,27 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"
 	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/vm"
 )
+
+// guestSystem is what --target vm's guest kernel offers: the host's tools (they are copied into
+// the guest) with the guest kernel's built-in and loadable modules. nil and the reason when no
+// guest can be booted here.
+func guestSystem(host fs.System) (*fs.System, string) {
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		return nil, "no: qemu-system-x86_64 not found (scripts/setup-vm-debian.sh installs it)"
+	}
+	kernel, err := vm.DefaultKernel()
+	if err != nil {
+		return nil, "no: " + err.Error()
+	}
+	rel, err := vm.KernelRelease(kernel)
+	if err != nil {
+		return nil, "no: " + err.Error()
+	}
+	g := fs.System{LookPath: host.LookPath, KernelRelease: rel, ModulesDir: filepath.Join("/lib/modules", rel)}
+	return &g, ""
+}
 
 func newListCmd(stdio IO) *cobra.Command {
 	var preset string
@@ -33,17 +55,29 @@ func newListCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			guest, guestWhy := guestSystem(sys)
 			w := tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
-			fmt.Fprintln(w, "FILESYSTEM\tTOOL\tPACKAGE\tKERNEL\tRUNS HERE")
+			fmt.Fprintln(w, "FILESYSTEM\tTOOL\tPACKAGE\tKERNEL\tIN GUEST (--target vm)\tRUNS HERE")
 			for _, k := range fs.Kinds() {
 				av := sys.Check(k)
 				runs := "yes"
 				if !av.Runs {
 					runs = "no: " + av.Reason
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Tool, k.Package, av.Kernel, runs)
+				inGuest := guestWhy
+				if guest != nil {
+					if g := guest.Check(k); g.Runs {
+						inGuest = "yes (" + g.Kernel + ")"
+					} else {
+						inGuest = "no: " + g.Reason
+					}
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Tool, k.Package, av.Kernel, inGuest, runs)
 			}
 			w.Flush()
+			if guest == nil {
+				fmt.Fprintf(stdio.Out, "guest: %s\n", guestWhy)
+			}
 			fmt.Fprintln(stdio.Out, "\nDEFAULT VARIANTS")
 			w = tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
 			for _, v := range plan.DefaultVariants() {

@@ -24,11 +24,9 @@ import (
 
 type runFlags struct {
 	config, preset, size, variants, tests, suite, scheduler, dataset, datasetSize, videoSize string
-	timeout, results, out, image, target, destroy, tuned, card                               string
+	timeout, results, out, image, target, destroy, tuned, card, kernel, untilStable          string
 	timeScale                                                                                float64
-	untilStable                                                                              string
-	maxReps                                                                                  int
-	repetitions                                                                              int
+	repetitions, maxReps                                                                     int
 	seed                                                                                     uint64
 	warmup, keepImage, noDirectIO, keepTraces                                                bool
 }
@@ -82,7 +80,8 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.BoolVar(&f.keepTraces, "keep-traces", false, "write each test's block-request trace to <results>/traces/ (a summary is always in results.json)")
 	fl.StringVar(&f.destroy, "destroy", "", "with --target device:/dev/X: name the same device again, to confirm that everything on it is destroyed")
 	fl.StringVar(&f.tuned, "tuned", "", "add the variants fsbench advise derives from this probe.json (or probe directory), to measure whether the advice pays")
-	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, or simcard:PROFILE (a simulated card; see fsbench simcard profiles)")
+	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), or vm (a guest kernel under QEMU, for filesystems this kernel lacks)")
+	fl.StringVar(&f.kernel, "kernel", "", "with --target vm: the guest kernel image (default: the newest /boot/vmlinuz-* with its modules)")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
 	return cmd
 }
@@ -215,6 +214,9 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	cfg, err := resolveConfig(cmd, f)
 	if err != nil {
 		return err
+	}
+	if f.target == "vm" {
+		return runVM(ctx, cmd, cfg, f, stdio)
 	}
 	if _, _, err := runner.ParseTarget(f.target); err != nil {
 		return UsageError{err}

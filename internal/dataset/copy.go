@@ -15,6 +15,9 @@ type CopyOptions struct {
 	// xfs or btrfs filesystem copy_file_range makes a reflink (the blocks are shared, nothing is
 	// written), so a test meant to read and write data would measure a clone instead.
 	ReadWrite bool
+	// NoModes leaves permission bits as the target filesystem makes them (vfat has none, and
+	// refuses a chmod to modes it cannot represent, such as the sticky bit of /tmp).
+	NoModes bool
 }
 
 // CopyStats counts what CopyTree did. Dirs does not count dst itself.
@@ -49,6 +52,14 @@ const copyBuf = 128 << 10
 func CopyTree(ctx context.Context, src, dst string, opt CopyOptions) (CopyStats, error) {
 	c := &copier{opt: opt, useCFR: !opt.ReadWrite, bufSize: copyBuf}
 	return c.copyTree(ctx, src, dst)
+}
+
+// chmod runs set unless the target has no permission bits.
+func (c *copier) chmod(set func() error) error {
+	if c.opt.NoModes {
+		return nil
+	}
+	return set()
 }
 
 type copier struct {
@@ -91,7 +102,7 @@ func (c *copier) copyTree(ctx context.Context, src, dst string) (CopyStats, erro
 	if err := c.dir(ctx, sfd, dfd, "", dst); err != nil {
 		return c.st, err
 	}
-	if err := unix.Fchmod(dfd, st.Mode&0o7777); err != nil {
+	if err := c.chmod(func() error { return unix.Fchmod(dfd, st.Mode&0o7777) }); err != nil {
 		return c.st, wrapPathErr("copy: chmod", dst, err)
 	}
 	if err := unix.UtimesNanoAt(unix.AT_FDCWD, dst, []unix.Timespec{st.Atim, st.Mtim}, 0); err != nil {
@@ -154,7 +165,7 @@ func (c *copier) subdir(ctx context.Context, sfd, dfd int, name, rel, dpath stri
 	if err := c.dir(ctx, ssub, dsub, joinPath(rel, name), p); err != nil {
 		return err
 	}
-	if err := unix.Fchmod(dsub, st.Mode&0o7777); err != nil {
+	if err := c.chmod(func() error { return unix.Fchmod(dsub, st.Mode&0o7777) }); err != nil {
 		return wrapPathErr("copy: chmod", p, err)
 	}
 	// Times last: creating the entries changed the directory's mtime.
@@ -196,7 +207,7 @@ func (c *copier) file(ctx context.Context, sfd, dfd int, name, rel, dpath string
 	c.st.Bytes += n
 	if err == nil {
 		// Explicit chmod: open's mode is filtered by the umask.
-		if err = unix.Fchmod(out, st.Mode&0o7777); err != nil {
+		if err = c.chmod(func() error { return unix.Fchmod(out, st.Mode&0o7777) }); err != nil {
 			err = fmt.Errorf("chmod: %w", err)
 		}
 	}
@@ -309,7 +320,7 @@ func (c *copier) special(sfd, dfd int, name, dpath string) error {
 	if err := unix.Mknodat(dfd, name, st.Mode, int(st.Rdev)); err != nil {
 		return wrapPathErr("copy: mknod (device nodes need root and a filesystem that supports them)", p, err)
 	}
-	if err := unix.Fchmodat(dfd, name, st.Mode&0o7777, 0); err != nil {
+	if err := c.chmod(func() error { return unix.Fchmodat(dfd, name, st.Mode&0o7777, 0) }); err != nil {
 		return wrapPathErr("copy: chmod", p, err)
 	}
 	if err := unix.UtimesNanoAt(dfd, name, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW); err != nil {

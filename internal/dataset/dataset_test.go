@@ -480,3 +480,29 @@ func TestCancel(t *testing.T) {
 		t.Errorf("Generate with cancel: err = %v", err)
 	}
 }
+
+// NoModes (vfat, which refuses a chmod to the sticky bit of /tmp) leaves the target's own
+// permission bits; without it they are copied.
+func TestCopyTreeNoModes(t *testing.T) {
+	src := t.TempDir()
+	sticky := filepath.Join(src, "tmp")
+	if err := os.Mkdir(sticky, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sticky, 0o777|os.ModeSticky); err != nil { // os.Chmod ignores a raw 0o1000
+		t.Fatal(err)
+	}
+	for _, noModes := range []bool{false, true} {
+		dst := filepath.Join(t.TempDir(), "copy")
+		if _, err := CopyTree(context.Background(), src, dst, CopyOptions{NoModes: noModes}); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(filepath.Join(dst, "tmp"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode()&os.ModeSticky != 0; got == noModes {
+			t.Errorf("NoModes=%v: sticky bit copied = %v", noModes, got)
+		}
+	}
+}

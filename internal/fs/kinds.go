@@ -21,7 +21,10 @@ type Kind struct {
 	Module   string // kernel module providing it ("ext4" also serves ext2/ext3 on modern kernels)
 	ReadOnly bool   // squashfs, erofs: an image is built from a directory, then written to the device
 	Symlinks bool   // false for vfat
-	Note     string // what is peculiar about it, for listings
+	// NoModes: the filesystem has no Unix permission bits (vfat): chmod fails with EPERM for
+	// modes it cannot represent (the sticky bit of /tmp, for one), so copies must not set them.
+	NoModes bool
+	Note    string // what is peculiar about it, for listings
 }
 
 // spec holds what the package needs to drive a kind's tool; it is kept out of Kind so that Kind
@@ -53,7 +56,7 @@ var kinds = []Kind{
 		Note: "log-structured, designed for flash"},
 	{Name: "nilfs2", Tool: "mkfs.nilfs2", Package: "nilfs-tools", Module: "nilfs2", Symlinks: true,
 		Note: "log-structured; needs nilfs_cleanerd, started by mount(8) and stopped before unmount"},
-	{Name: "vfat", Tool: "mkfs.vfat", Package: "dosfstools", Module: "vfat", Symlinks: false,
+	{Name: "vfat", Tool: "mkfs.vfat", Package: "dosfstools", Module: "vfat", Symlinks: false, NoModes: true,
 		Note: "no symlinks, no Unix owners or permissions"},
 	{Name: "squashfs", Tool: "mksquashfs", Package: "squashfs-tools", Module: "squashfs", ReadOnly: true, Symlinks: true,
 		Note: "read-only, compressed: the image is built from a directory, then written to the device"},

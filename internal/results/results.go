@@ -58,6 +58,9 @@ type Run struct {
 	Methods      map[string]string `json:"methods,omitempty"`
 	Variants     []Variant         `json:"variants"`
 	Measurements []Measurement     `json:"measurements"`
+	// Guest says how the run was carried out inside a QEMU guest (--target vm); the guest's
+	// kernel is Machine.Kernel.
+	Guest *Guest `json:"guest,omitempty"`
 	// Card is the simulated card's state at the end of the run, with its wear histogram
 	// (simcard target only).
 	Card *flash.Counters `json:"card,omitempty"`
@@ -73,6 +76,17 @@ type CellSummary struct {
 	Test    string `json:"test"`
 	Unit    string `json:"unit"`
 	stats.Summary
+}
+
+// Guest describes the QEMU guest a run happened in.
+type Guest struct {
+	Kernel        string  `json:"kernel"` // the kernel image booted
+	KernelRelease string  `json:"kernel_release"`
+	Accel         string  `json:"accel"` // tcg or kvm
+	AccelNote     string  `json:"accel_note,omitempty"`
+	QEMU          string  `json:"qemu,omitempty"`
+	BootSeconds   float64 `json:"boot_seconds"`
+	ConsoleLog    string  `json:"console_log"` // the guest's serial console, relative to results.json
 }
 
 // Tool identifies the fsbench build that wrote the file.

@@ -182,6 +182,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			kinds[k.Name] = true
 		} else {
 			rv.Status, rv.Reason = results.Skipped, av.Reason
+			if av.Kernel == "missing" {
+				rv.Reason += "; fsbench run --target vm runs it in a guest kernel"
+			}
 			logf("skipping %s: %s", v.Name, av.Reason)
 		}
 		run.Variants = append(run.Variants, rv)
@@ -526,7 +529,7 @@ func ParseTarget(spec string) (kind, profile string, err error) {
 	case strings.HasPrefix(spec, "device:") && len(spec) > len("device:"):
 		return "device", strings.TrimPrefix(spec, "device:"), nil
 	}
-	return "", "", fmt.Errorf("unknown target %q: use image (the default), simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them) or device:/dev/X with --destroy /dev/X", spec)
+	return "", "", fmt.Errorf("unknown target %q: use image (the default), simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them) device:/dev/X with --destroy /dev/X, or vm", spec)
 }
 
 func newRun(opt Options) *results.Run {

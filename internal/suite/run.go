@@ -490,7 +490,7 @@ func (r *rep) copyName(i int) string {
 // copy_file_range would make a reflink and read_remove_write would measure a clone (seen: 3 %
 // of the bytes reached the device).
 func (r *rep) copyOpts() dataset.CopyOptions {
-	return dataset.CopyOptions{NoSymlinks: !r.k.Symlinks, ReadWrite: true}
+	return dataset.CopyOptions{NoSymlinks: !r.k.Symlinks, NoModes: r.k.NoModes, ReadWrite: true}
 }
 
 // syncfs makes the filesystem's dirty data durable. It is inside the timed part of every

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/vm"
+)
+
+// guestCard is the emulated SD card as the guest kernel names it.
+const guestCard = "/dev/mmcblk0"
+
+// Flags that describe the host's side of a run and are not passed to the guest, which always
+// runs on its emulated SD card and writes into the shared results directory.
+var hostOnlyFlags = map[string]bool{
+	"target": true, "destroy": true, "out": true, "results": true, "image": true,
+	"keep-image": true, "no-direct-io": true, "time-scale": true, "size": true, "kernel": true,
+}
+
+// File-valued flags: the guest sees only the results directory, so the files are copied there.
+var fileFlags = map[string]bool{"config": true, "tuned": true, "card": true}
+
+// runVM carries out `fsbench run --target vm`: the same fsbench binary runs the suite inside a
+// guest kernel (QEMU) on an emulated SD card backed by an image file, and its results land in
+// the host's results directory.
+func runVM(ctx context.Context, cmd *cobra.Command, cfg plan.Config, f runFlags, stdio IO) error {
+	if os.Geteuid() != 0 {
+		return errors.New("fsbench run --target vm needs root (it reads /boot/vmlinuz-* and builds the guest from the host's tools); run it with sudo")
+	}
+	if cfg.Dataset != "" {
+		return usagef("--dataset is not available with --target vm yet: the guest sees only the results directory; copy your tree there and run fsbench in the guest yourself, or use the generated dataset")
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join(cfg.ResultsDir, time.Now().Format("20060102-150405"))
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	inputs := filepath.Join(dir, ".vm")
+	if err := os.MkdirAll(inputs, 0o755); err != nil {
+		return fmt.Errorf("creating the results directory: %w", err)
+	}
+	defer os.RemoveAll(inputs)
+	args, err := guestArgs(cmd.Flags(), dir, inputs)
+	if err != nil {
+		return UsageError{err}
+	}
+	img := filepath.Join(inputs, "card.img")
+	if err := vm.CreateImage(img, cfg.Size); err != nil {
+		return UsageError{fmt.Errorf("--size: %w", err)}
+	}
+	fmt.Fprintf(stdio.Err, "fsbench: booting a guest kernel under QEMU with a %s SD card; the guest runs: fsbench %v\n", plan.FormatSize(cfg.Size), args)
+	res, runErr := vm.Run(ctx, vm.Options{Kernel: f.kernel, Image: img, Args: args, OutDir: dir, Console: stdio.Err,
+		Timeout: vmTimeout(cfg)})
+	r, lerr := results.Load(dir)
+	if lerr != nil {
+		if runErr != nil {
+			return fmt.Errorf("the guest run failed (console: %s): %w", res.ConsoleLog, runErr)
+		}
+		return lerr
+	}
+	// Tag the results with how the guest ran; its kernel is already in machine.kernel.
+	r.Guest = &results.Guest{Kernel: res.Kernel, KernelRelease: res.KernelRelease, Accel: res.Accel, AccelNote: res.AccelNote,
+		QEMU: res.QEMUVersion, BootSeconds: res.BootSeconds, ConsoleLog: relLink(filepath.Join(dir, "results.json"), res.ConsoleLog)}
+	if err := results.Save(dir, r); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdio.Out)
+	report.SummaryWith(stdio.Out, r, report.SummaryOptions{Color: colorOut(stdio)})
+	fmt.Fprintf(stdio.Out, "\nresults: %s (results.json, results.csv; guest kernel %s, %s, console.log)\n", dir, res.KernelRelease, res.Accel)
+	if path, err := writeReport(dir, "", ""); err == nil {
+		fmt.Fprintf(stdio.Out, "report:  %s\n", path)
+	}
+	return runErr
+}
+
+// guestArgs is the fsbench command line the guest runs: the suite on its SD card, results into
+// the shared directory dir, with the flags the user gave except those about the host's side;
+// files the flags name are copied into inputs (under dir, so the guest sees them).
+func guestArgs(flags *pflag.FlagSet, dir, inputs string) ([]string, error) {
+	args := []string{"run", "--target", "device:" + guestCard, "--destroy", guestCard, "-o", dir}
+	var ferr error
+	flags.Visit(func(fl *pflag.Flag) {
+		switch {
+		case hostOnlyFlags[fl.Name]:
+		case fileFlags[fl.Name] && !(fl.Name == "card" && !isPath(fl.Value.String())):
+			p, err := copyInput(fl.Value.String(), inputs)
+			if err != nil && ferr == nil {
+				ferr = fmt.Errorf("--%s: %w", fl.Name, err)
+			}
+			args = append(args, "--"+fl.Name+"="+p)
+		default:
+			args = append(args, "--"+fl.Name+"="+fl.Value.String())
+		}
+	})
+	return args, ferr
+}
+
+// vmTimeout bounds the whole guest run: every test's timeout for every repetition would be far
+// too long, so the guest gets the per-test timeout times a generous number of tests.
+func vmTimeout(cfg plan.Config) time.Duration {
+	return cfg.Timeout.Duration * time.Duration(4+2*cfg.Repetitions)
+}
+
+func isPath(s string) bool {
+	return filepath.IsAbs(s) || filepath.Base(s) != s || filepath.Ext(s) == ".toml" || filepath.Ext(s) == ".json"
+}
+
+// copyInput copies a file (or, for a probe directory, its probe.json) into dir and returns the
+// copy's path, which the guest sees at the same place.
+func copyInput(src, dir string) (string, error) {
+	if fi, err := os.Stat(src); err == nil && fi.IsDir() {
+		src = filepath.Join(src, "probe.json")
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	return dst, os.WriteFile(dst, b, 0o644)
+}
