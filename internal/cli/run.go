@@ -197,6 +197,10 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	if err := cfg.Validate(opt); err != nil {
 		return cfg, UsageError{err}
 	}
+	// The tests must belong to the chosen suites (Validate knows only all test names).
+	if _, err := suite.Select(cfg.Suite, cfg.Tests); err != nil {
+		return cfg, UsageError{err}
+	}
 	return cfg, nil
 }
 

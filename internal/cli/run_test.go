@@ -102,6 +102,7 @@ func TestResolveConfig(t *testing.T) {
 		{name: "unknown variant", args: []string{"--variants", "ext5"}, wantErr: `no variant "ext5"`},
 		{name: "unknown test", args: []string{"--tests", "reed"}, wantErr: "reed"},
 		{name: "zero repetitions", args: []string{"-n", "0"}, wantErr: "repetitions"},
+		{name: "test of another suite", args: []string{"--suite", "bonnie", "--tests", "write"}, wantErr: `suite bonnie has no test "write"`},
 		{name: "missing config", args: []string{"-c", filepath.Join(dir, "nope.toml")}, wantErr: "nope.toml"},
 	}
 	for _, tc := range tests {
