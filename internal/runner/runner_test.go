@@ -327,7 +327,12 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	}
 	cfg := smallConfig()
 	cfg.Size = 256 << 20
-	cfg.Variants = []plan.Variant{cfg.Variants[0], cfg.Variants[9]} // ext4, squashfs-lzo
+	// ext4 without lazy initialisation: its background thread would zero inode tables while
+	// the tests run, writes no test asked for and that land wherever they happen to.
+	cfg.Variants = []plan.Variant{
+		{Name: "ext4", FS: "ext4", MkfsArgs: []string{"-E", "lazy_itable_init=0,lazy_journal_init=0"}},
+		cfg.Variants[9], // squashfs-lzo
+	}
 	cfg.Tests = []string{suite.Mkfs, suite.Write, suite.Read, suite.Remove}
 	dir := t.TempDir()
 	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true,
@@ -351,9 +356,9 @@ func TestRunOnSimulatedCard(t *testing.T) {
 		t.Fatalf("ext4 write = %+v", w)
 	}
 	f := w[0].Flash
-	// What the block layer wrote is what the card received, and the card programmed at least that.
-	if f.HostBytesWritten != w[0].Device.WriteBytes {
-		t.Errorf("card received %d bytes, device counters say %d", f.HostBytesWritten, w[0].Device.WriteBytes)
+	// Everything copied reached the card, and the card programmed at least that.
+	if f.HostBytesWritten < w[0].LogicalBytes {
+		t.Errorf("card received %d bytes, the test copied %d", f.HostBytesWritten, w[0].LogicalBytes)
 	}
 	if f.FlashBytesWritten < f.HostBytesWritten || f.WriteAmplification < 1 {
 		t.Errorf("flash wrote %d < host %d (WA %v)", f.FlashBytesWritten, f.HostBytesWritten, f.WriteAmplification)
@@ -371,9 +376,14 @@ func TestRunOnSimulatedCard(t *testing.T) {
 		if tr == nil {
 			t.Fatal("no trace on the simulated card")
 		}
-		if tr.Summary.Write.Bytes != f.HostBytesWritten || tr.Summary.Other.Bytes != f.HostBytesDiscarded {
-			t.Errorf("trace wrote %d (+%d write-zeroes), the live card received %d (+%d discarded)",
-				tr.Summary.Write.Bytes, tr.Summary.Other.Bytes, f.HostBytesWritten, f.HostBytesDiscarded)
+		// The card's window lies inside the trace's: equal but for background writes that
+		// fall between the two (a journal commit), which a few percent covers.
+		within := func(traced, live uint64) bool {
+			return traced >= live && float64(traced-live) <= 0.01*float64(traced)+64<<10
+		}
+		if !within(tr.Summary.Write.Bytes, f.HostBytesWritten) || !within(tr.Summary.Other.Bytes+tr.Summary.Discard.Bytes, f.HostBytesDiscarded) {
+			t.Errorf("trace wrote %d (+%d write-zeroes, %d discarded), the live card received %d (+%d discarded)",
+				tr.Summary.Write.Bytes, tr.Summary.Other.Bytes, tr.Summary.Discard.Bytes, f.HostBytesWritten, f.HostBytesDiscarded)
 		}
 		if rp := tr.Replay["sd-typical"].Flash; rp == nil || rp.HostBytesWritten != tr.Summary.Write.Bytes+tr.Summary.Other.Bytes {
 			t.Errorf("replay through sd-typical received %+v", rp)
@@ -431,11 +441,14 @@ func TestUntilStable(t *testing.T) {
 func TestJournalAndAtimeWrites(t *testing.T) {
 	needRoot(t)
 	cfg := smallConfig()
+	// No lazy initialisation: ext4's background zeroing of inode tables would land in the
+	// measured windows at random and swamp the differences this test looks for.
+	noLazy := []string{"-E", "lazy_itable_init=0,lazy_journal_init=0"}
 	cfg.Variants = []plan.Variant{
-		{Name: "ext4", FS: "ext4"},
-		{Name: "ext4-nojournal", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}},
-		{Name: "ext4-strictatime", FS: "ext4", MountOptions: "strictatime"},
-		{Name: "ext4-noatime", FS: "ext4", MountOptions: "noatime"},
+		{Name: "ext4", FS: "ext4", MkfsArgs: noLazy},
+		{Name: "ext4-nojournal", FS: "ext4", MkfsArgs: append([]string{"-O", "^has_journal"}, noLazy...)},
+		{Name: "ext4-strictatime", FS: "ext4", MkfsArgs: noLazy, MountOptions: "strictatime"},
+		{Name: "ext4-noatime", FS: "ext4", MkfsArgs: noLazy, MountOptions: "noatime"},
 	}
 	cfg.Tests = []string{suite.Write, suite.Read}
 	r := runAndLoad(t, cfg)

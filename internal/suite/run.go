@@ -218,15 +218,10 @@ func describe(m results.Measurement) string {
 
 // timed runs fn inside a measurement span and fills the figures of a seconds-valued test.
 func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measurement, error) {
-	var card0 flash.Counters
-	if r.env.Card != nil {
-		var err error
-		if card0, err = r.env.Card(); err != nil {
-			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
-		}
-	}
-	// The capture starts before the span and stops after it, so that setting up the trace
-	// instance is not in the measured time.
+	// Nesting, outermost first: the block trace, the simulated card's counters, the span. The
+	// capture starts before the span and stops after it, so that setting up the trace instance
+	// is not in the measured time; the card's window lies inside the trace's, so that the trace
+	// contains every request the card counted.
 	var capt *trace.Capture
 	var traceErr error
 	if r.env.Tracing != nil {
@@ -241,6 +236,13 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 		return c.Stop()
 	}
 	defer stopTrace() // on the error paths
+	var card0 flash.Counters
+	if r.env.Card != nil {
+		var err error
+		if card0, err = r.env.Card(); err != nil {
+			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
+		}
+	}
 	span, err := r.meter.Start()
 	if err != nil {
 		return results.Measurement{}, err
@@ -252,11 +254,6 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 	if err != nil {
 		return results.Measurement{}, err
 	}
-	var traceInfo *results.TraceInfo
-	if r.env.Tracing != nil {
-		t, err := stopTrace()
-		traceInfo = r.traceInfo(test, t, err)
-	}
 	var flashIO *results.FlashIO
 	if r.env.Card != nil {
 		card1, err := r.env.Card()
@@ -264,6 +261,11 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
 		}
 		flashIO = results.FromFlash(card1.Sub(card0))
+	}
+	var traceInfo *results.TraceInfo
+	if r.env.Tracing != nil {
+		t, err := stopTrace()
+		traceInfo = r.traceInfo(test, t, err)
 	}
 	wall := smp.Wall.Seconds()
 	m := results.Measurement{
