@@ -695,26 +695,59 @@ func seeks(ctx context.Context, ops fileOps, path string, size, chunk uint64, to
 func (r *rep) bonnieFile() string { return filepath.Join(r.env.Mountpoint, bonnieDir, "file") }
 
 func (r *rep) bonnieWrite(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.keepOnly(ctx); err != nil {
+	return r.blockTest(ctx, BonnieWrite, false, UnitKiBps, func(s bonnieSizing) (phase, error) {
+		return blockWrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize)
+	})
+}
+
+// blockTest is the frame of bonnie's tests on its one large file: clear the filesystem of
+// everything else, size the file (bonnie_write makes it; the others use what it left), drop
+// the caches for the cold ones, run op inside the measurement, and turn its phase into a rate
+// in unit (KiB/s of bytes moved, or seeks/s).
+func (r *rep) blockTest(ctx context.Context, test string, cold bool, unit string, op func(bonnieSizing) (phase, error)) ([]results.Measurement, error) {
+	write := test == BonnieWrite
+	var keep []string
+	if !write {
+		keep = []string{bonnieDir}
+	}
+	if err := r.keepOnly(ctx, keep...); err != nil {
 		return nil, err
 	}
-	s, err := r.bonnieSizing()
+	var s bonnieSizing
+	var err error
+	if write {
+		if s, err = r.bonnieSizing(); err == nil {
+			err = os.Mkdir(filepath.Join(r.env.Mountpoint, bonnieDir), 0o755)
+		}
+	} else {
+		s, err = r.bonnieIOSize()
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Mkdir(filepath.Join(r.env.Mountpoint, bonnieDir), 0o755); err != nil {
-		return nil, err
+	if cold {
+		if err := measure.DropCaches(); err != nil {
+			return nil, err
+		}
+	}
+	logical := s.fileSize
+	if unit != UnitKiBps {
+		logical = 0 // seeks move scattered chunks, not the file
 	}
 	var p phase
-	m, err := r.timed(BonnieWrite, s.fileSize, func() error {
+	m, err := r.timed(test, logical, func() error {
 		var err error
-		p, err = blockWrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize)
+		p, err = op(s)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	m = rate(m, p, float64(p.bytes)/1024, UnitKiBps, s.note)
+	amount := float64(p.ops)
+	if unit == UnitKiBps {
+		amount = float64(p.bytes) / 1024
+	}
+	m = rate(m, p, amount, unit, s.note)
 	bonnieExtra(&m, s)
 	return []results.Measurement{m}, nil
 }
@@ -740,76 +773,22 @@ func mustRAM() uint64 {
 }
 
 func (r *rep) bonnieRewrite(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.keepOnly(ctx, bonnieDir); err != nil {
-		return nil, err
-	}
-	s, err := r.bonnieIOSize()
-	if err != nil {
-		return nil, err
-	}
-	var p phase
-	m, err := r.timed(BonnieRewrite, s.fileSize, func() error {
-		var err error
-		p, err = blockRewrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize)
-		return err
+	return r.blockTest(ctx, BonnieRewrite, false, UnitKiBps, func(s bonnieSizing) (phase, error) {
+		return blockRewrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize)
 	})
-	if err != nil {
-		return nil, err
-	}
-	m = rate(m, p, float64(p.bytes)/1024, UnitKiBps, s.note)
-	bonnieExtra(&m, s)
-	return []results.Measurement{m}, nil
 }
 
+// bonnieRead is cold, unlike bonnie++, which relies on the 2 × RAM size alone.
 func (r *rep) bonnieRead(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.keepOnly(ctx, bonnieDir); err != nil {
-		return nil, err
-	}
-	s, err := r.bonnieIOSize()
-	if err != nil {
-		return nil, err
-	}
-	// Cold, unlike bonnie++, which relies on the 2 × RAM size alone.
-	if err := measure.DropCaches(); err != nil {
-		return nil, err
-	}
-	var p phase
-	m, err := r.timed(BonnieRead, s.fileSize, func() error {
-		var err error
-		p, err = blockRead(ctx, osOps{}, r.bonnieFile(), Bonnie.ChunkSize)
-		return err
+	return r.blockTest(ctx, BonnieRead, true, UnitKiBps, func(bonnieSizing) (phase, error) {
+		return blockRead(ctx, osOps{}, r.bonnieFile(), Bonnie.ChunkSize)
 	})
-	if err != nil {
-		return nil, err
-	}
-	m = rate(m, p, float64(p.bytes)/1024, UnitKiBps, s.note)
-	bonnieExtra(&m, s)
-	return []results.Measurement{m}, nil
 }
 
 func (r *rep) bonnieSeeks(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.keepOnly(ctx, bonnieDir); err != nil {
-		return nil, err
-	}
-	s, err := r.bonnieIOSize()
-	if err != nil {
-		return nil, err
-	}
-	if err := measure.DropCaches(); err != nil {
-		return nil, err
-	}
-	var p phase
-	m, err := r.timed(BonnieSeeks, 0, func() error {
-		var err error
-		p, err = seeks(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize, Bonnie.Seeks, Bonnie.Seekers, Bonnie.Seed)
-		return err
+	return r.blockTest(ctx, BonnieSeeks, true, UnitSeeks, func(s bonnieSizing) (phase, error) {
+		return seeks(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize, Bonnie.Seeks, Bonnie.Seekers, Bonnie.Seed)
 	})
-	if err != nil {
-		return nil, err
-	}
-	m = rate(m, p, float64(p.ops), UnitSeeks, s.note)
-	bonnieExtra(&m, s)
-	return []results.Measurement{m}, nil
 }
 
 // ---- bonnie: file creation ----
