@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/simcard"
+	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
 )
 
 const simcardHelperEnv = "FSBENCH_SIMCARD_HELPER"
@@ -29,53 +27,11 @@ func TestSimcardHelperProcess(t *testing.T) {
 	if os.Getenv(simcardHelperEnv) != "1" {
 		t.Skip("helper process for the simcard tests")
 	}
-	args := os.Args
-	for i, a := range args {
-		if a == "--" {
-			args = args[i+1:]
-			break
-		}
-	}
-	if len(args) < 2 || args[0] != "simcard" || args[1] != "serve" {
-		fmt.Fprintf(os.Stderr, "helper: want simcard serve ..., got %q\n", args)
-		os.Exit(2)
-	}
-	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	profile := fl.String("profile", "sd-typical", "")
-	size := fl.String("size", "", "")
-	scale := fl.Float64("time-scale", 1, "")
-	backing := fl.String("backing", "", "")
-	timeout := fl.Duration("unmount-timeout", 20*time.Second, "")
-	if err := fl.Parse(args[2:]); err != nil || fl.NArg() != 1 {
-		fmt.Fprintf(os.Stderr, "helper: bad arguments %q: %v\n", args, err)
-		os.Exit(2)
-	}
-	p, err := flash.Lookup(*profile)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	n, err := flash.ParseSize(*size)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	st, err := simcard.Serve(ctx, simcard.Config{Profile: p, Size: n, Dir: fl.Arg(0), Backing: *backing,
-		TimeScale: *scale, UnmountTimeout: *timeout, Log: os.Stderr})
-	if st.Profile != "" {
-		_ = simcard.WriteStats(os.Stdout, st)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "helper:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
+	simcardtest.HelperMain()
 }
 
 func helperCommand() ([]string, []string) {
-	return []string{os.Args[0], "-test.run=^TestSimcardHelperProcess$", "--"}, []string{simcardHelperEnv + "=1"}
+	return simcardtest.Command("TestSimcardHelperProcess", simcardHelperEnv)
 }
 
 func requireFUSE(t *testing.T) {

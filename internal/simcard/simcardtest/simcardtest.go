@@ -1,0 +1,71 @@
+// Package simcardtest lets tests serve a simulated card from their own test binary (the helper
+// re-exec pattern): the test binary has no `fsbench simcard serve` command, so a test named
+// for the purpose calls HelperMain, which serves the card with the same flags.
+package simcardtest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/simcard"
+)
+
+// Command returns the argv prefix and environment that make the test binary run the test
+// named helperTest with env set, for target.SimcardOptions.Command and .Env.
+func Command(helperTest, env string) (argv, environ []string) {
+	return []string{os.Args[0], "-test.run=^" + helperTest + "$", "--"}, []string{env + "=1"}
+}
+
+// HelperMain serves a card as `fsbench simcard serve` would, from the arguments after "--",
+// and exits the process. Call it from the helper test when its environment variable is set.
+func HelperMain() {
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	if len(args) < 2 || args[0] != "simcard" || args[1] != "serve" {
+		fmt.Fprintf(os.Stderr, "helper: want simcard serve ..., got %q\n", args)
+		os.Exit(2)
+	}
+	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
+	profile := fl.String("profile", "sd-typical", "")
+	size := fl.String("size", "", "")
+	scale := fl.Float64("time-scale", 1, "")
+	backing := fl.String("backing", "", "")
+	timeout := fl.Duration("unmount-timeout", 20*time.Second, "")
+	if err := fl.Parse(args[2:]); err != nil || fl.NArg() != 1 {
+		fmt.Fprintf(os.Stderr, "helper: bad arguments %q: %v\n", args, err)
+		os.Exit(2)
+	}
+	p, err := flash.Lookup(*profile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	n, err := flash.ParseSize(*size)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	st, err := simcard.Serve(ctx, simcard.Config{Profile: p, Size: n, Dir: fl.Arg(0), Backing: *backing,
+		TimeScale: *scale, UnmountTimeout: *timeout, Log: os.Stderr})
+	if st.Profile != "" {
+		_ = simcard.WriteStats(os.Stdout, st)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
