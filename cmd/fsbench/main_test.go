@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,6 +214,10 @@ func TestKilledRunIsCleanedUpByTheNext(t *testing.T) {
 	}
 	t.Logf("fsbench cleanup:\n%s", out)
 	checkNoLeftovers(t, dir)
+	// The killed run's block-trace instances (kernel buffers) are gone too.
+	if left, _ := filepath.Glob(fmt.Sprintf("/sys/kernel/tracing/instances/fsbench-%d-*", cmd.Process.Pid)); len(left) > 0 {
+		t.Errorf("trace instances of the killed run left: %v", left)
+	}
 }
 
 func mountsUnder(dir string) []string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/trace"
 )
 
 func newCleanupCmd(stdio IO) *cobra.Command {
@@ -17,7 +18,8 @@ func newCleanupCmd(stdio IO) *cobra.Command {
 		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, image files)",
 		Long: `Every run records what it creates in ` + runner.LedgerDir + `. A run that was killed (kill -9,
 power loss of the host is different: loop devices and mounts vanish with it) leaves that record;
-cleanup unmounts, detaches and deletes exactly what such records name, and nothing else.
+cleanup unmounts, detaches and deletes exactly what such records name, and nothing else, and
+removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
 fsbench run does this by itself before it starts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -26,6 +28,9 @@ fsbench run does this by itself before it starts.`,
 			}
 			// Each action is both logged and returned: print the returned list only.
 			actions, err := target.CleanupStale(runner.LedgerDir, func(string, ...any) {})
+			removed, terr := trace.CleanStale()
+			actions = append(actions, removed...)
+			err = errors.Join(err, terr)
 			for _, a := range actions {
 				fmt.Fprintln(stdio.Out, a)
 			}

@@ -112,6 +112,12 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	} else if len(actions) > 0 {
 		logf("cleaned up after an earlier run that was killed: %s", strings.Join(actions, "; "))
 	}
+	// Trace instances of killed runs hold kernel buffers: free them too.
+	if removed, err := trace.CleanStale(); err != nil {
+		logf("warning: %v", err)
+	} else if len(removed) > 0 {
+		logf("cleaned up after an earlier run that was killed: %s", strings.Join(removed, "; "))
+	}
 	ledger, err := target.OpenLedger(LedgerDir)
 	if err != nil {
 		return nil, err
