@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -53,7 +54,7 @@ func TestBonnieCSVGolden(t *testing.T) {
 			if err != nil || n != 1 {
 				t.Fatalf("%d lines, %v", n, err)
 			}
-			golden(t, "bonnie-"+v+".csv.golden", buf.Bytes())
+			golden.Check(t, "bonnie-"+v+".csv.golden", buf.Bytes())
 			recs, err := ParseBonnieCSV(&buf)
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("parse back: %d records, %v", len(recs), err)

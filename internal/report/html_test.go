@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -60,7 +61,7 @@ func TestBarChartGolden(t *testing.T) {
 	if n := strings.Count(s, "<path"); n != 2 {
 		t.Errorf("%d whiskers, want 2", n)
 	}
-	golden(t, "chart.svg.golden", buf.Bytes())
+	golden.Check(t, "chart.svg.golden", buf.Bytes())
 }
 
 func TestNiceTicks(t *testing.T) {
@@ -93,7 +94,7 @@ func TestHTMLGolden(t *testing.T) {
 	if err := HTML(&buf, loadRun(t), HTMLOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.html.golden", buf.Bytes())
+	golden.Check(t, "report.html.golden", buf.Bytes())
 }
 
 // sections of the report, in the order the page must show them.
@@ -200,7 +201,7 @@ func TestCompareGolden(t *testing.T) {
 			if tc.regressions == 0 && !strings.Contains(buf.String(), "need >= 4 repetitions per side") {
 				t.Error("3 against 3 does not say that 4 repetitions per side are needed")
 			}
-			golden(t, tc.golden, buf.Bytes())
+			golden.Check(t, tc.golden, buf.Bytes())
 			var page bytes.Buffer
 			if err := c.WriteHTML(&page); err != nil {
 				t.Fatal(err)

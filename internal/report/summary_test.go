@@ -2,18 +2,13 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func fixture() *results.Run {
 	f := results.Float
@@ -42,28 +37,6 @@ func fixture() *results.Run {
 	}
 }
 
-// golden compares got with testdata/name, rewrites it with -update, and leaves name.got
-// beside it on a mismatch for inspection.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs (-want +got), see %s.got:\n%s", name, path, d)
-	} else {
-		os.Remove(path + ".got")
-	}
-}
-
 func loadRun(t *testing.T) *results.Run {
 	t.Helper()
 	// A real run (512 MiB loop device, 4 repetitions, this repository's default variants),
@@ -80,7 +53,7 @@ func TestSummaryGolden(t *testing.T) {
 	if err := Summary(&buf, fixture()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary.golden", buf.Bytes())
+	golden.Check(t, "summary.golden", buf.Bytes())
 }
 
 func TestSummaryRunGolden(t *testing.T) {
@@ -88,7 +61,7 @@ func TestSummaryRunGolden(t *testing.T) {
 	if err := Summary(&buf, loadRun(t)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary_run.golden", buf.Bytes())
+	golden.Check(t, "summary_run.golden", buf.Bytes())
 }
 
 func TestSummaryColor(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -263,7 +264,7 @@ func TestSizeChartGolden(t *testing.T) {
 	if !strings.Contains(s, `<rect x="444.0" y=`) || !strings.Contains(s, `width="126.0"`) {
 		t.Error("ext4's 512K segment does not span 70 % to 100 %")
 	}
-	golden(t, "sizes.svg.golden", buf.Bytes())
+	golden.Check(t, "sizes.svg.golden", buf.Bytes())
 }
 
 func loadWearRun(t *testing.T) *results.Run {
@@ -284,12 +285,12 @@ func TestWearRunGolden(t *testing.T) {
 	if err := Summary(&sum, r); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary_wear.golden", sum.Bytes())
+	golden.Check(t, "summary_wear.golden", sum.Bytes())
 	var page bytes.Buffer
 	if err := HTML(&page, r, HTMLOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report_wear.html.golden", page.Bytes())
+	golden.Check(t, "report_wear.html.golden", page.Bytes())
 	s := page.String()
 	for _, want := range []string{
 		`id="flash"`, `id="chart-block_amplification"`, `id="chart-card_wa_sd-typical"`, `id="chart-write-sizes"`,

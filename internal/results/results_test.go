@@ -3,7 +3,6 @@ package results
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/stats"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // fixture is a small run with one measurement of every status.
 func fixture() *Run {
@@ -50,24 +48,6 @@ func fixture() *Run {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs (-want +got), wrote %s.got:\n%s", name, path, d)
-	}
-}
-
 func TestGolden(t *testing.T) {
 	dir := t.TempDir()
 	if err := Save(dir, fixture()); err != nil {
@@ -78,7 +58,7 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, name+".golden", b)
+		golden.Check(t, name+".golden", b)
 	}
 }
 

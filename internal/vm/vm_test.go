@@ -3,33 +3,15 @@ package vm
 import (
 	"bytes"
 	"encoding/binary"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsbench/fsbench/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s differs (-want +got):\n%s", name, d)
-	}
-}
 
 func TestArchiveGolden(t *testing.T) {
 	a := newArchive()
@@ -49,7 +31,7 @@ func TestArchiveGolden(t *testing.T) {
 	if i, j := strings.Index(s, "etc\x00"), strings.Index(s, "etc/passwd\x00"); i < 0 || j < i {
 		t.Errorf("/etc missing or after /etc/passwd")
 	}
-	golden(t, "archive.cpio", buf.Bytes())
+	golden.Check(t, "archive.cpio", buf.Bytes())
 }
 
 func TestShQuote(t *testing.T) {
@@ -122,7 +104,7 @@ func TestKernelRelease(t *testing.T) {
 func TestInitScriptGolden(t *testing.T) {
 	s := initScript("/srv/out dir", []string{"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"}, "/usr/sbin/modprobe",
 		[]string{guestFsbench, "run", "--target", "device:/dev/mmcblk0", "-o", "/srv/out dir/r"})
-	golden(t, "init.sh", []byte(s))
+	golden.Check(t, "init.sh", []byte(s))
 }
 
 // TestAddExecutableDeps resolves a real dynamic program of this machine: its interpreter and
