@@ -849,28 +849,19 @@ func createFiles(ctx context.Context, ops fileOps, root string, set fileSet) (ph
 			return p, err
 		}
 	}
-	dirs := realDirs(ops)
-	if dirs != nil {
-		defer dirs.close()
-	}
-	for _, path := range set.paths {
-		if err := ctx.Err(); err != nil {
-			return p, err
-		}
-		t := time.Now()
-		var err error
-		if dirs != nil {
-			err = dirs.create(path)
-		} else if f, oerr := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); oerr != nil {
-			err = oerr
-		} else {
-			err = f.Close()
-		}
-		p.lat.add(time.Since(t))
+	create := func(path string) error {
+		f, err := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
-			return p, fmt.Errorf("creating %s: %w", path, err)
+			return err
 		}
-		p.ops++
+		return f.Close()
+	}
+	if dirs := realDirs(ops); dirs != nil {
+		defer dirs.close()
+		create = dirs.create
+	}
+	if err := eachTimed(ctx, &p, set.paths, create); err != nil {
+		return p, fmt.Errorf("creating the files: %w", err)
 	}
 	p.work = time.Since(start)
 	return p, ops.Syncfs(root)
@@ -894,57 +885,48 @@ func listFiles(ops fileOps, set fileSet) ([]string, error) {
 // statFiles stats each path in order.
 func statFiles(ctx context.Context, ops fileOps, paths []string) (phase, error) {
 	var p phase
-	dirs := realDirs(ops)
-	if dirs != nil {
+	op := ops.Stat
+	if dirs := realDirs(ops); dirs != nil {
 		defer dirs.close()
+		op = dirs.stat
 	}
+	return p, eachTimed(ctx, &p, paths, op)
+}
+
+// eachTimed runs op on every path in order, timing each call into p's latencies and counting
+// the successful ones; it stops at the first error (wrapped with the path: the descriptor-
+// relative calls return a bare errno) or when ctx is done.
+func eachTimed(ctx context.Context, p *phase, paths []string, op func(string) error) error {
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
-			return p, err
+			return err
 		}
 		t := time.Now()
-		var err error
-		if dirs != nil {
-			err = dirs.stat(path)
-		} else {
-			err = ops.Stat(path)
-		}
+		err := op(path)
 		p.lat.add(time.Since(t))
 		if err != nil {
-			return p, err
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		p.ops++
 	}
-	return p, nil
+	return nil
 }
 
 // deleteFiles unlinks each path in order, removes the directories and root, then syncfs.
 func deleteFiles(ctx context.Context, ops fileOps, root string, set fileSet, paths []string) (phase, error) {
 	var p phase
 	start := time.Now()
+	op := ops.Remove
 	dirs := realDirs(ops)
-	for _, path := range paths {
-		if err := ctx.Err(); err != nil {
-			return p, err
-		}
-		t := time.Now()
-		var err error
-		if dirs != nil {
-			err = dirs.unlink(path)
-		} else {
-			err = ops.Remove(path)
-		}
-		p.lat.add(time.Since(t))
-		if err != nil {
-			if dirs != nil {
-				dirs.close()
-			}
-			return p, err
-		}
-		p.ops++
+	if dirs != nil {
+		op = dirs.unlink
 	}
+	err := eachTimed(ctx, &p, paths, op)
 	if dirs != nil {
 		dirs.close()
+	}
+	if err != nil {
+		return p, err
 	}
 	for _, d := range set.dirs {
 		if err := ops.Remove(d); err != nil {
