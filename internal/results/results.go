@@ -158,6 +158,21 @@ type Variant struct {
 	// still not known within the target when the cap was reached.
 	Repetitions int      `json:"repetitions,omitempty"`
 	Unstable    []string `json:"unstable,omitempty"`
+	// Raw flash (suite free-electrons): the configured variant this one was expanded from
+	// ("jffs2" for "jffs2-32M") and the size of the MTD partition it ran on. The 2010 study's
+	// tables put one filesystem per column and one partition size per row.
+	Base           string `json:"base,omitempty"`
+	PartitionBytes uint64 `json:"partition_bytes,omitempty"`
+	// Source says which run a variant's figures came from, in a results file merged from
+	// several runs (fsbench merge): a host run and a guest run side by side.
+	Source *Source `json:"source,omitempty"`
+}
+
+// Source is the run a merged variant came from.
+type Source struct {
+	Dir    string `json:"dir"`             // the results directory it was merged from
+	Kernel string `json:"kernel"`          // release of the kernel that ran it (uname -r)
+	Guest  string `json:"guest,omitempty"` // "qemu tcg" or "qemu kvm" when it ran in a guest
 }
 
 // Measurement is one test of one variant in one repetition.
