@@ -24,7 +24,13 @@ type Kind struct {
 	// NoModes: the filesystem has no Unix permission bits (vfat): chmod fails with EPERM for
 	// modes it cannot represent (the sticky bit of /tmp, for one), so copies must not set them.
 	NoModes bool
-	Note    string // what is peculiar about it, for listings
+	// Flash: the filesystem lives on raw flash (an MTD device: jffs2, ubifs on UBI), not on a
+	// block device. It runs only in the free-electrons suite, on a simulated NAND chip.
+	Flash bool
+	// NotMainline, when set, says why no stock kernel has this filesystem (yaffs2): it is
+	// listed, so that the 2010 study's column is accounted for, but never runs.
+	NotMainline string
+	Note        string // what is peculiar about it, for listings
 }
 
 // spec holds what the package needs to drive a kind's tool; it is kept out of Kind so that Kind
@@ -62,6 +68,13 @@ var kinds = []Kind{
 		Note: "read-only, compressed: the image is built from a directory, then written to the device"},
 	{Name: "erofs", Tool: "mkfs.erofs", Package: "erofs-utils", Module: "erofs", ReadOnly: true, Symlinks: true,
 		Note: "read-only, optionally compressed: the image is built from a directory, then written to the device"},
+	{Name: "jffs2", Tool: "mkfs.jffs2", Package: "mtd-utils", Module: "jffs2", Flash: true, Symlinks: true,
+		Note: "raw NAND/NOR, compressed; scans the whole partition at mount (suite free-electrons)"},
+	{Name: "ubifs", Tool: "mkfs.ubifs", Package: "mtd-utils", Module: "ubifs", Flash: true, Symlinks: true,
+		Note: "raw NAND on a UBI volume (ubiattach, ubimkvol), compressed (suite free-electrons)"},
+	{Name: "yaffs2", Flash: true, Symlinks: true,
+		NotMainline: "yaffs2 is not in mainline Linux: it lives out of tree (yaffs.net) and needs a kernel patched with it; fsbench runs stock kernels only",
+		Note:        "raw NAND; out of tree, never merged into Linux"},
 }
 
 var e2fsSpec = spec{
@@ -93,10 +106,15 @@ var specs = map[string]spec{
 	// the error line "mkfs.erofs: unrecognized option" must not match.
 	"erofs": {versionArgs: []string{"--version"},
 		versionLine: regexp.MustCompile(`^mkfs\.erofs (\(erofs-utils\) )?\d`)},
+	// mkfs.jffs2 and mkfs.ubifs print "mkfs.jffs2: revision 1.60" / "mkfs.ubifs (mtd-utils)
+	// 2.1.5" with --version. The flash suite builds images with them, never a device.
+	"jffs2": {versionArgs: []string{"--version"}, versionLine: regexp.MustCompile(`^mkfs\.jffs2`)},
+	"ubifs": {versionArgs: []string{"--version"}, versionLine: regexp.MustCompile(`^mkfs\.ubifs`)},
 }
 
 // Kinds returns every filesystem fsbench knows, in the order listings show them:
-// ext4, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs, erofs. The slice is a fresh copy.
+// ext4, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs, erofs, then the raw-flash ones
+// jffs2, ubifs, yaffs2. The slice is a fresh copy.
 func Kinds() []Kind {
 	return append([]Kind(nil), kinds...)
 }

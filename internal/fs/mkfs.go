@@ -23,6 +23,9 @@ func mkfsArgs(k Kind, dev string, args []string) ([]string, error) {
 	if k.ReadOnly {
 		return nil, fmt.Errorf("%s is read-only: it has no mkfs, build an image with BuildImage", k.Name)
 	}
+	if k.Flash {
+		return nil, fmt.Errorf("%s lives on raw flash, not on a block device: run it with --suite free-electrons", k.Name)
+	}
 	s, err := lookupSpec(k)
 	if err != nil {
 		return nil, err

@@ -38,6 +38,8 @@ const (
 	KernelModuleLoaded    = "module loaded"
 	KernelModuleAvailable = "module available"
 	KernelMissing         = "missing"
+	// KernelNotMainline: no stock kernel has it (Kind.NotMainline says why); no guest helps.
+	KernelNotMainline = "not in mainline"
 )
 
 // Module states reported in ModuleStatus.State.
@@ -102,6 +104,9 @@ type Availability struct {
 // snapshot, and ModulesDir and SysModuleDir on disk.
 func (s System) Check(k Kind) Availability {
 	var a Availability
+	if k.NotMainline != "" {
+		return Availability{Kernel: KernelNotMainline, Reason: k.NotMainline}
+	}
 	var reasons []string
 	lookPath := s.LookPath
 	if lookPath == nil {
@@ -300,4 +305,18 @@ func (s System) moduleSize(m string) uint64 {
 		return 0
 	}
 	return n
+}
+
+// HasModule reports whether the kernel has module m: built in, loaded, or loadable from
+// ModulesDir. It is for drivers that are not filesystems (nandsim, ubi), which
+// /proc/filesystems does not list.
+func (s System) HasModule(m string) bool {
+	if s.moduleListed("modules.builtin", m) || s.moduleListed("modules.dep", m) {
+		return true
+	}
+	if s.SysModuleDir != "" {
+		_, err := os.Stat(filepath.Join(s.SysModuleDir, normModule(m)))
+		return err == nil
+	}
+	return false
 }

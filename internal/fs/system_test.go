@@ -142,6 +142,10 @@ func TestCheckHost(t *testing.T) {
 		t.Logf("%-8s %+v", k.Name, a)
 		registered := hasFilesystem(sys.ProcFilesystems, k.Name)
 		switch {
+		case k.NotMainline != "":
+			if a.Runs || a.Kernel != KernelNotMainline || a.Reason != k.NotMainline {
+				t.Errorf("%s is not in mainline, yet %+v", k.Name, a)
+			}
 		case registered && a.Kernel != KernelBuiltIn && a.Kernel != KernelModuleLoaded:
 			t.Errorf("%s is in /proc/filesystems but Kernel = %q", k.Name, a.Kernel)
 		case !registered && !dirExists(sys.ModulesDir):
