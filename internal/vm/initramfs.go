@@ -20,8 +20,12 @@ var guestTools = []string{
 	"mount", "umount", "mount.nilfs2", "umount.nilfs2", "nilfs_cleanerd",
 	"modprobe", "insmod", "rmmod", "lsmod",
 	"mmc",
-	"flash_erase", "ubiformat", "ubiattach", "ubidetach", "ubimkvol", "mkfs.ubifs", "mkfs.jffs2", "nandwrite",
+	"flash_erase", "ubiformat", "ubiattach", "ubidetach", "ubimkvol", "ubirmvol", "ubiupdatevol", "ubiblock",
+	"mkfs.ubifs", "mkfs.jffs2", "nandwrite",
 }
+
+// dlopened are shared libraries loaded at run time by name (see buildInitramfs).
+var dlopened = []string{"libgcc_s.so.1"}
 
 // guestEtc are configuration files the tools read; missing ones are left out (mke2fs has
 // built-in defaults, nilfs_cleanerd too).
@@ -99,6 +103,19 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 		}
 		if t == "modprobe" {
 			b.modprobe = p
+		}
+	}
+	// Libraries glibc loads with dlopen, which no ELF header names: libgcc_s for
+	// pthread_exit and thread cancellation (mksquashfs aborts with "libgcc_s.so.1 must be
+	// installed for pthread_exit to work" without it). They go beside the libraries already
+	// taken, for the same architecture.
+	for _, lib := range dlopened {
+		for _, d := range r.used {
+			p := filepath.Join(d, lib)
+			if _, err := os.Stat(r.host(p)); err == nil && !a.has(p) {
+				a.addFile(p, r.host(p), 0o755)
+				break
+			}
 		}
 	}
 	for _, e := range guestEtc {
