@@ -42,6 +42,12 @@ func NewMeter(sysfs, dev string) *Meter {
 	}
 }
 
+// NewCPUMeter returns a Meter for work that has no block device to count (raw flash: an MTD
+// device has no I/O statistics in sysfs); its samples carry wall and CPU time only.
+func NewCPUMeter() *Meter {
+	return &Meter{now: time.Now, cpu: processCPU, device: func() (blockdev.Stat, error) { return blockdev.Stat{}, nil }}
+}
+
 // Span is a measurement in progress.
 type Span struct {
 	m         *Meter
