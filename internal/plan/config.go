@@ -23,16 +23,54 @@ type Config struct {
 	Warmup      bool   `json:"warmup"`      // one extra discarded first repetition
 	// Scheduler is the I/O scheduler to set on the device for the run ("none", "mq-deadline",
 	// "bfq", ...); "" leaves the device's own.
-	Scheduler   string    `json:"scheduler,omitempty"`
-	Suite       string    `json:"suite"`                        // default "bootlin"; several: "bonnie,smallfiles"
-	Tests       []string  `json:"tests,omitempty"`              // empty = every test of the suite
-	Dataset     string    `json:"dataset,omitempty"`            // "" = generated tree; else a directory
-	DatasetSize uint64    `json:"dataset_size_bytes,omitempty"` // 0 = scaled to Size
-	VideoSize   uint64    `json:"video_size_bytes,omitempty"`   // 0 = scaled to Size
-	Seed        uint64    `json:"seed"`                         // default 1
-	Timeout     Duration  `json:"timeout"`                      // per test; default 10m
-	ResultsDir  string    `json:"results_dir"`                  // default "./fsbench-results"
-	Variants    []Variant `json:"variants"`
+	Scheduler   string   `json:"scheduler,omitempty"`
+	Suite       string   `json:"suite"`                        // default "bootlin"; several: "bonnie,smallfiles"
+	Tests       []string `json:"tests,omitempty"`              // empty = every test of the suite
+	Dataset     string   `json:"dataset,omitempty"`            // "" = generated tree; else a directory
+	DatasetSize uint64   `json:"dataset_size_bytes,omitempty"` // 0 = scaled to Size
+	VideoSize   uint64   `json:"video_size_bytes,omitempty"`   // 0 = scaled to Size
+	Seed        uint64   `json:"seed"`                         // default 1
+	Timeout     Duration `json:"timeout"`                      // per test; default 10m
+	ResultsDir  string   `json:"results_dir"`                  // default "./fsbench-results"
+	// NANDSizes are the MTD partition sizes of the free-electrons suite, each run as its own
+	// variant; default DefaultNANDSizes.
+	NANDSizes []uint64  `json:"nand_sizes,omitempty"`
+	Variants  []Variant `json:"variants"`
+}
+
+// DefaultNANDSizes are the 2010 study's partition sizes: 8, 32, 128 and 252 MiB (252 because
+// its boards kept 4 MB of the 256 MB chip for the bootloader and kernel).
+var DefaultNANDSizes = []uint64{8 << 20, 32 << 20, 128 << 20, 252 << 20}
+
+// FlashSuite is the suite that runs on raw NAND (nandsim) instead of a block device.
+const FlashSuite = "free-electrons"
+
+// FlashVariants are the filesystems of the 2010 study as they stand today: jffs2, ubifs,
+// squashfs on a UBI volume (ubiblock: the read-only reference) and yaffs2, which is listed so
+// that the study's third column is accounted for, and skipped with the reason.
+func FlashVariants() []Variant {
+	return []Variant{
+		{Name: "jffs2", FS: "jffs2"},
+		{Name: "ubifs", FS: "ubifs"},
+		{Name: "squashfs-ubi", FS: "squashfs", MkfsArgs: []string{"-comp", "lzo"}},
+		{Name: "yaffs2", FS: "yaffs2"},
+	}
+}
+
+// ParseSizeList parses sizes such as "8M", "252M" (see ParseSize), refusing duplicates.
+func ParseSizeList(list []string) ([]uint64, error) {
+	var out []uint64
+	for _, s := range list {
+		n, err := ParseSize(s)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("size %s is given twice", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // Duration wraps time.Duration, JSON-encoded as a string like "10m0s" (and TOML "10m").

@@ -32,12 +32,13 @@ type rawFile struct {
 	Seed        any `toml:"seed"`
 	Results     any `toml:"results"`
 	Scheduler   any `toml:"scheduler"`
+	NANDSizes   any `toml:"nand_sizes"`
 	Variant     any `toml:"variant"`
 }
 
 // topKeys and variantKeys are the keys a configuration file may use.
 var (
-	topKeys = []string{"dataset", "dataset_size", "repetitions", "results", "scheduler", "seed", "size", "suite",
+	topKeys = []string{"dataset", "dataset_size", "nand_sizes", "repetitions", "results", "scheduler", "seed", "size", "suite",
 		"tests", "timeout", "variant", "video_size", "warmup"}
 	variantKeys = []string{"fs", "mkfs", "mount", "name"}
 )
@@ -150,6 +151,16 @@ func Parse(filename string, data []byte, opt Options) (Config, error) {
 		}
 	}
 	d.str(raw.Results, "results", &c.ResultsDir)
+	if raw.NANDSizes != nil {
+		line := kl.topKey("nand_sizes")
+		if list, ok := d.strList(raw.NANDSizes, line, "nand_sizes", `remove the key for the study's sizes ("8M", "32M", "128M", "252M")`); ok {
+			if sizes, err := ParseSizeList(list); err != nil {
+				p.addErr(line, err, "nand_sizes: %v", err)
+			} else {
+				c.NANDSizes = sizes
+			}
+		}
+	}
 
 	var origin []int // origin[i]: index of the [[variant]] table that made c.Variants[i]
 	if raw.Variant != nil {
