@@ -12,6 +12,7 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"
+	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/vm"
 )
@@ -65,12 +66,19 @@ func newListCmd(stdio IO) *cobra.Command {
 					runs = "no: " + av.Reason
 				}
 				inGuest := guestWhy
-				if guest != nil {
+				switch {
+				case k.NotMainline != "":
+					// The reason, said once, in the last column.
+					inGuest = "no (" + fs.KernelNotMainline + ")"
+				case guest != nil:
 					if g := guest.Check(k); g.Runs {
 						inGuest = "yes (" + g.Kernel + ")"
 					} else {
 						inGuest = "no: " + g.Reason
 					}
+				}
+				if k.Flash && av.Runs {
+					runs = "yes, on nandsim (--target nandsim --suite free-electrons)"
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Tool, k.Package, av.Kernel, inGuest, runs)
 			}
@@ -81,6 +89,12 @@ func newListCmd(stdio IO) *cobra.Command {
 			fmt.Fprintln(stdio.Out, "\nDEFAULT VARIANTS")
 			w = tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
 			for _, v := range plan.DefaultVariants() {
+				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", v.Name, v.FS, strings.Join(v.MkfsArgs, " "), v.MountOptions)
+			}
+			w.Flush()
+			fmt.Fprintf(stdio.Out, "\nRAW NAND VARIANTS (--suite %s; each runs on every --nand-sizes partition, default %s)\n", plan.FlashSuite, sizeList(plan.DefaultNANDSizes))
+			w = tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
+			for _, v := range plan.FlashVariants() {
 				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", v.Name, v.FS, strings.Join(v.MkfsArgs, " "), v.MountOptions)
 			}
 			w.Flush()
@@ -98,4 +112,13 @@ func newListCmd(stdio IO) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&preset, "preset", "", "print this preset's TOML instead")
 	return cmd
+}
+
+// sizeList is a comma-separated list of partition sizes as --nand-sizes takes them.
+func sizeList(sizes []uint64) string {
+	var parts []string
+	for _, n := range sizes {
+		parts = append(parts, runner.SizeLabel(n))
+	}
+	return strings.Join(parts, ",")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,8 @@ import (
 type runFlags struct {
 	config, preset, size, variants, tests, suite, scheduler, dataset, datasetSize, videoSize string
 	timeout, results, out, image, target, destroy, tuned, card, kernel, untilStable          string
+	nandSizes                                                                                string
+	nandNoDelays                                                                             bool
 	timeScale                                                                                float64
 	repetitions, maxReps                                                                     int
 	seed                                                                                     uint64
@@ -80,8 +83,10 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.BoolVar(&f.keepTraces, "keep-traces", false, "write each test's block-request trace to <results>/traces/ (a summary is always in results.json)")
 	fl.StringVar(&f.destroy, "destroy", "", "with --target device:/dev/X: name the same device again, to confirm that everything on it is destroyed")
 	fl.StringVar(&f.tuned, "tuned", "", "add the variants fsbench advise derives from this probe.json (or probe directory), to measure whether the advice pays")
-	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), or vm (a guest kernel under QEMU, for filesystems this kernel lacks)")
+	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), vm (a guest kernel under QEMU, for filesystems this kernel lacks), or nandsim (a simulated raw NAND chip, suite free-electrons)")
 	fl.StringVar(&f.kernel, "kernel", "", "with --target vm: the guest kernel image (default: the newest /boot/vmlinuz-* with its modules)")
+	fl.StringVar(&f.nandSizes, "nand-sizes", "", "suite free-electrons: the NAND partition sizes, each its own variant (default 8M,32M,128M,252M, the 2010 study's)")
+	fl.BoolVar(&f.nandNoDelays, "nand-no-delays", false, "suite free-electrons: no simulated chip timings (nandsim do_delays=0): only the kernel's and CPU's work is timed")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
 	return cmd
 }
@@ -140,6 +145,20 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	}
 	if fl.Changed("suite") {
 		cfg.Suite = f.suite
+	}
+	if cfg.Suite == plan.FlashSuite && reflect.DeepEqual(cfg.Variants, plan.DefaultVariants()) {
+		// The default variants are block filesystems: on raw NAND the study's ones run.
+		cfg.Variants = plan.FlashVariants()
+	}
+	if fl.Changed("nand-sizes") {
+		sizes, err := plan.ParseSizeList(splitList(f.nandSizes))
+		if err != nil {
+			return cfg, usagef("--nand-sizes: %v", err)
+		}
+		if len(sizes) == 0 {
+			return cfg, usagef("--nand-sizes is empty: give sizes like 8M,32M, or leave the flag out for the study's 8M,32M,128M,252M")
+		}
+		cfg.NANDSizes = sizes
 	}
 	if fl.Changed("scheduler") {
 		cfg.Scheduler = f.scheduler
@@ -219,11 +238,11 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	if err != nil {
 		return err
 	}
+	if err := runner.CheckTarget(f.target, cfg.Suite); err != nil {
+		return UsageError{err}
+	}
 	if f.target == "vm" {
 		return runVM(ctx, cmd, cfg, f, stdio)
-	}
-	if _, _, err := runner.ParseTarget(f.target); err != nil {
-		return UsageError{err}
 	}
 	var untilStable float64
 	if f.untilStable != "" {
@@ -249,7 +268,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	out, err := runner.Run(ctx, runner.Options{
 		Config: cfg, OutDir: f.out, Image: f.image, KeepImage: f.keepImage,
 		DirectIO: !f.noDirectIO, Version: Version, Log: ui.logf, Progress: ui.progress,
-		Target: f.target, Destroy: f.destroy, TimeScale: f.timeScale, UntilStable: untilStable, MaxRepetitions: f.maxReps, KeepTraces: f.keepTraces, Card: f.card,
+		Target: f.target, Destroy: f.destroy, TimeScale: f.timeScale, NANDNoDelays: f.nandNoDelays, UntilStable: untilStable, MaxRepetitions: f.maxReps, KeepTraces: f.keepTraces, Card: f.card,
 	})
 	ui.finish()
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {

@@ -53,17 +53,31 @@ func runVM(ctx context.Context, cmd *cobra.Command, cfg plan.Config, f runFlags,
 		return fmt.Errorf("creating the results directory: %w", err)
 	}
 	defer os.RemoveAll(inputs)
-	args, err := guestArgs(cmd.Flags(), dir, inputs)
+	flash := cfg.Suite == plan.FlashSuite
+	guestTarget := "device:" + guestCard
+	if flash {
+		guestTarget = "nandsim"
+	}
+	args, err := guestArgs(cmd.Flags(), guestTarget, dir, inputs)
 	if err != nil {
 		return UsageError{err}
 	}
+	// The raw-flash suite does not use the SD card, but the guest always has one: a small one.
+	cardSize := cfg.Size
+	if flash {
+		cardSize = 64 << 20
+	}
 	img := filepath.Join(inputs, "card.img")
-	if err := vm.CreateImage(img, cfg.Size); err != nil {
+	if err := vm.CreateImage(img, cardSize); err != nil {
 		return UsageError{fmt.Errorf("--size: %w", err)}
 	}
-	fmt.Fprintf(stdio.Err, "fsbench: booting a guest kernel under QEMU with a %s SD card; the guest runs: fsbench %v\n", plan.FormatSize(cfg.Size), args)
+	what := fmt.Sprintf("a %s SD card", plan.FormatSize(cardSize))
+	if flash {
+		what = "nandsim (simulated raw NAND)"
+	}
+	fmt.Fprintf(stdio.Err, "fsbench: booting a guest kernel under QEMU with %s; the guest runs: fsbench %v\n", what, args)
 	res, runErr := vm.Run(ctx, vm.Options{Kernel: f.kernel, Image: img, Args: args, OutDir: dir, Console: stdio.Err,
-		Timeout: vmTimeout(cfg)})
+		Timeout: vmTimeout(cfg), MemoryMiB: vmMemoryMiB(cfg)})
 	r, lerr := results.Load(dir)
 	if lerr != nil {
 		if runErr != nil {
@@ -89,8 +103,11 @@ func runVM(ctx context.Context, cmd *cobra.Command, cfg plan.Config, f runFlags,
 // guestArgs is the fsbench command line the guest runs: the suite on its SD card, results into
 // the shared directory dir, with the flags the user gave except those about the host's side;
 // files the flags name are copied into inputs (under dir, so the guest sees them).
-func guestArgs(flags *pflag.FlagSet, dir, inputs string) ([]string, error) {
-	args := []string{"run", "--target", "device:" + guestCard, "--destroy", guestCard, "-o", dir}
+func guestArgs(flags *pflag.FlagSet, guestTarget, dir, inputs string) ([]string, error) {
+	args := []string{"run", "--target", guestTarget, "-o", dir}
+	if guestTarget == "device:"+guestCard {
+		args = append(args, "--destroy", guestCard)
+	}
 	var ferr error
 	flags.Visit(func(fl *pflag.Flag) {
 		switch {
@@ -111,7 +128,33 @@ func guestArgs(flags *pflag.FlagSet, dir, inputs string) ([]string, error) {
 // vmTimeout bounds the whole guest run: every test's timeout for every repetition would be far
 // too long, so the guest gets the per-test timeout times a generous number of tests.
 func vmTimeout(cfg plan.Config) time.Duration {
+	if cfg.Suite == plan.FlashSuite {
+		// One fresh chip per size, variant and repetition, each with a handful of tests.
+		cells := len(nandSizes(cfg)) * len(cfg.Variants) * (cfg.Repetitions + 1)
+		return cfg.Timeout.Duration * time.Duration(4+cells)
+	}
 	return cfg.Timeout.Duration * time.Duration(4+2*cfg.Repetitions)
+}
+
+func nandSizes(cfg plan.Config) []uint64 {
+	if len(cfg.NANDSizes) > 0 {
+		return cfg.NANDSizes
+	}
+	return plan.DefaultNANDSizes
+}
+
+// vmMemoryMiB is the guest's RAM: the default for the block suites (their data is staged in
+// RAM at size/12 + size/8); for raw NAND, nandsim keeps the written chip in RAM besides the
+// data and the image built from it, about 4 times the largest partition.
+func vmMemoryMiB(cfg plan.Config) uint64 {
+	if cfg.Suite != plan.FlashSuite {
+		return 0
+	}
+	var largest uint64
+	for _, s := range nandSizes(cfg) {
+		largest = max(largest, s)
+	}
+	return 768 + 5*largest>>20
 }
 
 func isPath(s string) bool {

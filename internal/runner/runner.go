@@ -57,6 +57,9 @@ type Options struct {
 	// ±3 %), up to MaxRepetitions.
 	UntilStable    float64
 	MaxRepetitions int
+	// NANDNoDelays turns off nandsim's simulated chip timings (target nandsim): times are then
+	// the kernel's and the CPU's work only.
+	NANDNoDelays bool
 	// KeepTraces writes each test's block-request trace to <OutDir>/traces/.
 	KeepTraces bool
 	// Card is a card profile (name or file) to replay traces through besides the built-ins,
@@ -117,6 +120,15 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		logf("warning: %v", err)
 	} else if len(removed) > 0 {
 		logf("cleaned up after an earlier run that was killed: %s", strings.Join(removed, "; "))
+	}
+	targetKind, _, err := ParseTarget(opt.Target)
+	if err != nil {
+		return nil, err
+	}
+	if flash, err := flashTarget(targetKind, cfg.Suite); err != nil {
+		return nil, err
+	} else if flash {
+		return runFlash(ctx, opt, sel)
 	}
 	ledger, err := target.OpenLedger(LedgerDir)
 	if err != nil {
@@ -522,8 +534,8 @@ func setStability(run *results.Run, variant string, reps int, unstable []string)
 	}
 }
 
-// ParseTarget splits a --target value into its kind ("image" or "simcard") and, for a
-// simulated card, the profile.
+// ParseTarget splits a --target value into its kind ("image", "simcard", "device" or
+// "nandsim") and, for a simulated card, the profile (for a device, its path).
 func ParseTarget(spec string) (kind, profile string, err error) {
 	switch {
 	case spec == "" || spec == "image":
@@ -534,8 +546,10 @@ func ParseTarget(spec string) (kind, profile string, err error) {
 		return "simcard", "sd-typical", nil
 	case strings.HasPrefix(spec, "device:") && len(spec) > len("device:"):
 		return "device", strings.TrimPrefix(spec, "device:"), nil
+	case spec == "nandsim":
+		return "nandsim", "", nil
 	}
-	return "", "", fmt.Errorf("unknown target %q: use image (the default), simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them) device:/dev/X with --destroy /dev/X, or vm", spec)
+	return "", "", fmt.Errorf("unknown target %q: use image (the default), simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them), device:/dev/X with --destroy /dev/X, vm, or nandsim (raw NAND, suite free-electrons)", spec)
 }
 
 func newRun(opt Options) *results.Run {

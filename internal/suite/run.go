@@ -497,14 +497,17 @@ func (r *rep) copyOpts() dataset.CopyOptions {
 
 // syncfs makes the filesystem's dirty data durable. It is inside the timed part of every
 // write test: without it, a write test measures only how fast the page cache fills.
-func (r *rep) syncfs() error {
-	f, err := os.Open(r.env.Mountpoint)
+func (r *rep) syncfs() error { return syncfsDir(r.env.Mountpoint) }
+
+// syncfsDir makes the dirty data of the filesystem mounted on dir durable.
+func syncfsDir(dir string) error {
+	f, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", r.env.Mountpoint, err)
+		return fmt.Errorf("syncfs %s: %w", dir, err)
 	}
 	return nil
 }

@@ -26,6 +26,8 @@ type Test struct {
 	// run performs the test in a repetition and returns its measurements (one step may
 	// produce several: mount gives mount_mem too). nil when another test's step produces it.
 	run func(r *rep, ctx context.Context) ([]results.Measurement, error)
+	// flash is run for a raw-flash suite's test (RunFlashRepetition) instead of run.
+	flash func(r *flashRep, ctx context.Context) ([]results.Measurement, error)
 }
 
 // Test names of the bootlin suite, in the order they run.

@@ -1,10 +1,12 @@
 package suite
 
 import (
-	"github.com/fsbench/fsbench/internal/results"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
 )
 
 func TestSelect(t *testing.T) {
@@ -47,11 +49,13 @@ func TestSelect(t *testing.T) {
 // TestNeedsComeEarlier guards the order of the suite: a test's prerequisites must run before it
 // in the same repetition.
 func TestNeedsComeEarlier(t *testing.T) {
-	for i, test := range Bootlin {
-		for _, need := range test.Needs {
-			j := slices.IndexFunc(Bootlin, func(x Test) bool { return x.Name == need })
-			if j < 0 || j >= i {
-				t.Errorf("%s needs %s, which does not run before it", test.Name, need)
+	for name, tests := range Suites {
+		for i, test := range tests {
+			for _, need := range test.Needs {
+				j := slices.IndexFunc(tests, func(x Test) bool { return x.Name == need })
+				if j < 0 || j >= i {
+					t.Errorf("suite %s: %s needs %s, which does not run before it", name, test.Name, need)
+				}
 			}
 		}
 	}
@@ -60,9 +64,18 @@ func TestNeedsComeEarlier(t *testing.T) {
 func TestEveryTestIsRunBySomeStep(t *testing.T) {
 	for name, tests := range Suites {
 		for _, test := range tests {
-			// mount_mem is the only figure produced by another test's step (mount).
-			if (test.run == nil) != (test.Name == MountMem) {
-				t.Errorf("suite %s: test %s has run=%v", name, test.Name, test.run != nil)
+			// mount_mem is the only figure produced by another test's step (mount), and on
+			// raw flash init_mem too (init_time's).
+			step := test.run != nil
+			produced := test.Name == MountMem
+			if name == plan.FlashSuite {
+				step, produced = test.flash != nil, test.Name == MountMem || test.Name == InitMem
+				if test.run != nil {
+					t.Errorf("suite %s: test %s has a block-device step", name, test.Name)
+				}
+			}
+			if step == produced {
+				t.Errorf("suite %s: test %s has a step: %v", name, test.Name, step)
 			}
 		}
 	}
