@@ -1,0 +1,181 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+)
+
+// statusRank orders run statuses from best to worst, for the status of a merged run: a merge
+// is only as complete as its least complete part.
+var statusRank = map[string]int{RunComplete: 0, RunRunning: 1, RunInterrupted: 2, RunFailed: 3}
+
+// Merge combines runs into one, so that variants measured in different runs (typically a host
+// run that skipped the filesystems its kernel lacks, and a guest run that filled them in) are
+// reported side by side. dirs[i] is the results directory runs[i] was loaded from; every
+// variant of the result records it, with the kernel that ran it, in Variant.Source.
+//
+// The run-wide parts (schema, tool, configuration, dataset, target, device, methods,
+// machine) are the first run's; Status is complete only when every run is, else the worst of
+// them (failed, interrupted, running); Started is the earliest, Finished the latest. Tools
+// are merged, the first run's version line winning; Card is the first run's that has one.
+// Guest is nil: each variant's Source says where it ran.
+//
+// A variant name present in several runs appears once: a variant that ran (status OK) wins
+// over a skipped one, the first skipped entry stands when it was skipped everywhere, and
+// when it ran in two runs the later one is kept as "<name>@<kernel release>" with its
+// measurements renamed too. Measurements travel with their variant; those of a variant that
+// is dropped, or that name no variant of their run, are left out.
+func Merge(runs []*Run, dirs []string) (*Run, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("merge: no runs given: name at least two results directories")
+	}
+	if len(dirs) != len(runs) {
+		return nil, fmt.Errorf("merge: %d runs but %d directories: pass one directory per run", len(runs), len(dirs))
+	}
+	for i, r := range runs {
+		if r == nil {
+			return nil, fmt.Errorf("merge: run %d (%s) is missing: load it first", i+1, dirs[i])
+		}
+		if r.Schema != runs[0].Schema {
+			return nil, fmt.Errorf("merge: %s has schema %q but %s has %q: rerun one of them with the same fsbench version",
+				dirs[i], r.Schema, dirs[0], runs[0].Schema)
+		}
+	}
+
+	first := runs[0]
+	out := &Run{
+		Schema:  first.Schema,
+		Tool:    first.Tool,
+		Status:  first.Status,
+		Started: first.Started,
+		Machine: first.Machine,
+		Target:  first.Target,
+		Device:  first.Device,
+		Config:  first.Config,
+		Dataset: first.Dataset,
+		Methods: maps.Clone(first.Methods),
+		// Never null in results.json, like the lists of a fresh run.
+		Variants:     []Variant{},
+		Measurements: []Measurement{},
+	}
+	var errs []string
+	for i, r := range runs {
+		if statusRank[r.Status] > statusRank[out.Status] {
+			out.Status = r.Status
+		}
+		if r.Error != "" {
+			errs = append(errs, dirs[i]+": "+r.Error)
+		}
+		if !r.Started.IsZero() && (out.Started.IsZero() || r.Started.Before(out.Started)) {
+			out.Started = r.Started
+		}
+		if r.Finished.After(out.Finished) {
+			out.Finished = r.Finished
+		}
+		for k, v := range r.Tools {
+			if out.Tools == nil {
+				out.Tools = map[string]string{}
+			}
+			if _, ok := out.Tools[k]; !ok {
+				out.Tools[k] = v
+			}
+		}
+		if out.Card == nil && r.Card != nil {
+			out.Card = r.Card
+		}
+	}
+	out.Error = strings.Join(errs, "; ")
+
+	// kept maps a merged variant name to its index in out.Variants.
+	kept := map[string]int{}
+	for i, r := range runs {
+		src := sourceOf(r, dirs[i])
+		names := map[string]bool{}
+		for _, v := range r.Variants {
+			names[v.Name] = true
+		}
+		// rename maps a variant name of this run to its merged name; absent: dropped.
+		rename := map[string]string{}
+		for _, v := range r.Variants {
+			// A variant of an already merged file keeps the source it was merged from: the
+			// merged file's machine is only its first run's.
+			if v.Source == nil {
+				s := src
+				v.Source = &s
+			}
+			j, seen := kept[v.Name]
+			switch {
+			case !seen:
+				kept[v.Name] = len(out.Variants)
+				out.Variants = append(out.Variants, v)
+				rename[v.Name] = v.Name
+			case out.Variants[j].Status == Skipped && v.Status != Skipped:
+				// The run that could run it replaces the one that could not, in the place the
+				// first run gave it, so the configured order stays.
+				out.Measurements = dropVariant(out.Measurements, v.Name)
+				out.Variants[j] = v
+				rename[v.Name] = v.Name
+			case v.Status == Skipped:
+				// Ran before, or skipped before too: the earlier entry stands.
+			default:
+				// Ran in both: both sets of figures are worth keeping (two kernels, or two
+				// accelerators); the later is told apart by the kernel that ran it.
+				name := v.Name + "@" + releaseOf(v.Source, i)
+				if _, taken := kept[name]; taken || names[name] {
+					return nil, fmt.Errorf("merge: variant %q of %s ran in an earlier run too, and the name it would be renamed to, %q, is taken: merge these runs in separate steps or leave one out",
+						v.Name, dirs[i], name)
+				}
+				rename[v.Name] = name
+				v.Name = name
+				kept[name] = len(out.Variants)
+				out.Variants = append(out.Variants, v)
+			}
+		}
+		for _, m := range r.Measurements {
+			name, ok := rename[m.Variant]
+			if !ok {
+				continue
+			}
+			m.Variant = name
+			out.Measurements = append(out.Measurements, m)
+		}
+	}
+	out.Summary = out.Summarize()
+	return out, nil
+}
+
+// sourceOf is where the variants of r ran: dir, r's kernel, and the QEMU accelerator when r
+// happened in a guest.
+func sourceOf(r *Run, dir string) Source {
+	s := Source{Dir: dir, Kernel: r.Machine.Kernel}
+	if r.Guest != nil {
+		s.Guest = "qemu " + r.Guest.Accel
+		if s.Kernel == "" {
+			s.Kernel = r.Guest.KernelRelease
+		}
+	}
+	return s
+}
+
+// releaseOf is the suffix that tells apart a variant that ran in two runs: the release of the
+// kernel that ran it, or "run<N>" when the run did not record its kernel.
+func releaseOf(s *Source, i int) string {
+	if s != nil && s.Kernel != "" {
+		return s.Kernel
+	}
+	return "run" + strconv.Itoa(i+1)
+}
+
+// dropVariant returns ms without the measurements of variant (in place).
+func dropVariant(ms []Measurement, variant string) []Measurement {
+	out := ms[:0]
+	for _, m := range ms {
+		if m.Variant != variant {
+			out = append(out, m)
+		}
+	}
+	return out
+}
