@@ -14,6 +14,15 @@ import (
 	"github.com/fsbench/fsbench/internal/stats"
 )
 
+// FreeElectronsRules explains the raw-flash tables, for the report footer.
+const FreeElectronsRules = `Raw flash tables: the layout of the Free Electrons flash filesystem benchmarks (ELCE 2010): ` +
+	`init_time is loading and initialising the filesystem driver (for ubifs with the UBI attach), init_mem the memory that took, ` +
+	`mount_time and mount_mem the same for the mount, used_space what df reports after the write, ` +
+	`read_time, remove_time and write_time reading, removing and writing the compressible tree, video_write_time writing incompressible files. ` +
+	`Each cell is the median over the repetitions after the warm-up; the two sum tables add the medians of their parts, ` +
+	`and show a part's status when it has none. Memory figures are differences of the kernel's free memory and may be negative. ` +
+	`Unlike the block matrix these tables carry no ratings: the study compared how each filesystem scales with the partition size.`
+
 // HTMLOptions change what HTML writes.
 type HTMLOptions struct {
 	// JSONLink and CSVLink are the (relative) links to the raw files; default "results.json"
@@ -66,12 +75,18 @@ type htmlPage struct {
 	Charts                 []htmlChart
 	Skipped                []results.Variant
 	Failed                 []results.Measurement
-	Raw                    []htmlRaw
-	JSONLink, CSVLink      string
-	Rules                  []string
-	Legend                 []htmlCell
-	Suites                 []suiteTable
-	Flash                  *htmlFlash
+	// NoProblems is what the problems section says when Skipped and Failed are empty.
+	NoProblems        string
+	Raw               []htmlRaw
+	JSONLink, CSVLink string
+	Rules             []string
+	Legend            []htmlCell
+	Suites            []suiteTable
+	Flash             *htmlFlash
+	// FE holds the raw-flash variants as the Free Electrons 2010 study's tables.
+	FE *feSection
+	// ShowSource adds the column saying where each variant ran (kernel, host or guest).
+	ShowSource bool
 }
 
 // htmlFlash is the "What the flash sees" section: what the block requests of the write tests
@@ -97,6 +112,7 @@ var matrixLabels = map[string]string{
 
 type htmlRow struct {
 	Variant, Detail string
+	Source          string // where it ran, when the run mixes kernels or ran in a guest
 	Cells           []htmlCell
 }
 
@@ -114,16 +130,28 @@ type htmlRaw struct {
 	Variant, Test, Rep, Status, Value, Unit, Wall, MBps, DevRead, DevWrite, Note string
 }
 
-func buildPage(r *results.Run, opt HTMLOptions) (p htmlPage, err error) {
+// buildPage gathers what the page shows. The matrix, verdicts, charts and the other suites
+// are made of the block variants; the raw-flash variants have the study's tables.
+func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	p = htmlPage{JSONLink: opt.JSONLink, CSVLink: opt.CSVLink}
+	r := blockRun(full)
+	p.FE = freeElectrons(full)
+	src := sources(full)
+	p.ShowSource = src != nil
 	ran := ranVariants(r)
 	p.Title = "fsbench: which filesystem for " + deviceName(r) + "?"
 	names := make([]string, 0, len(ran))
 	for _, v := range ran {
 		names = append(names, v.Name)
 	}
-	p.Question = fmt.Sprintf("Which filesystem should go on %s? %d variants compared: %s.", deviceName(r), len(ran), strings.Join(names, ", "))
-	p.Setup = setupLine(r)
+	p.Question = fmt.Sprintf("Which filesystem should go on %s?", deviceName(r))
+	if len(ran) > 0 || p.FE == nil {
+		p.Question += fmt.Sprintf(" %d variants compared: %s.", len(ran), strings.Join(names, ", "))
+	}
+	if p.FE != nil {
+		p.Question += fmt.Sprintf(" Raw flash: %s, on partitions of %s.", strings.Join(p.FE.Columns, ", "), strings.Join(p.FE.Sizes, ", "))
+	}
+	p.Setup = setupLine(full)
 	card := CardFor(r, opt.Card)
 	p.Verdicts = VerdictsFor(r, opt.Alpha, card)
 
@@ -139,7 +167,7 @@ func buildPage(r *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 		tables[i] = evaluate(r, m, opt.Alpha)
 	}
 	for _, v := range ran {
-		row := htmlRow{Variant: v.Name, Detail: variantDetail(v)}
+		row := htmlRow{Variant: v.Name, Detail: variantDetail(v), Source: src[v.Name]}
 		for i, t := range tables {
 			c, ok := t.cells[v.Name]
 			if !ok {
@@ -167,18 +195,24 @@ func buildPage(r *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 		return p, err
 	}
 
-	for _, v := range r.Variants {
-		if v.Status == results.Skipped {
-			p.Skipped = append(p.Skipped, v)
-		}
+	p.Skipped = skippedOutside(full, p.FE)
+	p.Failed = failedOutside(full, p.FE)
+	p.NoProblems = "None: every variant ran and every cell completed."
+	if p.FE != nil && len(p.FE.Notes) > 0 {
+		p.NoProblems = "None outside the raw flash tables; their notes say what was skipped or failed there."
 	}
-	p.Failed = failedCells(r)
 	p.Suites = suiteTables(r)
-	p.Raw = rawRows(r)
-	p.Rules = []string{RatingRules, VerdictRules, SignificanceRules, WearRules,
-		"Throughputs (MB/s) are the bytes the test moved through the filesystem over its wall time; read-write variants " +
-			"store several copies of the dataset and read-only images one, so seconds would not compare but MB/s do. " +
-			"Space is the used bytes (statfs) over the logical bytes stored."}
+	p.Raw = rawRows(full)
+	if len(p.Rows) > 0 {
+		// The rules of the matrix and verdicts, which a run of raw-flash variants only lacks.
+		p.Rules = []string{RatingRules, VerdictRules, SignificanceRules, WearRules,
+			"Throughputs (MB/s) are the bytes the test moved through the filesystem over its wall time; read-write variants " +
+				"store several copies of the dataset and read-only images one, so seconds would not compare but MB/s do. " +
+				"Space is the used bytes (statfs) over the logical bytes stored."}
+	}
+	if p.FE != nil {
+		p.Rules = append(p.Rules, FreeElectronsRules)
+	}
 	if s := r.Methods["lifetime"]; s != "" {
 		p.Rules = append(p.Rules, "Lifetime, as the run computed it: "+s+".")
 	}
@@ -405,6 +439,8 @@ table.verdict td:first-child { font-weight: bold; white-space: nowrap; }
 .legend span { display: inline-block; padding: 0.1rem 0.45rem; margin: 0.1rem; border-radius: 3px; font-size: 0.85rem; }
 figure { margin: 1rem 0; max-width: 44rem; break-inside: avoid; page-break-inside: avoid; }
 table.raw { font-size: 0.8rem; }
+.fe-tables { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
+table.fe caption { text-align: left; font-weight: bold; padding: 0.6rem 0 0.25rem; }
 footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 @media (max-width: 40rem) {
   body { font-size: 15px; padding: 0.5rem; }
@@ -431,7 +467,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 <p class="question">{{.Question}}</p>
 <p class="setup">{{.Setup}}</p>
 
-<h2 id="verdict">Verdict</h2>
+{{if .Rows}}<h2 id="verdict">Verdict</h2>
 <div class="scroll">
 <table class="verdict">
 <tr><th>If you care most about</th><th>use</th><th>margin to the runner-up</th><th>is the difference real?</th></tr>
@@ -444,12 +480,31 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{range .Legend}}<span style="{{.Style}}">{{.Text}}</span>{{end}}</p>
 <div class="scroll">
 <table class="matrix">
-<tr><th>variant</th>{{range .Head}}<th class="num" title="{{.Long}}">{{.Title}}<br><small>{{.Unit}}{{if .Higher}} ↑{{else}} ↓{{end}}</small></th>{{end}}</tr>
-{{range .Rows}}<tr><td class="variant">{{.Variant}}<small>{{.Detail}}</small></td>{{range .Cells}}{{if .Rating}}<td class="rated" style="{{.Style}}" title="{{.Title}}">{{.Text}}<small>{{.Rating}}</small></td>{{else}}<td class="rated muted">{{.Text}}</td>{{end}}{{end}}</tr>
+<tr><th>variant</th>{{if .ShowSource}}<th>ran on</th>{{end}}{{range .Head}}<th class="num" title="{{.Long}}">{{.Title}}<br><small>{{.Unit}}{{if .Higher}} ↑{{else}} ↓{{end}}</small></th>{{end}}</tr>
+{{range .Rows}}<tr><td class="variant">{{.Variant}}<small>{{.Detail}}</small></td>{{if $.ShowSource}}<td class="variant">{{.Source}}</td>{{end}}{{range .Cells}}{{if .Rating}}<td class="rated" style="{{.Style}}" title="{{.Title}}">{{.Text}}<small>{{.Rating}}</small></td>{{else}}<td class="rated muted">{{.Text}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 </div>
 
-{{range .Suites}}<h2 id="suite-{{.Name}}">{{.Name}}: {{.Title}}</h2>
+{{end}}{{with .FE}}<h2 id="raw-flash">Raw flash, in the Free Electrons 2010 tables</h2>
+<p class="muted">One table per test, as the study had them: rows are MTD partition sizes, columns filesystems. Medians of up to {{.Reps}} repetitions; times in seconds, memory and space in KiB (the study's KB); the sums add the two medians.</p>
+<div class="fe-tables">
+{{range .Tables}}<div class="scroll">
+<table class="fe" id="fe-{{.ID}}">
+<caption>{{.Title}} ({{.Unit}})</caption>
+<tr><th>size</th>{{range .Columns}}<th class="num">{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr><th>{{.Size}}</th>{{range .Cells}}<td class="num{{if not .Num}} muted{{end}}">{{.Text}}{{if .Note}}<sup><a href="#fe-note-{{.Note}}">{{.Note}}</a></sup>{{end}}</td>{{end}}</tr>
+{{end}}</table>
+</div>
+{{end}}</div>
+{{if .Notes}}<ol class="notes">
+{{range .Notes}}<li id="fe-note-{{.N}}">{{.Text}}</li>
+{{end}}</ol>
+{{end}}{{if .Sources}}<p>Where each filesystem ran:</p>
+<ul>
+{{range .Sources}}<li>{{.}}</li>
+{{end}}</ul>
+{{end}}
+{{end}}{{range .Suites}}<h2 id="suite-{{.Name}}">{{.Name}}: {{.Title}}</h2>
 <div class="scroll">
 <table class="suite">
 <tr><th>test</th><th>variant</th><th class="num">median ↑</th><th>unit</th><th class="num">CPU %</th><th class="num">p50 ms</th><th class="num">p99 ms</th><th class="num">p99.9 ms</th><th class="num">max ms</th><th>note</th></tr>
@@ -457,12 +512,12 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{end}}</table>
 </div>
 {{if .Classes}}<ul>{{range .Classes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{end}}<h2 id="charts">Charts</h2>
+{{end}}{{if .Charts}}<h2 id="charts">Charts</h2>
 <p class="muted">One chart per test, best first: the bar is the median, the whisker the minimum and maximum.</p>
 {{range .Charts}}<figure id="{{.ID}}">
 {{.SVG}}</figure>
 {{end}}
-{{with .Flash}}<h2 id="flash">What the flash sees</h2>
+{{end}}{{with .Flash}}<h2 id="flash">What the flash sees</h2>
 <p class="muted">The block requests of the write tests (write, read_remove_write, video_write), traced at the device and replayed through the card models. Block amplification: device bytes per byte written through the filesystem. Write amplification inside the card: flash bytes programmed per byte the device received, on {{.Card}}.</p>
 {{range .Charts}}<figure id="{{.ID}}">
 {{.SVG}}</figure>
@@ -480,7 +535,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{end}}</ul>{{end}}
 {{if .Failed}}<ul>
 {{range .Failed}}<li><b>{{.Variant}}</b> repetition {{.Rep}}, <b>{{.Test}}</b> failed: {{.Error}}</li>
-{{end}}</ul>{{end}}{{else}}<p>None: every variant ran and every cell completed.</p>{{end}}
+{{end}}</ul>{{end}}{{else}}<p>{{.NoProblems}}</p>{{end}}
 
 <h2 id="raw">All measurements</h2>
 <p>The same figures as files: <a href="{{.JSONLink}}">{{.JSONLink}}</a> (everything, with the machine, device and methods) and <a href="{{.CSVLink}}">{{.CSVLink}}</a> (for spreadsheets).</p>

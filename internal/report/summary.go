@@ -38,7 +38,15 @@ var ansi = map[Rating]string{
 // SummaryWith writes the table of medians with a rating letter per cell (A excellent to G
 // worst, see RatingRules), the recommendation per priority, then skipped variants and failed
 // cells.
-func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
+//
+// Raw-flash variants (suite free-electrons) are shown as the 2010 study's tables instead,
+// one per test with a row per partition size; a run of only those has no matrix. When the
+// variants ran on different kernels (a merged run) or in a guest, the matrix has a kernel
+// column and the tables say where each filesystem ran.
+func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
+	r := blockRun(full)
+	fe := freeElectrons(full)
+	src := sources(full)
 	card := CardFor(r, opt.Card)
 	var cols []table
 	for _, m := range matrixFor(r, card) {
@@ -49,6 +57,10 @@ func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
 	ran := ranVariants(r)
 	if len(ran) > 0 && len(cols) > 0 {
 		rows := [][]string{{"variant"}, {""}}
+		if src != nil {
+			rows = [][]string{{"variant", "kernel"}, {"", ""}}
+		}
+		first := len(rows[0]) // the index of the first figure column
 		for _, c := range cols {
 			rows[0] = append(rows[0], c.m.short)
 			rows[1] = append(rows[1], c.m.unit)
@@ -56,6 +68,9 @@ func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
 		colour := map[[2]int]Rating{}
 		for _, v := range ran {
 			row := []string{v.Name}
+			if src != nil {
+				row = append(row, src[v.Name])
+			}
 			for i, c := range cols {
 				cell, ok := c.cells[v.Name]
 				if !ok {
@@ -63,11 +78,11 @@ func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
 					continue
 				}
 				row = append(row, format(cell.Summary.Median)+" "+cell.Rating.Letter())
-				colour[[2]int{len(rows), i + 1}] = cell.Rating
+				colour[[2]int{len(rows), i + first}] = cell.Rating
 			}
 			rows = append(rows, row)
 		}
-		writeTable(w, rows, func(row, col int, s string) string {
+		writeTableLeft(w, rows, first, func(row, col int, s string) string {
 			if rt, ok := colour[[2]int{row, col}]; ok && opt.Color {
 				return ansi[rt] + s + "\033[0m"
 			}
@@ -87,18 +102,19 @@ func SummaryWith(w io.Writer, r *results.Run, opt SummaryOptions) error {
 			fmt.Fprintf(w, "  %-19s %s\n", v.Priority+":", verdictLine(v))
 		}
 	}
+	if fe != nil {
+		writeFreeElectrons(w, fe)
+	}
 	writeSuiteTables(w, r)
 	var skipped []string
-	for _, v := range r.Variants {
-		if v.Status == results.Skipped {
-			skipped = append(skipped, fmt.Sprintf("  %s: %s", v.Name, v.Reason))
-		}
+	for _, v := range skippedOutside(full, fe) {
+		skipped = append(skipped, fmt.Sprintf("  %s: %s", v.Name, v.Reason))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintln(w, "\nskipped variants:")
 		fmt.Fprintln(w, strings.Join(skipped, "\n"))
 	}
-	if failed := failedCells(r); len(failed) > 0 {
+	if failed := failedOutside(full, fe); len(failed) > 0 {
 		fmt.Fprintln(w, "\nfailed cells:")
 		for _, m := range failed {
 			fmt.Fprintf(w, "  %s rep %d %s: %s\n", m.Variant, m.Rep, m.Test, m.Error)
@@ -155,6 +171,12 @@ func format(v float64) string {
 // writeTable aligns rows: the first column left, the others right. paint may wrap a cell's
 // padded text (colour codes must not count in the width).
 func writeTable(w io.Writer, rows [][]string, paint func(row, col int, s string) string) {
+	writeTableLeft(w, rows, 1, paint)
+}
+
+// writeTableLeft is writeTable with the first left columns aligned left: names and other
+// text, where the figures that follow align right.
+func writeTableLeft(w io.Writer, rows [][]string, left int, paint func(row, col int, s string) string) {
 	widths := map[int]int{}
 	for _, row := range rows {
 		for i, c := range row {
@@ -164,11 +186,14 @@ func writeTable(w io.Writer, rows [][]string, paint func(row, col int, s string)
 	for ri, row := range rows {
 		var b strings.Builder
 		for i, c := range row {
-			if i == 0 {
-				b.WriteString(c + strings.Repeat(" ", widths[0]-len(c)))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < left {
+				b.WriteString(c + strings.Repeat(" ", widths[i]-len(c)))
 				continue
 			}
-			b.WriteString("  " + strings.Repeat(" ", widths[i]-len(c)) + paint(ri, i, c))
+			b.WriteString(strings.Repeat(" ", widths[i]-len(c)) + paint(ri, i, c))
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
