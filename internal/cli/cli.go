@@ -57,7 +57,7 @@ and the bytes and requests that reach the device.`,
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
-	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio), newSimcardCmd(stdio), newReportCmd(stdio), newCompareCmd(stdio), newProbeCmd(stdio), newAdviseCmd(stdio), newExportCmd(stdio))
+	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio), newSimcardCmd(stdio), newReportCmd(stdio), newCompareCmd(stdio), newProbeCmd(stdio), newAdviseCmd(stdio), newExportCmd(stdio), newMergeCmd(stdio))
 	return root
 }
 
