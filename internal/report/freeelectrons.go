@@ -236,12 +236,16 @@ func freeElectrons(r *results.Run) *feSection {
 		for _, col := range cols {
 			var parts, labels []string
 			for _, n := range sizes {
-				if v, ok := at[cellKey{col, n}]; ok {
+				// A skipped cell ran nowhere: its footnote says why.
+				if v, ok := at[cellKey{col, n}]; ok && v.Status != results.Skipped {
 					parts = append(parts, partitionText(n)+": "+src[v.Name])
 					if !slices.Contains(labels, src[v.Name]) {
 						labels = append(labels, src[v.Name])
 					}
 				}
+			}
+			if len(labels) == 0 {
+				continue
 			}
 			if len(labels) == 1 {
 				s.Sources = append(s.Sources, col+" — "+labels[0])
