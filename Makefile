@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint bench bench-simcard bench-probe bench-reference run clean
+.PHONY: all build cross test unit lint bench bench-simcard bench-probe bench-reference bench-nand run clean
 
 all: build
 
@@ -49,6 +49,11 @@ bench-probe:
 # commands used (needs the Debian packages bonnie++ and fio).
 bench-reference:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestReferenceBench' -v -timeout 30m ./internal/suite/
+
+# The Free Electrons 2010 study in full: jffs2, ubifs and squashfs on UBI at 8, 32, 128 and
+# 252 MiB on a simulated NAND chip in a QEMU guest, 3 repetitions (CI runs 8 MiB once).
+bench-nand: build
+	./fsbench run --target vm --suite free-electrons -n 3 -o fsbench-results/bench-nand
 
 run: build
 	./fsbench run
