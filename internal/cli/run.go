@@ -83,7 +83,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.BoolVar(&f.keepTraces, "keep-traces", false, "write each test's block-request trace to <results>/traces/ (a summary is always in results.json)")
 	fl.StringVar(&f.destroy, "destroy", "", "with --target device:/dev/X: name the same device again, to confirm that everything on it is destroyed")
 	fl.StringVar(&f.tuned, "tuned", "", "add the variants fsbench advise derives from this probe.json (or probe directory), to measure whether the advice pays")
-	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), vm (a guest kernel under QEMU, for filesystems this kernel lacks), or nandsim (a simulated raw NAND chip, suite free-electrons)")
+	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), vm (a guest kernel under QEMU, for filesystems this kernel lacks; vm:simcard:PROFILE puts its SD card on a simulated card), or nandsim (a simulated raw NAND chip, suite free-electrons)")
 	fl.StringVar(&f.kernel, "kernel", "", "with --target vm: the guest kernel image (default: the newest /boot/vmlinuz-* with its modules)")
 	fl.StringVar(&f.nandSizes, "nand-sizes", "", "suite free-electrons: the NAND partition sizes, each its own variant (default 8M,32M,128M,252M, the 2010 study's)")
 	fl.BoolVar(&f.nandNoDelays, "nand-no-delays", false, "suite free-electrons: no simulated chip timings (nandsim do_delays=0): only the kernel's and CPU's work is timed")
@@ -241,7 +241,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	if err := runner.CheckTarget(f.target, cfg.Suite); err != nil {
 		return UsageError{err}
 	}
-	if f.target == "vm" {
+	if f.target == "vm" || strings.HasPrefix(f.target, "vm:") {
 		return runVM(ctx, cmd, cfg, f, stdio)
 	}
 	var untilStable float64

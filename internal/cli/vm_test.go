@@ -84,3 +84,30 @@ func TestGuestArgs(t *testing.T) {
 		})
 	}
 }
+
+func TestVMCardProfile(t *testing.T) {
+	tests := []struct {
+		spec, want, wantErr string
+	}{
+		{"vm", "", ""},
+		{"vm:simcard", "sd-typical", ""},
+		{"vm:simcard:emmc", "emmc", ""},
+		{"vm:simcard:/tmp/my card.toml", "/tmp/my card.toml", ""},
+		{"vm:simcard:", "", "vm:simcard:PROFILE"},
+		{"vm:image", "", "vm:simcard:PROFILE"},
+		{"vmx", "", "vm:simcard:PROFILE"},
+		{"image", "", "not a vm target"},
+	}
+	for _, tc := range tests {
+		got, err := vmCardProfile(tc.spec)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: err = %v, want one containing %q", tc.spec, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q = %q, %v; want %q", tc.spec, got, err, tc.want)
+		}
+	}
+}

@@ -326,7 +326,7 @@ func stageFlashData(ctx context.Context, cfg plan.Config, size uint64, dir strin
 // together: the free-electrons suite on a block device, a block suite on nandsim, or the two
 // kinds of suites mixed. vm is accepted with either: the guest runs them.
 func CheckTarget(target, suites string) error {
-	if target == "vm" {
+	if target == "vm" || strings.HasPrefix(target, "vm:") {
 		if !suite.IsFlashSuite(suites) && strings.Contains(suites, plan.FlashSuite) {
 			return fmt.Errorf("suite %s cannot be combined with block-device suites: run it on its own", plan.FlashSuite)
 		}

@@ -257,6 +257,8 @@ $bb mount -t devtmpfs devtmpfs /dev 2>/dev/null
 $bb mkdir -p /dev/pts /dev/shm
 $bb mount -t tmpfs -o mode=1777 tmpfs /tmp
 $bb mount -t tmpfs tmpfs /run
+# Block-request traces (and the flash-wear replay built on them) need tracefs, as on the host.
+$bb mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 say "kernel $($bb uname -r), $($bb nproc) cpus"
 modprobe=%s
 [ -x "$modprobe" ] || { $bb ln -s /bin/busybox /sbin/modprobe; modprobe=/sbin/modprobe; }

@@ -252,7 +252,7 @@ func (o *Options) fill() error {
 	if err != nil {
 		return fmt.Errorf("the guest's SD card image: %w", err)
 	}
-	if err := checkCardSize(uint64(fi.Size())); err != nil {
+	if err := CheckCardSize(uint64(fi.Size())); err != nil {
 		return fmt.Errorf("%s: %w", o.Image, err)
 	}
 	if o.OutDir == "" {
@@ -310,10 +310,10 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// checkCardSize enforces what QEMU's sd-card device demands: it refuses ("Invalid SD card
+// CheckCardSize enforces what QEMU's sd-card device demands: it refuses ("Invalid SD card
 // size") an image whose size is not a power of 2, since a real card's CSD register can only
 // describe such capacities.
-func checkCardSize(size uint64) error {
+func CheckCardSize(size uint64) error {
 	if size == 0 || size&(size-1) != 0 {
 		return fmt.Errorf("SD card image of %d bytes: QEMU's sd-card needs a power of 2 (e.g. 128 MiB, 256 MiB, 1 GiB; make one with truncate -s 256M)", size)
 	}
@@ -322,7 +322,7 @@ func checkCardSize(size uint64) error {
 
 // CreateImage makes a sparse image file of size bytes (a power of 2) for the guest's card.
 func CreateImage(path string, size uint64) error {
-	if err := checkCardSize(size); err != nil {
+	if err := CheckCardSize(size); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

@@ -54,8 +54,8 @@ func TestCheckCardSize(t *testing.T) {
 		size uint64
 		ok   bool
 	}{{128 << 20, true}, {1 << 30, true}, {0, false}, {100 << 20, false}, {128<<20 + 512<<10, false}} {
-		if err := checkCardSize(tc.size); (err == nil) != tc.ok {
-			t.Errorf("checkCardSize(%d) = %v, want ok=%v", tc.size, err, tc.ok)
+		if err := CheckCardSize(tc.size); (err == nil) != tc.ok {
+			t.Errorf("CheckCardSize(%d) = %v, want ok=%v", tc.size, err, tc.ok)
 		}
 	}
 }
