@@ -66,44 +66,12 @@ func runFlash(ctx context.Context, opt Options, sel suite.Selection) (out *Outco
 		return nil, fmt.Errorf("this kernel (%s) has no nandsim module, which simulates the NAND chip: use --target vm, which boots a guest kernel that has it", sys.KernelRelease)
 	}
 
-	ledger, err := target.OpenLedger(LedgerDir)
+	ses, out, err := openSession(opt, logf)
 	if err != nil {
-		return nil, err
-	}
-	var cleanups []func() error
-	defer func() {
-		clean := true
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			if cerr := cleanups[i](); cerr != nil {
-				clean = false
-				logf("cleanup: %v", cerr)
-				if err == nil {
-					err = cerr
-				}
-			}
-		}
-		if !clean {
-			logf("some cleanup failed: %s is kept; run `fsbench cleanup` once the cause is fixed", ledger.Path())
-			return
-		}
-		if cerr := ledger.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-
-	dir := opt.OutDir
-	if dir == "" {
-		dir = filepath.Join(cfg.ResultsDir, time.Now().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the results directory: %w", err)
-	}
-	out = &Outcome{Dir: dir}
-	work := filepath.Join(dir, ".work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
 		return out, err
 	}
-	cleanups = append(cleanups, func() error { return os.RemoveAll(work) })
+	defer ses.close(&err)
+	ledger, dir, work := ses.ledger, ses.dir, ses.work
 
 	run := newRun(opt)
 	out.Run = run

@@ -130,46 +130,12 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	} else if flash {
 		return runFlash(ctx, opt, sel)
 	}
-	ledger, err := target.OpenLedger(LedgerDir)
+	ses, out, err := openSession(opt, logf)
 	if err != nil {
-		return nil, err
-	}
-	var cleanups []func() error // undone in reverse order, always
-	defer func() {
-		clean := true
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			if cerr := cleanups[i](); cerr != nil {
-				clean = false
-				logf("cleanup: %v", cerr)
-				if err == nil {
-					err = cerr
-				}
-			}
-		}
-		// The ledger goes only when everything it names was undone; otherwise it stays for
-		// `fsbench cleanup` or the next run.
-		if !clean {
-			logf("some cleanup failed: %s is kept; run `fsbench cleanup` once the cause is fixed", ledger.Path())
-			return
-		}
-		if cerr := ledger.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-
-	dir := opt.OutDir
-	if dir == "" {
-		dir = filepath.Join(cfg.ResultsDir, time.Now().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the results directory: %w", err)
-	}
-	out = &Outcome{Dir: dir}
-	work := filepath.Join(dir, ".work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
 		return out, err
 	}
-	cleanups = append(cleanups, func() error { return os.RemoveAll(work) })
+	defer ses.close(&err)
+	ledger, dir, work := ses.ledger, ses.dir, ses.work
 
 	run := newRun(opt)
 	out.Run = run
@@ -242,7 +208,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 
 	// The dataset, in RAM, as Bootlin copied it from a ramfs: the source must not be the
 	// bottleneck, nor put I/O on any device.
-	ds, err := stageDataset(ctx, cfg, work, ledger, &cleanups, logf)
+	ds, err := stageDataset(ctx, cfg, work, ledger, &ses.cleanups, logf)
 	if err != nil {
 		return out, err
 	}
@@ -272,7 +238,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		if err != nil {
 			return out, err
 		}
-		cleanups = append(cleanups, func() error {
+		ses.add(func() error {
 			if err := card.Stop(); err != nil {
 				return fmt.Errorf("stopping the simulated card: %w", err)
 			}
@@ -296,7 +262,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			if err := ledger.AddFile(img); err != nil {
 				return out, err
 			}
-			cleanups = append(cleanups, func() error { return os.Remove(img) })
+			ses.add(func() error { return os.Remove(img) })
 		}
 		run.Target = results.Target{Kind: "image", Image: img}
 	}
@@ -309,7 +275,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			loop.Detach()
 			return out, err
 		}
-		cleanups = append(cleanups, loop.Detach)
+		ses.add(loop.Detach)
 		if opt.DirectIO && !loop.DirectIO {
 			logf("warning: the kernel did not enable direct I/O on %s (the backing file's filesystem may not support O_DIRECT): reads may be answered by the host's page cache", loop.Path)
 		}
@@ -327,7 +293,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		if err != nil {
 			return out, err
 		}
-		cleanups = append(cleanups, restore)
+		ses.add(restore)
 		run.Target.Scheduler = cfg.Scheduler
 		logf("I/O scheduler of %s: %s", devName, cfg.Scheduler)
 	}
@@ -430,6 +396,72 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	run.Status, run.Finished = results.RunComplete, time.Now()
 	run.Tool.PeakRSSBytes = measure.PeakRSS()
 	return out, save()
+}
+
+// session is what every run sets up before anything else and always undoes: the ledger of
+// what it creates (so that the next run or fsbench cleanup can undo a killed run's work), the
+// cleanups, and the results directory with its work area.
+type session struct {
+	ledger    *target.Ledger
+	cleanups  []func() error // undone newest first, always
+	logf      func(string, ...any)
+	dir, work string
+}
+
+// openSession opens the ledger and makes the results directory (opt.OutDir, or a timestamped
+// one under the results directory) and its work area, which close removes. The Outcome is
+// non-nil once the directory exists.
+func openSession(opt Options, logf func(string, ...any)) (*session, *Outcome, error) {
+	ledger, err := target.OpenLedger(LedgerDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &session{ledger: ledger, logf: logf, dir: opt.OutDir}
+	fail := func(out *Outcome, err error) (*session, *Outcome, error) {
+		s.close(&err)
+		return nil, out, err
+	}
+	if s.dir == "" {
+		s.dir = filepath.Join(opt.Config.ResultsDir, time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fail(nil, fmt.Errorf("creating the results directory: %w", err))
+	}
+	out := &Outcome{Dir: s.dir}
+	s.work = filepath.Join(s.dir, ".work")
+	if err := os.MkdirAll(s.work, 0o755); err != nil {
+		return fail(out, err)
+	}
+	work := s.work
+	s.add(func() error { return os.RemoveAll(work) })
+	return s, out, nil
+}
+
+// add registers a cleanup.
+func (s *session) add(f func() error) { s.cleanups = append(s.cleanups, f) }
+
+// close runs the cleanups, newest first, and sets *err to the first failure if it is nil.
+// The ledger goes only when everything it names was undone; otherwise it stays for `fsbench
+// cleanup` or the next run.
+func (s *session) close(err *error) {
+	clean := true
+	for i := len(s.cleanups) - 1; i >= 0; i-- {
+		if cerr := s.cleanups[i](); cerr != nil {
+			clean = false
+			s.logf("cleanup: %v", cerr)
+			if *err == nil {
+				*err = cerr
+			}
+		}
+	}
+	s.cleanups = nil
+	if !clean {
+		s.logf("some cleanup failed: %s is kept; run `fsbench cleanup` once the cause is fixed", s.ledger.Path())
+		return
+	}
+	if cerr := s.ledger.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
 }
 
 // setupTracing turns on block-request capture when tracefs is usable, replaying every trace

@@ -70,13 +70,11 @@ type FlashEnv struct {
 
 // flashRep is one repetition on the simulated chip.
 type flashRep struct {
+	recorder
 	env      *FlashEnv
 	v        plan.Variant // the expanded variant (name with the size)
 	k        fs.Kind
 	part     uint64
-	n        int
-	warmup   bool
-	emit     Emit
 	meter    *measure.Meter
 	sim      *nand.Sim
 	ubi      *nand.UBI
@@ -95,7 +93,8 @@ type flashRep struct {
 // board between filesystems, it leaves nothing loaded: every module it loaded is unloaded and
 // the chip is removed. A test's failure is recorded and the later tests are not run.
 func RunFlashRepetition(ctx context.Context, env *FlashEnv, v plan.Variant, k fs.Kind, part uint64, n int, warmup bool, emit Emit) (err error) {
-	r := &flashRep{env: env, v: v, k: k, part: part, n: n, warmup: warmup, emit: emit, meter: measure.NewCPUMeter()}
+	r := &flashRep{recorder: recorder{variant: v.Name, n: n, warmup: warmup, emit: emit, log: env.Log},
+		env: env, v: v, k: k, part: part, meter: measure.NewCPUMeter()}
 	if !k.Flash && k.Name != "squashfs" {
 		return fmt.Errorf("%s: the free-electrons suite runs raw-flash filesystems (jffs2, ubifs) and squashfs on UBI", v.Name)
 	}
@@ -214,14 +213,6 @@ func (r *flashRep) failAll(perr error) error {
 		}
 	}
 	return nil
-}
-
-func (r *flashRep) put(m results.Measurement) error {
-	m.Variant, m.Rep, m.Warmup = r.v.Name, r.n, r.warmup
-	if r.env.Log != nil {
-		r.env.Log("%s", describe(m))
-	}
-	return r.emit(m)
 }
 
 func (r *flashRep) runTool(ctx context.Context, name string, args ...string) error {

@@ -72,15 +72,31 @@ type Tracing struct {
 // next test starts.
 type Emit func(results.Measurement) error
 
+// recorder stamps a repetition's measurements with its variant and number, logs them and
+// emits them; block and raw-flash repetitions share it.
+type recorder struct {
+	variant string
+	n       int
+	warmup  bool
+	emit    Emit
+	log     func(format string, args ...any) // may be nil
+}
+
+func (c recorder) put(m results.Measurement) error {
+	m.Variant, m.Rep, m.Warmup = c.variant, c.n, c.warmup
+	if c.log != nil {
+		c.log("%s", describe(m))
+	}
+	return c.emit(m)
+}
+
 // rep is one repetition in progress.
 type rep struct {
+	recorder
 	ctx     context.Context
 	env     *Env
 	v       plan.Variant
 	k       fs.Kind
-	n       int
-	warmup  bool
-	emit    Emit
 	meter   *measure.Meter
 	mounted bool
 	failed  string // the first test that failed; later tests are not run
@@ -94,7 +110,7 @@ type rep struct {
 // failure is recorded and the remaining tests of this repetition are recorded as not run,
 // because they would measure a filesystem in an unknown state.
 func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n int, warmup bool, emit Emit) (err error) {
-	r := &rep{ctx: ctx, env: env, v: v, k: k, n: n, warmup: warmup, emit: emit,
+	r := &rep{recorder: recorder{variant: v.Name, n: n, warmup: warmup, emit: emit, log: env.Log}, ctx: ctx, env: env, v: v, k: k,
 		meter: measure.NewMeter(env.Sysfs, env.DeviceName)}
 	if tr := env.Tracing; tr != nil {
 		r.models = map[string]*flash.Model{}
@@ -179,14 +195,6 @@ func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n i
 		}
 	}
 	return nil
-}
-
-func (r *rep) put(m results.Measurement) error {
-	m.Variant, m.Rep, m.Warmup = r.v.Name, r.n, r.warmup
-	if r.env.Log != nil {
-		r.env.Log("%s", describe(m))
-	}
-	return r.emit(m)
 }
 
 // describe is the log line of a measurement.
