@@ -186,18 +186,9 @@ func runFlash(ctx context.Context, opt Options, sel suite.Selection) (out *Outco
 					}
 					env.OnTest = func(test string) { p.Test = test; opt.Progress(p) }
 				}
-				err := suite.RunFlashRepetition(ctx, env, j.v, j.k, size, n, n == 0, emit)
-				if err != nil {
+				if err := suite.RunFlashRepetition(ctx, env, j.v, j.k, size, n, n == 0, emit); err != nil {
 					unstage()
-					if ctx.Err() != nil {
-						run.Status, run.Finished = results.RunInterrupted, time.Now()
-						run.Tool.PeakRSSBytes = measure.PeakRSS()
-						if serr := save(); serr != nil {
-							return out, serr
-						}
-						return out, ctx.Err()
-					}
-					return out, fmt.Errorf("%s repetition %d: %w", j.v.Name, n, err)
+					return out, stopped(ctx, run, save, j.v.Name, n, err)
 				}
 				done++
 			}

@@ -378,17 +378,8 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 				}
 				env.OnTest = func(test string) { p.Test = test; opt.Progress(p) }
 			}
-			err := suite.RunRepetition(ctx, env, j.v, j.k, n, n == 0, emit)
-			if err != nil {
-				if ctx.Err() != nil {
-					run.Status, run.Finished = results.RunInterrupted, time.Now()
-					run.Tool.PeakRSSBytes = measure.PeakRSS()
-					if serr := save(); serr != nil {
-						return out, serr
-					}
-					return out, ctx.Err()
-				}
-				return out, fmt.Errorf("%s repetition %d: %w", j.v.Name, n, err)
+			if err := suite.RunRepetition(ctx, env, j.v, j.k, n, n == 0, emit); err != nil {
+				return out, stopped(ctx, run, save, j.v.Name, n, err)
 			}
 			done++
 		}
@@ -396,6 +387,20 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	run.Status, run.Finished = results.RunComplete, time.Now()
 	run.Tool.PeakRSSBytes = measure.PeakRSS()
 	return out, save()
+}
+
+// stopped is the error a run returns when a repetition could not go on: interrupted (the
+// results say so and keep every completed cell), or an error outside any test.
+func stopped(ctx context.Context, run *results.Run, save func() error, variant string, n int, err error) error {
+	if ctx.Err() == nil {
+		return fmt.Errorf("%s repetition %d: %w", variant, n, err)
+	}
+	run.Status, run.Finished = results.RunInterrupted, time.Now()
+	run.Tool.PeakRSSBytes = measure.PeakRSS()
+	if serr := save(); serr != nil {
+		return serr
+	}
+	return ctx.Err()
 }
 
 // session is what every run sets up before anything else and always undoes: the ledger of

@@ -450,18 +450,8 @@ func (r *flashRep) mount(ctx context.Context) ([]results.Measurement, error) {
 }
 
 func (r *flashRep) usedSpace(ctx context.Context) ([]results.Measurement, error) {
-	u, err := fs.StatUsage(r.env.Mountpoint)
-	if err != nil {
-		return nil, err
-	}
-	logical := r.env.Dataset.Bytes
-	m := results.Measurement{Test: UsedSpace, Status: results.OK, Value: results.Float(float64(u.UsedBytes)), Unit: "bytes",
-		LogicalBytes: logical,
-		Extra:        map[string]float64{"total_bytes": float64(u.TotalBytes), "avail_bytes": float64(u.AvailBytes)}}
-	if logical > 0 {
-		m.Extra["used_per_logical"] = float64(u.UsedBytes) / float64(logical)
-	}
-	return []results.Measurement{m}, nil
+	m, err := usedSpaceOf(r.env.Mountpoint, r.env.Dataset.Bytes)
+	return []results.Measurement{m}, err
 }
 
 func (r *flashRep) read(ctx context.Context) ([]results.Measurement, error) {

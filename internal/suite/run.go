@@ -538,22 +538,28 @@ func (r *rep) write(ctx context.Context) ([]results.Measurement, error) {
 }
 
 func (r *rep) usedSpace(ctx context.Context) ([]results.Measurement, error) {
-	u, err := fs.StatUsage(r.env.Mountpoint)
-	if err != nil {
-		return nil, err
-	}
 	copies := r.env.Copies
 	if r.k.ReadOnly {
 		copies = 1
 	}
-	logical := uint64(copies) * r.env.Dataset.Bytes
+	m, err := usedSpaceOf(r.env.Mountpoint, uint64(copies)*r.env.Dataset.Bytes)
+	return []results.Measurement{m}, err
+}
+
+// usedSpaceOf is the used_space measurement of the filesystem mounted on dir, which holds
+// logical bytes of files: statfs as df shows it, and the ratio to what was stored.
+func usedSpaceOf(dir string, logical uint64) (results.Measurement, error) {
+	u, err := fs.StatUsage(dir)
+	if err != nil {
+		return results.Measurement{}, err
+	}
 	m := results.Measurement{Test: UsedSpace, Status: results.OK, Value: results.Float(float64(u.UsedBytes)), Unit: "bytes",
 		LogicalBytes: logical,
 		Extra:        map[string]float64{"total_bytes": float64(u.TotalBytes), "avail_bytes": float64(u.AvailBytes)}}
 	if logical > 0 {
 		m.Extra["used_per_logical"] = float64(u.UsedBytes) / float64(logical)
 	}
-	return []results.Measurement{m}, nil
+	return m, nil
 }
 
 func (r *rep) read(ctx context.Context) ([]results.Measurement, error) {
