@@ -15,7 +15,13 @@ var csvHeader = []string{
 	"value", "unit", "wall_s", "user_s", "sys_s",
 	"dev_read_bytes", "dev_write_bytes", "dev_read_ios", "dev_write_ios", "dev_discard_bytes", "dev_flush_ios", "dev_busy_ms",
 	"logical_bytes", "mb_per_s", "note", "error",
+	// Raw flash and merged runs: the MTD partition size of a free-electrons variant, and the
+	// kernel a merged variant ran on.
+	"partition_bytes", "ran_on",
 }
+
+// csvError is the index of the error column (a skipped variant's reason goes there too).
+const csvError = 23
 
 // CSV renders the measurements of r (and one row per skipped variant) as CSV.
 func CSV(r *Run) ([]byte, error) {
@@ -31,7 +37,8 @@ func CSV(r *Run) ([]byte, error) {
 			row := make([]string, len(csvHeader))
 			row[0], row[1], row[2], row[3] = v.Name, v.FS, strings.Join(v.MkfsArgs, " "), v.MountOptions
 			row[7] = Skipped
-			row[len(row)-1] = v.Reason
+			row[csvError] = v.Reason
+			variantColumns(row, v)
 			if err := w.Write(row); err != nil {
 				return nil, err
 			}
@@ -44,8 +51,9 @@ func CSV(r *Run) ([]byte, error) {
 			strconv.Itoa(m.Rep), strconv.FormatBool(m.Warmup), m.Status,
 			"", m.Unit, num(m.WallSeconds), num(m.UserSeconds), num(m.SysSeconds),
 			"", "", "", "", "", "", "",
-			"", num(m.MBps), m.Note, m.Error,
+			"", num(m.MBps), m.Note, m.Error, "", "",
 		}
+		variantColumns(row, v)
 		if m.Value != nil {
 			row[8] = num(*m.Value)
 		}
@@ -70,6 +78,20 @@ func CSV(r *Run) ([]byte, error) {
 		return nil, fmt.Errorf("encoding CSV: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// variantColumns fills the partition and ran-on columns of a row of variant v.
+func variantColumns(row []string, v Variant) {
+	if v.PartitionBytes > 0 {
+		row[csvError+1] = strconv.FormatUint(v.PartitionBytes, 10)
+	}
+	if v.Source != nil {
+		where := v.Source.Kernel + " (host)"
+		if v.Source.Guest != "" {
+			where = v.Source.Kernel + " (" + v.Source.Guest + ")"
+		}
+		row[csvError+2] = where
+	}
 }
 
 // num formats a float without exponent noise; empty for zero, which in these columns means

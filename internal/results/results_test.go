@@ -36,6 +36,8 @@ func fixture() *Run {
 			{Name: "ext4", FS: "ext4", Status: OK, Kernel: "built-in"},
 			{Name: "squashfs-lzo", FS: "squashfs", MkfsArgs: []string{"-comp", "lzo"}, ReadOnly: true, Status: OK, Kernel: "built-in"},
 			{Name: "f2fs", FS: "f2fs", Status: Skipped, Reason: "this kernel has no f2fs"},
+			{Name: "jffs2-8M", FS: "jffs2", Status: OK, Base: "jffs2", PartitionBytes: 8 << 20,
+				Source: &Source{Dir: "guest", Kernel: "6.1.0-56-amd64", Guest: "qemu tcg"}},
 		},
 		Measurements: []Measurement{
 			{Variant: "ext4", Test: "write", Rep: 1, Status: OK, Value: Float(1.5), Unit: "s", WallSeconds: 1.5, UserSeconds: 0.1, SysSeconds: 0.7,
@@ -44,6 +46,7 @@ func fixture() *Run {
 			{Variant: "ext4", Test: "remove", Rep: 1, Status: NotRun, Note: "read failed in this repetition"},
 			{Variant: "squashfs-lzo", Test: "write", Rep: 1, Status: NA, Note: "read-only filesystem"},
 			{Variant: "squashfs-lzo", Test: "mkfs", Rep: 1, Status: OK, Value: Float(0.25), Unit: "s", WallSeconds: 0.25, Extra: map[string]float64{"image_bytes": 400000}},
+			{Variant: "jffs2-8M", Test: "mount_time", Rep: 1, Status: OK, Value: Float(0.22), Unit: "s", WallSeconds: 0.22},
 		},
 	}
 }
