@@ -88,3 +88,49 @@ modprobe vfat; /usr/sbin/mkfs.vfat /dev/mmcblk0 >/dev/null; mkdir /mnt/v; /usr/b
 		t.Errorf("QEMU (pid %d) still runs after Run returned", res.PID)
 	}
 }
+
+// TestGuestInterrupted cancels a guest mid-command (as Ctrl-C does): Run must kill QEMU, say
+// that it was interrupted, and leave no QEMU process.
+func TestGuestInterrupted(t *testing.T) {
+	kernel := guestPrereqs(t)
+	dir := t.TempDir()
+	img := filepath.Join(dir, "card.img")
+	if err := CreateImage(img, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g, err := Start(ctx, Options{Kernel: kernel, Image: img, OutDir: out, Accel: AccelTCG, Binary: "/bin/busybox",
+		Timeout: 2 * time.Minute, Shell: "echo running > started; sleep 600"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Stop()
+	// Wait until the command runs in the guest, then interrupt.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(out, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the guest's command did not start within 90 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	start := time.Now()
+	cancel()
+	res, err := g.Wait()
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("Wait after cancel: %v, want an error saying it was interrupted", err)
+	}
+	if res.TimedOut || res.ExitStatus != -1 {
+		t.Errorf("result %+v: want no exit status and no timeout", res)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("QEMU took %v to go after the interrupt", d)
+	}
+	if !processGone(res.PID) {
+		t.Errorf("QEMU (pid %d) still runs after an interrupt", res.PID)
+	}
+}

@@ -123,13 +123,15 @@ type Guest struct {
 	stopped  chan struct{} // closed by Stop
 	done     chan struct{} // closed when QEMU has exited
 	timedOut bool
-	mu       sync.Mutex
-	started  time.Time // guest's start marker
-	exited   time.Time // guest's exit marker
-	status   int
-	stderr   bytes.Buffer
-	readDone chan struct{}
-	waitErr  error
+	// interrupted: the caller's context ended (Ctrl-C) and QEMU was killed for it.
+	interrupted bool
+	mu          sync.Mutex
+	started     time.Time // guest's start marker
+	exited      time.Time // guest's exit marker
+	status      int
+	stderr      bytes.Buffer
+	readDone    chan struct{}
+	waitErr     error
 }
 
 // Run boots the guest, runs opts.Args (or opts.Shell) in it and waits for it to power off. QEMU
@@ -486,6 +488,9 @@ func (g *Guest) watch(ctx context.Context) {
 	case <-g.done:
 		return
 	case <-ctx.Done():
+		g.mu.Lock()
+		g.interrupted = true
+		g.mu.Unlock()
 	case <-g.stopped:
 	case <-t.C:
 		g.mu.Lock()
@@ -532,6 +537,7 @@ func (g *Guest) Wait() (Result, error) {
 	}
 	res.ExitStatus = g.status
 	res.TimedOut = g.timedOut
+	interrupted := g.interrupted
 	stderr := strings.TrimSpace(g.stderr.String())
 	g.mu.Unlock()
 
@@ -539,6 +545,8 @@ func (g *Guest) Wait() (Result, error) {
 	switch {
 	case res.TimedOut:
 		err = fmt.Errorf("the guest did not finish within %v and was killed (QEMU pid %d); see %s", g.opts.Timeout, res.PID, res.ConsoleLog)
+	case res.ExitStatus < 0 && interrupted:
+		err = fmt.Errorf("interrupted: the guest (QEMU pid %d) was stopped before fsbench in it finished; what it completed is kept; see %s", res.PID, res.ConsoleLog)
 	case res.ExitStatus < 0:
 		select {
 		case <-g.stopped:
