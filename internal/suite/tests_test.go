@@ -1,10 +1,15 @@
 package suite
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -139,6 +144,30 @@ func TestDescribe(t *testing.T) {
 	for _, tc := range tests {
 		if got := describe(tc.m); got != tc.want {
 			t.Errorf("describe = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestFullHint(t *testing.T) {
+	nilfs, _ := fs.Lookup("nilfs2")
+	ext4, _ := fs.Lookup("ext4")
+	full := fmt.Errorf("copying: %w", unix.ENOSPC)
+	tests := []struct {
+		name string
+		k    fs.Kind
+		v    plan.Variant
+		err  error
+		want bool
+	}{
+		{"nilfs2 out of space", nilfs, plan.Variant{Name: "nilfs2"}, full, true},
+		{"nilfs2 other error", nilfs, plan.Variant{Name: "nilfs2"}, errors.New("EIO"), false},
+		{"nilfs2 already pp=0", nilfs, plan.Variant{Name: "nilfs2", MountOptions: "pp=0"}, full, false},
+		{"ext4 out of space", ext4, plan.Variant{Name: "ext4"}, full, false},
+	}
+	for _, tc := range tests {
+		got := fullHint(tc.k, tc.v, tc.err)
+		if (got != "") != tc.want || (tc.want && !strings.Contains(got, "pp=0")) {
+			t.Errorf("%s: %q", tc.name, got)
 		}
 	}
 }
