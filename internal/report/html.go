@@ -213,6 +213,9 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	if p.FE != nil {
 		p.Rules = append(p.Rules, FreeElectronsRules)
 	}
+	if sources(full) != nil {
+		p.Rules = append(p.Rules, "Where rows ran: "+GroupRule+".")
+	}
 	if s := r.Methods["lifetime"]; s != "" {
 		p.Rules = append(p.Rules, "Lifetime, as the run computed it: "+s+".")
 	}

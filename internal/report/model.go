@@ -1,6 +1,7 @@
 package report
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -208,6 +209,20 @@ type table struct {
 	m     metric
 	cells map[string]Rated // by variant; absent when there is no data
 	order []string         // variants with data, best first
+	// group maps each variant to where it ran when the rows of a merged run came from
+	// different kernels or machines and the metric is a time or a rate: those are rated, and
+	// compared in verdicts, only within their group. nil when all rows compare.
+	group map[string]string
+}
+
+// sameGroup reports whether two variants' figures may be compared.
+func (t table) sameGroup(a, b string) bool { return t.group == nil || t.group[a] == t.group[b] }
+
+// machineBound reports whether a metric measures the machine as much as the filesystem: times
+// and rates. A QEMU guest under TCG emulates its CPU tens of times slower than the host, so its
+// times say nothing against the host's; space and flash wear are counted in bytes and compare.
+func machineBound(m metric) bool {
+	return m.unit == "s" || m.unit == "ms" || m.unit == "MB/s"
 }
 
 func evaluate(r *results.Run, m metric, alpha float64) table {
@@ -217,7 +232,32 @@ func evaluate(r *results.Run, m metric, alpha float64) table {
 			byVariant[v.Name] = s
 		}
 	}
-	cells := Rate(byVariant, m.higherBetter, alpha)
+	var group map[string]string
+	if src := sources(r); src != nil && machineBound(m) {
+		distinct := map[string]bool{}
+		for name := range byVariant {
+			distinct[src[name]] = true
+		}
+		if len(distinct) > 1 {
+			group = src
+		}
+	}
+	cells := map[string]Rated{}
+	if group == nil {
+		cells = Rate(byVariant, m.higherBetter, alpha)
+	} else {
+		byGroup := map[string]map[string][]float64{}
+		for name, s := range byVariant {
+			g := group[name]
+			if byGroup[g] == nil {
+				byGroup[g] = map[string][]float64{}
+			}
+			byGroup[g][name] = s
+		}
+		for _, vs := range byGroup {
+			maps.Copy(cells, Rate(vs, m.higherBetter, alpha))
+		}
+	}
 	order := make([]string, 0, len(cells))
 	for name := range cells {
 		order = append(order, name)
@@ -232,7 +272,7 @@ func evaluate(r *results.Run, m metric, alpha float64) table {
 		}
 		return order[i] < order[j]
 	})
-	return table{m: m, cells: cells, order: order}
+	return table{m: m, cells: cells, order: order, group: group}
 }
 
 // repetitions is the largest number of non-warm-up repetitions recorded for any cell.

@@ -92,6 +92,12 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 		fmt.Fprintln(w, "rating: A excellent, B very good, C good, D fair, E average, F bad, G worst (ratio to the best median; ties within noise share a rating).")
 		fmt.Fprintln(w, "n/a (ro): read-only filesystem.")
 		for _, c := range cols {
+			if c.group != nil {
+				fmt.Fprintln(w, "kernel: "+GroupRule+".")
+				break
+			}
+		}
+		for _, c := range cols {
 			if c.m.key == "flash_wear" {
 				fmt.Fprintf(w, "wear: flash bytes programmed on %s per byte written through the filesystem (write tests; traces replayed through the card model).\n", card)
 			}

@@ -75,7 +75,7 @@ func finish(v Verdict, t table, winner string, alpha float64) Verdict {
 	w := t.cells[winner]
 	v.WinnerMedian = w.Summary.Median
 	for _, name := range t.order {
-		if name == winner {
+		if name == winner || !t.sameGroup(name, winner) {
 			continue
 		}
 		ru := t.cells[name]
@@ -86,8 +86,15 @@ func finish(v Verdict, t table, winner string, alpha float64) Verdict {
 		return v
 	}
 	v.Note = "the only variant with data"
+	if t.group != nil {
+		v.Note = "the only variant with data on " + t.group[winner] + "; " + GroupRule
+	}
 	return v
 }
+
+// GroupRule says why rows that ran on different kernels or machines are not rated together on
+// times and rates.
+const GroupRule = "times and rates are rated only against rows that ran on the same kernel and machine (a QEMU guest under TCG emulates its CPU): space and flash wear compare across them"
 
 // readMostly ranks by read throughput, then, among the variants within noise of the best
 // (rated excellent), takes the one that uses the least space.
@@ -102,7 +109,7 @@ func readMostly(r *results.Run, alpha float64) Verdict {
 	winner := rd.order[0]
 	for _, name := range rd.order[1:] {
 		c, ok := sp.cells[name]
-		if rd.cells[name].Rating != Best || !ok {
+		if rd.cells[name].Rating != Best || !ok || !rd.sameGroup(name, rd.order[0]) {
 			continue
 		}
 		if w, ok := sp.cells[winner]; !ok || c.Summary.Median < w.Summary.Median {
