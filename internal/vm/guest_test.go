@@ -43,8 +43,10 @@ func processGone(pid int) bool {
 }
 
 // TestGuestShell boots the guest with a shell command that checks what fsbench relies on:
-// the card, modprobe through the staged indices (f2fs: this host's kernel has none), and the
-// results share.
+// the card, modprobe through the staged indices (f2fs: this host's kernel has none), mount(8)
+// finding its helpers (mount.nilfs2 starts nilfs_cleanerd, umount.nilfs2 stops it), and the
+// results share. nilfs2's segments are 1 MiB (-B 256): with the default 8 MiB, mkfs.nilfs2 wants
+// more than 128 MiB.
 func TestGuestShell(t *testing.T) {
 	kernel := guestPrereqs(t)
 	dir := t.TempDir()
@@ -60,7 +62,9 @@ func TestGuestShell(t *testing.T) {
 		Timeout: 2 * time.Minute,
 		Shell: `set -e; uname -r > guest-release; cat /sys/block/mmcblk0/size > card-sectors
 modprobe f2fs; grep -w f2fs /proc/filesystems > f2fs-line
-modprobe vfat; /usr/sbin/mkfs.vfat /dev/mmcblk0 >/dev/null; mkdir /mnt/v; /usr/bin/mount -t vfat /dev/mmcblk0 /mnt/v; echo hi > /mnt/v/x; /usr/bin/umount /mnt/v; echo ok > vfat`,
+modprobe vfat; /usr/sbin/mkfs.vfat /dev/mmcblk0 >/dev/null; mkdir /mnt/v; /usr/bin/mount -t vfat /dev/mmcblk0 /mnt/v; echo hi > /mnt/v/x; /usr/bin/umount /mnt/v; echo ok > vfat
+modprobe nilfs2; /usr/sbin/mkfs.nilfs2 -f -q -B 256 /dev/mmcblk0; mkdir /mnt/n; /usr/bin/mount -t nilfs2 -o pp=0 /dev/mmcblk0 /mnt/n
+ps > ps-mounted; /usr/bin/umount /mnt/n; ps > ps-unmounted`,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v\nconsole:\n%s", err, tail(res.ConsoleLog, 40))
@@ -69,6 +73,7 @@ modprobe vfat; /usr/sbin/mkfs.vfat /dev/mmcblk0 >/dev/null; mkdir /mnt/v; /usr/b
 	for file, want := range map[string]string{
 		"guest-release": rel,
 		"card-sectors":  "131072", // 64 MiB in 512-byte sectors
+		"ps-mounted":    "nilfs_cleanerd -p 0 /dev/mmcblk0 /mnt/n",
 		"f2fs-line":     "f2fs",
 		"vfat":          "ok",
 	} {
@@ -80,6 +85,9 @@ modprobe vfat; /usr/sbin/mkfs.vfat /dev/mmcblk0 >/dev/null; mkdir /mnt/v; /usr/b
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s = %q, want it to contain %q", file, b, want)
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "ps-unmounted")); err != nil || strings.Contains(string(b), "nilfs_cleanerd") {
+		t.Errorf("nilfs_cleanerd still runs after umount (%v):\n%s", err, b)
 	}
 	if res.Accel != AccelTCG || res.ExitStatus != 0 || res.BootSeconds <= 0 {
 		t.Errorf("result %+v: want tcg, exit status 0, a boot time", res)

@@ -79,9 +79,14 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 	var b builtInitramfs
 	a := newArchive()
 	r := &libResolver{}
-	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root", "/mnt", "/bin", "/sbin", "/usr/bin", "/usr/sbin"} {
+	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root", "/mnt", "/bin", "/usr/bin", "/usr/sbin"} {
 		a.addDir(d)
 	}
+	// /sbin is /usr/sbin, as on Debian since 12 (merged /usr): util-linux's mount looks for
+	// its helpers (mount.nilfs2) only in /sbin, and mount.nilfs2 starts /sbin/nilfs_cleanerd.
+	// With the tools in /usr/sbin and an empty /sbin, mount(8) fell back to the bare system
+	// call: nilfs2 ran without its cleaner and its pp= option was refused.
+	a.addLink("/sbin", "usr/sbin")
 	if err := r.addExecutable(a, "/bin/busybox", spec.busybox); err != nil {
 		return b, fmt.Errorf("busybox: %w", err)
 	}
