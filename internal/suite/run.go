@@ -177,7 +177,7 @@ func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n i
 			if errors.Is(serr, context.DeadlineExceeded) {
 				serr = fmt.Errorf("timed out after %v (raise timeout in the config or with --timeout): %w", env.Timeout, serr)
 			}
-			if hint := fullHint(k, v, serr); hint != "" {
+			if hint := fullHint(k, serr); hint != "" {
 				serr = fmt.Errorf("%w; %s", serr, hint)
 			}
 			r.failed = s.Name
@@ -508,16 +508,17 @@ func (r *rep) copyOpts() dataset.CopyOptions {
 
 // syncfs makes the filesystem's dirty data durable. It is inside the timed part of every
 // write test: without it, a write test measures only how fast the page cache fills.
-// fullHint explains an out-of-space failure that a bigger device would not cure. nilfs2 is
-// log-structured: nilfs_cleanerd reclaims the segments of removed files only once they are
-// older than its protection period (protection_period, 3600 s in Debian's
-// /etc/nilfs_cleanerd.conf), so a test that removes and rewrites within minutes runs out of
-// space on a device that would hold the data twice (seen: read_remove_write at 512 MiB).
-func fullHint(k fs.Kind, v plan.Variant, err error) string {
-	if k.Name != "nilfs2" || !errors.Is(err, unix.ENOSPC) || strings.Contains(v.MountOptions, "pp=") {
+// fullHint explains an out-of-space failure on nilfs2, which is log-structured: the space of
+// removed files comes back only when nilfs_cleanerd cleans their segments, never before its
+// protection period (protection_period, 3600 s in Debian's /etc/nilfs_cleanerd.conf) and then
+// a few segments per pass (nsegments_per_clean 2 every cleaning_interval 5 s). A test that
+// removes and rewrites within seconds runs out of space on a device that would hold the data
+// (measured in a guest at 512 MiB: read_remove_write failed with the default and with pp=0).
+func fullHint(k fs.Kind, err error) string {
+	if k.Name != "nilfs2" || !errors.Is(err, unix.ENOSPC) {
 		return ""
 	}
-	return "nilfs2 reclaims removed data only after nilfs_cleanerd's protection period (protection_period, 3600 s by default), so removed copies still took space; a variant with mount = \"pp=0\" lets the cleaner reclaim them on its next pass"
+	return "nilfs2 frees removed files only when nilfs_cleanerd cleans their segments: not before its protection period (protection_period, 3600 s by default; mount option pp=) and then a few segments every few seconds, so the removed copies still took space"
 }
 
 func (r *rep) syncfs() error { return syncfsDir(r.env.Mountpoint) }
