@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
 )
@@ -143,6 +144,15 @@ func TestTunedVariants(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, TunedVariants(g)); diff != "" {
 		t.Errorf("TunedVariants (-want +got):\n%s", diff)
+	}
+	// fsbench run --tuned puts them in the matrix, where every mkfs word is checked.
+	for _, v := range TunedVariants(g) {
+		if err := fs.CheckMkfs(v.FS, v.MkfsArgs); err != nil {
+			t.Errorf("%s: %v", v.Name, err)
+		}
+		if err := fs.CheckMount(v.FS, v.MountOptions); err != nil {
+			t.Errorf("%s: %v", v.Name, err)
+		}
 	}
 }
 

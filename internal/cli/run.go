@@ -92,7 +92,8 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 }
 
 func planOptions() plan.Options {
-	return plan.Options{KnownFS: fs.Names(), KnownTests: suite.TestNames(), KnownSuites: suite.SuiteNames()}
+	return plan.Options{KnownFS: fs.Names(), KnownTests: suite.TestNames(), KnownSuites: suite.SuiteNames(),
+		CheckMkfs: fs.CheckMkfs, CheckMount: fs.CheckMount}
 }
 
 // resolveConfig applies defaults, the config file, then the flags that were given.

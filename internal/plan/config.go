@@ -97,6 +97,11 @@ type Options struct {
 	KnownFS     []string
 	KnownTests  []string
 	KnownSuites []string
+	// CheckMkfs and CheckMount, when set, judge a variant's mkfs words and mount options for
+	// its filesystem (fs.CheckMkfsArgs, fs.CheckMountOptions): words that name another device
+	// or a file are refused here, with the line, before anything runs.
+	CheckMkfs  func(fs string, args []string) error
+	CheckMount func(fs, options string) error
 }
 
 // Defaults, and the floor under which no variant of the default matrix could be made.
@@ -241,6 +246,15 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 		}
 		if msg := checkMountOptions(v.MountOptions); msg != "" {
 			p.add(at("mount", i), "%s%s", prefix, msg)
+		} else if opt.CheckMount != nil && v.FS != "" {
+			if err := opt.CheckMount(v.FS, v.MountOptions); err != nil {
+				p.add(at("mount", i), "%s%v", prefix, err)
+			}
+		}
+		if opt.CheckMkfs != nil && v.FS != "" && (opt.KnownFS == nil || slices.Contains(opt.KnownFS, v.FS)) {
+			if err := opt.CheckMkfs(v.FS, v.MkfsArgs); err != nil {
+				p.add(at("mkfs", i), "%s%v", prefix, err)
+			}
 		}
 		if j, dup := first[v.Name]; dup {
 			switch other := c.Variants[j].Line; {

@@ -14,7 +14,8 @@ import (
 // TestEveryPresetParses parses each preset with the real registries of filesystems, tests and
 // suites, as fsbench run --preset will.
 func TestEveryPresetParses(t *testing.T) {
-	opt := plan.Options{KnownFS: fsk.Names(), KnownTests: suite.TestNames(), KnownSuites: suite.SuiteNames()}
+	opt := plan.Options{KnownFS: fsk.Names(), KnownTests: suite.TestNames(), KnownSuites: suite.SuiteNames(),
+		CheckMkfs: fsk.CheckMkfs, CheckMount: fsk.CheckMount}
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			file, data, err := Load(name)
