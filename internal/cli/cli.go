@@ -19,7 +19,9 @@ const (
 	ExitError = 1 // the run could not be carried out
 	ExitUsage = 2 // bad flags or configuration
 	// ExitRegression (3, in compare.go): compare --fail-on-regression found a significant slowdown.
-	ExitInterrupted = 130 // SIGINT/SIGTERM: cleaned up, completed cells kept
+	// ExitInterrupted (130) is a run ended by SIGINT after cleaning up, completed cells kept;
+	// other signals give 128 + their number (129 SIGHUP, 141 SIGPIPE, 143 SIGTERM).
+	ExitInterrupted = 130
 )
 
 // UsageError marks errors the user fixes by changing the command line or the config file.
@@ -63,6 +65,8 @@ and the bytes and requests that reach the device.`,
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdio IO) int {
+	ctx, stdio, stop := watchPipes(ctx, stdio)
+	defer stop()
 	root := NewRoot(stdio)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -76,8 +80,8 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 	// cobra reports an unknown subcommand only as text.
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
 		return ExitUsage
-	case errors.Is(err, context.Canceled):
-		return ExitInterrupted
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return exitCodeOf(ctx)
 	case errors.As(err, &ec):
 		return ec.ExitCode()
 	default:

@@ -288,7 +288,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 		}
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(stdio.Err, "fsbench: interrupted; everything was unmounted and detached, completed cells are kept")
+		fmt.Fprintln(stdio.Err, "fsbench:", interruptedMessage(ctx))
 	}
 	return err
 }

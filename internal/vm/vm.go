@@ -546,7 +546,9 @@ func (g *Guest) Wait() (Result, error) {
 	case res.TimedOut:
 		err = fmt.Errorf("the guest did not finish within %v and was killed (QEMU pid %d); see %s", g.opts.Timeout, res.PID, res.ConsoleLog)
 	case res.ExitStatus < 0 && interrupted:
-		err = fmt.Errorf("interrupted: the guest (QEMU pid %d) was stopped before fsbench in it finished; what it completed is kept; see %s", res.PID, res.ConsoleLog)
+		// Wrapping context.Canceled lets the caller tell an interruption (exit 130) from a
+		// failure of the guest (exit 1).
+		err = fmt.Errorf("interrupted: the guest (QEMU pid %d) was stopped before fsbench in it finished; what it completed is kept; see %s: %w", res.PID, res.ConsoleLog, context.Canceled)
 	case res.ExitStatus < 0:
 		select {
 		case <-g.stopped:

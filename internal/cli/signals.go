@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// Interrupted is the cause of a run's cancellation by a signal (or by the loss of the stream
+// its output went to). Its exit code is the shell's for that signal: 128 + the signal's number.
+type Interrupted struct{ Signal syscall.Signal }
+
+func (e *Interrupted) Error() string {
+	switch e.Signal {
+	case syscall.SIGHUP:
+		return "interrupted: the terminal or SSH session hung up (SIGHUP)"
+	case syscall.SIGPIPE:
+		return "interrupted: the output pipe was closed (SIGPIPE)"
+	case syscall.SIGTERM:
+		return "interrupted (SIGTERM)"
+	}
+	return "interrupted (" + e.Signal.String() + ")"
+}
+
+// ExitCode is 128 + the signal number: 129 SIGHUP, 130 SIGINT, 141 SIGPIPE, 143 SIGTERM.
+func (e *Interrupted) ExitCode() int { return 128 + int(e.Signal) }
+
+// cancelSignals are the signals that end a run in order (clean up, record "interrupted", exit
+// 128+n). SIGHUP is what a board's shell gets when the SSH connection to it drops: the run
+// must still unmount and detach, not die with its filesystem mounted.
+var cancelSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// SignalContext returns a context that the first SIGINT, SIGTERM or SIGHUP cancels with an
+// *Interrupted cause. Later signals stay caught, so that an impatient second Ctrl-C cannot
+// skip the cleanup. SIGPIPE is caught too, so that writing to a closed pipe fails with EPIPE
+// instead of killing the process: for stdout and stderr, Main turns that into the run's end
+// (see watchPipe); for any other pipe (a child's stdin) it is that write's error only.
+func SignalContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, append(cancelSignals, syscall.SIGPIPE)...)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-ch:
+				if sig, ok := s.(syscall.Signal); ok && sig != syscall.SIGPIPE {
+					cancel(&Interrupted{Signal: sig}) // only the first one counts
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(context.Canceled)
+	}
+}
+
+// brokenPipeWriter passes writes on until the reader of the stream goes away (EPIPE; EIO on a
+// terminal that hung up), then ends the run through lost and swallows every later write: the
+// cleanup that follows logs as it goes, and a log line that cannot be shown must not stop it.
+type brokenPipeWriter struct {
+	w    io.Writer
+	lost func(syscall.Signal)
+	mu   sync.Mutex
+	dead bool
+}
+
+func (b *brokenPipeWriter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dead {
+		return len(p), nil
+	}
+	n, err := b.w.Write(p)
+	switch {
+	case errors.Is(err, syscall.EPIPE):
+		b.dead = true
+		b.lost(syscall.SIGPIPE)
+		return len(p), nil
+	case errors.Is(err, syscall.EIO):
+		b.dead = true
+		b.lost(syscall.SIGHUP)
+		return len(p), nil
+	}
+	return n, err
+}
+
+// watchPipes wraps the output streams so that losing one cancels ctx like a signal would.
+func watchPipes(ctx context.Context, stdio IO) (context.Context, IO, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	lost := func(sig syscall.Signal) { cancel(&Interrupted{Signal: sig}) }
+	if stdio.Out != nil {
+		stdio.Out = &brokenPipeWriter{w: stdio.Out, lost: lost}
+	}
+	if stdio.Err != nil {
+		stdio.Err = &brokenPipeWriter{w: stdio.Err, lost: lost}
+	}
+	return ctx, stdio, func() { cancel(context.Canceled) }
+}
+
+// exitCodeOf returns the exit code of a run that ended because ctx was cancelled.
+func exitCodeOf(ctx context.Context) int {
+	var in *Interrupted
+	if errors.As(context.Cause(ctx), &in) {
+		return in.ExitCode()
+	}
+	return ExitInterrupted
+}
+
+// interruptedMessage is the line printed after a cancelled run cleaned up.
+func interruptedMessage(ctx context.Context) string {
+	return fmt.Sprintf("%v; everything was unmounted and detached, completed cells are kept", context.Cause(ctx))
+}
