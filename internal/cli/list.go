@@ -12,7 +12,6 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"
-	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/vm"
 )
@@ -118,7 +117,7 @@ func newListCmd(stdio IO) *cobra.Command {
 func sizeList(sizes []uint64) string {
 	var parts []string
 	for _, n := range sizes {
-		parts = append(parts, runner.SizeLabel(n))
+		parts = append(parts, plan.SizeLabel(n))
 	}
 	return strings.Join(parts, ",")
 }

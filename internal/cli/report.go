@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/runner"
 )
 
 func newReportCmd(stdio IO) *cobra.Command {
@@ -97,7 +97,7 @@ func cardName(card string) (string, error) {
 	if card == "" || (!strings.ContainsRune(card, '/') && !strings.HasSuffix(card, ".toml")) {
 		return card, nil
 	}
-	p, err := runner.CardProfile(card)
+	p, err := flash.CardProfile(card)
 	if err != nil {
 		return "", UsageError{fmt.Errorf("--card: %w", err)}
 	}

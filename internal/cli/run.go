@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -26,8 +27,8 @@ import (
 type runFlags struct {
 	config, preset, size, variants, tests, suite, scheduler, dataset, datasetSize, videoSize string
 	timeout, results, out, image, target, destroy, tuned, card, kernel, untilStable          string
-	nandSizes                                                                                string
-	nandNoDelays                                                                             bool
+	nandSizes, request, order                                                                string
+	nandNoDelays, force                                                                      bool
 	timeScale                                                                                float64
 	repetitions, maxReps                                                                     int
 	seed                                                                                     uint64
@@ -88,6 +89,10 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.nandSizes, "nand-sizes", "", "suite free-electrons: the NAND partition sizes, each its own variant (default 8M,32M,128M,252M, the 2010 study's)")
 	fl.BoolVar(&f.nandNoDelays, "nand-no-delays", false, "suite free-electrons: no simulated chip timings (nandsim do_delays=0): only the kernel's and CPU's work is timed")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
+	fl.StringVar(&f.order, "order", "", "order of repetitions: grouped (every repetition of a variant, then the next; the default) or interleaved (repetition 1 of every variant in a shuffled order, then 2, ...)")
+	fl.BoolVar(&f.force, "force", false, "reuse a results directory (-o) that holds an earlier run: its results are replaced; nothing else in it is deleted")
+	fl.StringVar(&f.request, "request", "", "carry out a run request written by another fsbench (what a QEMU guest or a board runs)")
+	_ = fl.MarkHidden("request")
 	return cmd
 }
 
@@ -235,48 +240,25 @@ func splitList(s string) []string {
 }
 
 func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error {
-	cfg, err := resolveConfig(cmd, f)
+	opt, err := runOptions(cmd, f)
 	if err != nil {
 		return err
-	}
-	if err := runner.CheckTarget(f.target, cfg.Suite); err != nil {
-		return UsageError{err}
-	}
-	if f.target == "vm" || strings.HasPrefix(f.target, "vm:") {
-		return runVM(ctx, cmd, cfg, f, stdio)
-	}
-	var untilStable float64
-	if f.untilStable != "" {
-		v := strings.TrimSuffix(f.untilStable, "%")
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || x <= 0 {
-			return usagef("--until-stable: want a percentage like 3%%, got %q", f.untilStable)
-		}
-		if strings.HasSuffix(f.untilStable, "%") || x >= 1 {
-			x /= 100
-		}
-		untilStable = x
-	}
-	card, err := cardName(f.card)
-	if err != nil {
-		return err
-	}
-	if f.timeScale <= 0 {
-		return usagef("--time-scale must be > 0 (1 = real time), got %g", f.timeScale)
 	}
 	ui := newProgressUI(stdio)
 	defer ui.finish()
-	out, err := runner.Run(ctx, runner.Options{
-		Config: cfg, OutDir: f.out, Image: f.image, KeepImage: f.keepImage,
-		DirectIO: !f.noDirectIO, Version: Version, Log: ui.logf, Progress: ui.progress,
-		Target: f.target, Destroy: f.destroy, TimeScale: f.timeScale, NANDNoDelays: f.nandNoDelays, UntilStable: untilStable, MaxRepetitions: f.maxReps, KeepTraces: f.keepTraces, Card: f.card,
-	})
+	opt.Version, opt.Log, opt.Progress, opt.Console = Version, ui.logf, ui.progress, stdio.Err
+	card, err := cardName(opt.Config.Card)
+	if err != nil {
+		return err
+	}
+	out, err := runner.Run(ctx, opt)
 	ui.finish()
+	var se *runner.SaveError
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {
 		fmt.Fprintln(stdio.Out)
 		report.SummaryWith(stdio.Out, out.Run, report.SummaryOptions{Color: colorOut(stdio), Card: card})
 	}
-	if out != nil {
+	if out != nil && !errors.As(err, &se) {
 		fmt.Fprintf(stdio.Out, "\nresults: %s (results.json, results.csv)\n", out.Dir)
 		if out.Run != nil && len(out.Run.Measurements) > 0 {
 			// A report that cannot be written does not fail the run: the results are saved.
@@ -287,10 +269,51 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 			}
 		}
 	}
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		fmt.Fprintln(stdio.Err, "fsbench:", interruptedMessage(ctx))
 	}
 	return err
+}
+
+// runOptions turns the flags (or a run request another fsbench wrote) into the runner's
+// options, refusing bad values before anything runs.
+func runOptions(cmd *cobra.Command, f runFlags) (runner.Options, error) {
+	if f.request != "" {
+		req, err := plan.LoadRequest(f.request, planOptions())
+		if err != nil {
+			return runner.Options{}, UsageError{err}
+		}
+		return runner.Options{Config: req.Config, Target: req.Target, Destroy: req.Destroy, OutDir: req.Out, Force: req.Force,
+			TimeScale: req.TimeScale, DirectIO: true}, nil
+	}
+	cfg, err := resolveConfig(cmd, f)
+	if err != nil {
+		return runner.Options{}, err
+	}
+	spec, err := plan.ParseTarget(f.target)
+	if err != nil {
+		return runner.Options{}, UsageError{fmt.Errorf("--target: %w", err)}
+	}
+	if f.untilStable != "" {
+		v := strings.TrimSuffix(f.untilStable, "%")
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return runner.Options{}, usagef("--until-stable: want a percentage like 3%%, got %q", f.untilStable)
+		}
+		if strings.HasSuffix(f.untilStable, "%") || x >= 1 {
+			x /= 100
+		}
+		cfg.UntilStable, cfg.MaxRepetitions = x, f.maxReps
+	}
+	if !(f.timeScale > 0) || math.IsInf(f.timeScale, 0) {
+		return runner.Options{}, usagef("--time-scale must be a positive number (1 = real time, 0.1 ten times faster), not %g", f.timeScale)
+	}
+	cfg.KeepTraces, cfg.Card, cfg.NANDNoDelays = f.keepTraces, f.card, f.nandNoDelays
+	if cmd.Flags().Changed("order") {
+		cfg.Order = f.order
+	}
+	return runner.Options{Config: cfg, Target: spec, Destroy: f.destroy, OutDir: f.out, Force: f.force, Image: f.image,
+		KeepImage: f.keepImage, DirectIO: !f.noDirectIO, TimeScale: f.timeScale, Kernel: f.kernel}, nil
 }
 
 // progressUI shows a live status line on a terminal and plain log lines otherwise.

@@ -36,7 +36,33 @@ type Config struct {
 	// variant; default DefaultNANDSizes.
 	NANDSizes []uint64  `json:"nand_sizes,omitempty"`
 	Variants  []Variant `json:"variants"`
+
+	// Params are the sizes of the bonnie, smallfiles and randio tests; results.json records
+	// those of the suites that ran.
+	Params SuiteParams `json:"params,omitzero"`
+	// UntilStable, when > 0, repeats each variant beyond Repetitions until the confidence
+	// interval of the median of every timed test is within ±UntilStable of the median (0.03 =
+	// ±3 %), up to MaxRepetitions.
+	UntilStable    float64 `json:"until_stable,omitempty"`
+	MaxRepetitions int     `json:"max_repetitions,omitempty"`
+	// KeepTraces writes each test's block-request trace to <results>/traces/.
+	KeepTraces bool `json:"keep_traces,omitempty"`
+	// Card is a card profile (name or file) to rate flash wear on, replayed besides the
+	// built-ins.
+	Card string `json:"card,omitempty"`
+	// NANDNoDelays turns off nandsim's simulated chip timings: times are then the kernel's and
+	// the CPU's work only.
+	NANDNoDelays bool `json:"nand_no_delays,omitempty"`
+	// Order is how repetitions are scheduled: OrderGrouped (every repetition of a variant, then
+	// the next variant) or OrderInterleaved; "" is the default.
+	Order string `json:"order,omitempty"`
 }
+
+// Repetition orders (Config.Order).
+const (
+	OrderGrouped     = "grouped"
+	OrderInterleaved = "interleaved"
+)
 
 // DefaultNANDSizes are the 2010 study's partition sizes: 8, 32, 128 and 252 MiB (252 because
 // its boards kept 4 MB of the 256 MB chip for the bootloader and kernel).
@@ -129,6 +155,7 @@ func Default() Config {
 		Timeout:     Duration{DefaultTimeout},
 		ResultsDir:  DefaultResultsDir,
 		Variants:    DefaultVariants(),
+		Params:      DefaultSuiteParams(),
 	}
 }
 
@@ -221,6 +248,9 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 	if c.Timeout.Duration <= 0 {
 		p.add(at("timeout", -1), "timeout must be positive, not %s; e.g. \"10m\"", c.Timeout)
 	}
+	if c.Order != "" && c.Order != OrderGrouped && c.Order != OrderInterleaved {
+		p.add(at("order", -1), "order %q: use %q or %q", c.Order, OrderGrouped, OrderInterleaved)
+	}
 	if strings.TrimSpace(c.ResultsDir) == "" {
 		p.add(at("results", -1), "results directory is empty; e.g. %q", DefaultResultsDir)
 	}
@@ -295,4 +325,46 @@ func knownSuffix(known []string) string {
 		return ""
 	}
 	return " (known: " + knownList(known) + ")"
+}
+
+// FlashSuite reports whether the run is the raw-flash suite (free-electrons), which runs on a
+// simulated NAND chip instead of a block device.
+func (c Config) FlashSuite() bool { return strings.TrimSpace(c.Suite) == FlashSuite }
+
+// CheckSuiteMix refuses the raw-flash suite combined with block-device suites: they need
+// different devices.
+func (c Config) CheckSuiteMix() error {
+	if !c.FlashSuite() && slices.Contains(strings.Split(strings.ReplaceAll(c.Suite, " ", ""), ","), FlashSuite) {
+		return Refusef("suite %s cannot be combined with block-device suites: run it on its own", FlashSuite)
+	}
+	return nil
+}
+
+// PartitionSizes are the raw-NAND partition sizes of the free-electrons suite: NANDSizes, or the
+// 2010 study's.
+func (c Config) PartitionSizes() []uint64 {
+	if len(c.NANDSizes) > 0 {
+		return c.NANDSizes
+	}
+	return DefaultNANDSizes
+}
+
+// FlashDataPercent is the share of each raw-NAND partition the free-electrons suite's data takes,
+// in raw bytes: the dataset (compressible, written by write_time and stored for mount/read/remove)
+// and the video file (incompressible, written by video_write_time into the emptied filesystem)
+// are each 40 % of the partition. The 2010 study filled its partitions about half (ubifs and
+// jffs2 used 52–55 % at 8 MB after compression); 40 % raw leaves ubifs's index and journal room on
+// the smallest partition.
+const FlashDataPercent = 40
+
+// SizeLabel names a size compactly for variant names: "8M", "252M", "1G".
+func SizeLabel(n uint64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dG", n>>30)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	default:
+		return fmt.Sprintf("%dK", n>>10)
+	}
 }

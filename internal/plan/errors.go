@@ -76,3 +76,18 @@ func (p *problems) err() error {
 	}
 	return errors.Join(errs...)
 }
+
+// InputError is a refusal of what the user asked for (a flag, a value, a combination), found
+// before anything was made. The command line reports it with exit code 2, like a bad flag.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ExitCode is 2: the user fixes it by changing the command line or the configuration.
+func (e *InputError) ExitCode() int { return 2 }
+
+// Refusef makes an *InputError.
+func Refusef(format string, args ...any) error {
+	return &InputError{fmt.Errorf(format, args...)}
+}

@@ -34,6 +34,7 @@ func TestDefault(t *testing.T) {
 		Seed:        1,
 		Timeout:     Duration{10 * time.Minute},
 		ResultsDir:  "./fsbench-results",
+		Params:      DefaultSuiteParams(),
 		Variants: []Variant{
 			{Name: "ext4", FS: "ext4"},
 			{Name: "ext4-nojournal", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}},
@@ -224,6 +225,7 @@ results = "/tmp/r"
 		Timeout:     Duration{90 * time.Minute},
 		ResultsDir:  "/tmp/r",
 		Variants:    DefaultVariants(),
+		Params:      DefaultSuiteParams(),
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)

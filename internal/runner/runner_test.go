@@ -336,7 +336,7 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	cfg.Tests = []string{suite.Mkfs, suite.Write, suite.Read, suite.Remove}
 	dir := t.TempDir()
 	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true,
-		Target: "simcard:sd-typical", TimeScale: 0.01, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
+		Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-typical"}, TimeScale: 0.01, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,8 +412,8 @@ func TestUntilStable(t *testing.T) {
 			cfg.Variants = cfg.Variants[:1]
 			cfg.Tests = []string{suite.Mkfs, suite.Mount}
 			dir := t.TempDir()
-			out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true,
-				UntilStable: tc.target, MaxRepetitions: 7})
+			cfg.UntilStable, cfg.MaxRepetitions = tc.target, 7
+			out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -523,7 +523,7 @@ func TestDeviceTarget(t *testing.T) {
 	cfg.Tests = []string{suite.Mkfs, suite.Write}
 	run := func(destroy string) (*Outcome, error) {
 		return Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
-			Target: "device:" + loop.Path, Destroy: destroy})
+			Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: loop.Path}, Destroy: destroy})
 	}
 	var refused *target.RefusedError
 	if _, err := run(""); !errors.As(err, &refused) {

@@ -47,24 +47,6 @@ const (
 	MinMeasure = 500 * time.Millisecond
 )
 
-// BonnieParams are the sizes of the bonnie tests. The zero FileSize means bonnie++'s rule:
-// twice the RAM, so that the page cache cannot hold the file.
-type BonnieParams struct {
-	FileSize  uint64 // bytes of the block I/O file; 0 = 2 × RAM (capped to the device)
-	ChunkSize uint64 // bytes per read or write (bonnie++ -s SIZE:CHUNK, default 8192)
-	Seeks     int    // random seeks in total (bonnie++ 1.97: 8192)
-	Seekers   int    // processes sharing them (bonnie++ 1.97: 3; 2.00: 5)
-	Files     int    // files of the create tests (bonnie++ -n 16: 16 × 1024)
-	Dirs      int    // directories they are spread over (bonnie++ default 1; Pandora 100)
-	Seed      uint64 // random seed of the seeks and of the random-order tests
-}
-
-// Bonnie holds the bonnie suite's parameters. It is a package-level default rather than an
-// environment variable or a flag so that a run is described entirely by its configuration;
-// a program embedding the suite (or a test) sets it before the run. The Pandora study used
-// Files 102400, Dirs 100 and a 1 GiB file.
-var Bonnie = BonnieParams{ChunkSize: 8192, Seeks: 8192, Seekers: 3, Files: 16 * 1024, Dirs: 1, Seed: 1}
-
 func init() {
 	register("bonnie",
 		Test{Name: BonnieWrite, Unit: UnitKiBps, run: (*rep).bonnieWrite, Doc: "bonnie++ block write: one file (2 × RAM, capped to the device) written in 8 KiB write(2) calls, syncfs inside the timed part; rate before the sync in extra.rate_before_sync"},
@@ -438,7 +420,7 @@ var ramBytes = func() (uint64, error) {
 	return mi["MemTotal"], nil
 }
 
-// bonnieSize decides the file size: Bonnie.FileSize, or 2 × RAM as bonnie++ does, capped to
+// bonnieSize decides the file size: the configured FileSize, or 2 × RAM as bonnie++ does, capped to
 // 60 % of the free space (the rest is for metadata, journals and copy-on-write reserves),
 // rounded down to whole MiB (bonnie++ sizes are in MiB). Notes say when it was capped and warn
 // when the file is smaller than RAM, since the page cache can then answer.
@@ -489,23 +471,23 @@ func (r *rep) bonnieSizing() (bonnieSizing, error) {
 		return bonnieSizing{}, err
 	}
 	s := bonnieSizing{}
-	s.fileSize, s.note = bonnieSize(Bonnie.FileSize, avail, ram)
-	s.files, s.fileNote = bonnieFiles(Bonnie.Files, inodes)
+	s.fileSize, s.note = bonnieSize(r.env.Params.Bonnie.FileSize, avail, ram)
+	s.files, s.fileNote = bonnieFiles(r.env.Params.Bonnie.Files, inodes)
 	return s, nil
 }
 
 // bonnieExtra records the parameters with each bonnie measurement, for the bonnie++ CSV export.
-func bonnieExtra(m *results.Measurement, s bonnieSizing) {
+func bonnieExtra(m *results.Measurement, s bonnieSizing, p plan.BonnieParams) {
 	if m.Extra == nil {
 		m.Extra = map[string]float64{}
 	}
 	m.Extra["file_bytes"] = float64(s.fileSize)
-	m.Extra["chunk_bytes"] = float64(Bonnie.ChunkSize)
-	m.Extra["seeks"] = float64(Bonnie.Seeks)
-	m.Extra["seekers"] = float64(Bonnie.Seekers)
+	m.Extra["chunk_bytes"] = float64(p.ChunkSize)
+	m.Extra["seeks"] = float64(p.Seeks)
+	m.Extra["seekers"] = float64(p.Seekers)
 	m.Extra["files"] = float64(s.files)
-	m.Extra["dirs"] = float64(Bonnie.Dirs)
-	m.Extra["seed"] = float64(Bonnie.Seed)
+	m.Extra["dirs"] = float64(p.Dirs)
+	m.Extra["seed"] = float64(p.Seed)
 }
 
 // ---- bonnie: block I/O ----
@@ -696,7 +678,7 @@ func (r *rep) bonnieFile() string { return filepath.Join(r.env.Mountpoint, bonni
 
 func (r *rep) bonnieWrite(ctx context.Context) ([]results.Measurement, error) {
 	return r.blockTest(ctx, BonnieWrite, false, UnitKiBps, func(s bonnieSizing) (phase, error) {
-		return blockWrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize)
+		return blockWrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize)
 	})
 }
 
@@ -748,7 +730,7 @@ func (r *rep) blockTest(ctx context.Context, test string, cold bool, unit string
 		amount = float64(p.bytes) / 1024
 	}
 	m = rate(m, p, amount, unit, s.note)
-	bonnieExtra(&m, s)
+	bonnieExtra(&m, s, r.env.Params.Bonnie)
 	return []results.Measurement{m}, nil
 }
 
@@ -774,20 +756,20 @@ func mustRAM() uint64 {
 
 func (r *rep) bonnieRewrite(ctx context.Context) ([]results.Measurement, error) {
 	return r.blockTest(ctx, BonnieRewrite, false, UnitKiBps, func(s bonnieSizing) (phase, error) {
-		return blockRewrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize)
+		return blockRewrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize)
 	})
 }
 
 // bonnieRead is cold, unlike bonnie++, which relies on the 2 × RAM size alone.
 func (r *rep) bonnieRead(ctx context.Context) ([]results.Measurement, error) {
 	return r.blockTest(ctx, BonnieRead, true, UnitKiBps, func(bonnieSizing) (phase, error) {
-		return blockRead(ctx, osOps{}, r.bonnieFile(), Bonnie.ChunkSize)
+		return blockRead(ctx, osOps{}, r.bonnieFile(), r.env.Params.Bonnie.ChunkSize)
 	})
 }
 
 func (r *rep) bonnieSeeks(ctx context.Context) ([]results.Measurement, error) {
 	return r.blockTest(ctx, BonnieSeeks, true, UnitSeeks, func(s bonnieSizing) (phase, error) {
-		return seeks(ctx, osOps{}, r.bonnieFile(), s.fileSize, Bonnie.ChunkSize, Bonnie.Seeks, Bonnie.Seekers, Bonnie.Seed)
+		return seeks(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize, r.env.Params.Bonnie.Seeks, r.env.Params.Bonnie.Seekers, r.env.Params.Bonnie.Seed)
 	})
 }
 
@@ -975,11 +957,11 @@ func (r *rep) createTest(ctx context.Context, test string) ([]results.Measuremen
 		if err != nil {
 			return nil, fmt.Errorf("the files of the create test: %w", err)
 		}
-		if s.files, s.fileNote = n, ""; n != Bonnie.Files {
-			s.fileNote = fmt.Sprintf("%d files instead of %d (scaled to the free inodes)", n, Bonnie.Files)
+		if s.files, s.fileNote = n, ""; n != r.env.Params.Bonnie.Files {
+			s.fileNote = fmt.Sprintf("%d files instead of %d (scaled to the free inodes)", n, r.env.Params.Bonnie.Files)
 		}
 	}
-	set := makeFileSet(root, s.files, Bonnie.Dirs, random, Bonnie.Seed)
+	set := makeFileSet(root, s.files, r.env.Params.Bonnie.Dirs, random, r.env.Params.Bonnie.Seed)
 	var p phase
 	m, err := r.timedRate(test, func() error {
 		var err error
@@ -1003,7 +985,7 @@ func (r *rep) createTest(ctx context.Context, test string) ([]results.Measuremen
 		return nil, err
 	}
 	m = rate(m, p, float64(p.ops), UnitFiles, s.fileNote)
-	bonnieExtra(&m, s)
+	bonnieExtra(&m, s, r.env.Params.Bonnie)
 	return []results.Measurement{m}, nil
 }
 
@@ -1029,7 +1011,7 @@ func countFiles(ops fileOps, root string) (int, error) {
 // part of the timed work for the sequential tests, as bonnie++'s readdir loop is.
 func (r *rep) orderFor(set fileSet, random bool) ([]string, error) {
 	if random {
-		return shuffled(set.paths, Bonnie.Seed+1), nil
+		return shuffled(set.paths, r.env.Params.Bonnie.Seed+1), nil
 	}
 	return listFiles(osOps{}, set)
 }

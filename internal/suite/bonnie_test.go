@@ -503,7 +503,8 @@ func mounted(t testing.TB, size uint64, suites string) (*Env, func()) {
 		t.Fatal(err)
 	}
 	env := &Env{Device: loop.Path, DeviceName: loop.Name, Sysfs: "/sys", Mountpoint: mnt, WorkDir: work,
-		Timeout: 10 * time.Minute, Selection: sel, Run: fs.DefaultRunner, System: sys, Log: t.Logf}
+		Timeout: 10 * time.Minute, Selection: sel, Run: fs.DefaultRunner, System: sys, Log: t.Logf,
+		Params: plan.DefaultSuiteParams()}
 	return env, func() {
 		if err := loop.Detach(); err != nil {
 			t.Error(err)
@@ -516,9 +517,12 @@ func mounted(t testing.TB, size uint64, suites string) (*Env, func()) {
 }
 
 // runSuites runs one repetition of suites on a fresh filesystem of kind fsName.
-func runSuites(t testing.TB, size uint64, fsName, suites string) map[string]results.Measurement {
+func runSuites(t testing.TB, size uint64, fsName, suites string, params func(*plan.SuiteParams)) map[string]results.Measurement {
 	t.Helper()
 	env, done := mounted(t, size, suites)
+	if params != nil {
+		params(&env.Params)
+	}
 	defer done()
 	k, ok := fs.Lookup(fsName)
 	if !ok {
@@ -528,7 +532,7 @@ func runSuites(t testing.TB, size uint64, fsName, suites string) map[string]resu
 		t.Skipf("%s: %s", fsName, av.Reason)
 	}
 	got := map[string]results.Measurement{}
-	err := RunRepetition(context.Background(), env, plan.Variant{Name: fsName, FS: fsName}, k, 1, false, func(m results.Measurement) error {
+	err := RunRepetition(context.Background(), env, Job{Variant: plan.Variant{Name: fsName, FS: fsName}, Kind: k}, 1, false, func(m results.Measurement) error {
 		got[m.Test] = m
 		return nil
 	})
@@ -542,12 +546,11 @@ func runSuites(t testing.TB, size uint64, fsName, suites string) map[string]resu
 // (and the randio suite on btrfs, whose O_DIRECT takes another path), with the sizes scaled
 // down so that the run takes seconds, and checks every figure is there and plausible.
 func TestNewSuitesOnLoopDevice(t *testing.T) {
-	defer func(b BonnieParams, s SmallParams, r RandParams) { Bonnie, Small, Randio = b, s, r }(Bonnie, Small, Randio)
-	Bonnie.FileSize, Bonnie.Files, Bonnie.Dirs = 64<<20, 4096, 4
-	Small.Blocks, Small.Files = 2000, 200
-	Randio.FileSize, Randio.Runtime = 32<<20, time.Second
-
-	got := runSuites(t, 320<<20, "ext4", "bonnie,smallfiles,randio")
+	got := runSuites(t, 320<<20, "ext4", "bonnie,smallfiles,randio", func(p *plan.SuiteParams) {
+		p.Bonnie.FileSize, p.Bonnie.Files, p.Bonnie.Dirs = 64<<20, 4096, 4
+		p.Smallfiles.Blocks, p.Smallfiles.Files = 2000, 200
+		p.Randio.FileSize, p.Randio.Runtime = 32<<20, plan.Duration{Duration: time.Second}
+	})
 	for _, test := range append(append(names(Suites["bonnie"]), names(Suites["smallfiles"])...), names(Suites["randio"])...) {
 		m, ok := got[test]
 		if !ok {

@@ -29,18 +29,18 @@ const (
 	VideoWriteTime = "video_write_time"
 )
 
-// FreeElectrons are the tests of the 2010 study on raw NAND. They do not run on a block device
-// (RunRepetition) but on a simulated NAND chip (RunFlashRepetition).
+// FreeElectrons are the tests of the 2010 study on raw NAND. They run on a simulated NAND chip
+// (Env.Flash), each repetition on a fresh one, never on a block device.
 var FreeElectrons = []Test{
-	{Name: InitTime, Unit: "s", ReadOnly: true, flash: (*flashRep).init, Doc: "load the filesystem's driver and initialise it: modprobe jffs2; modprobe ubi, ubiattach, modprobe ubifs; for squashfs also ubiblock"},
-	{Name: InitMem, Unit: "bytes", ReadOnly: true, Doc: "kernel memory taken by init_time (see methods.mount_mem)"},
-	{Name: MountTime, Unit: "s", ReadOnly: true, flash: (*flashRep).mount, Doc: "mount(2) of the prepared filesystem (holding the dataset), caches dropped first"},
-	{Name: MountMem, Unit: "bytes", ReadOnly: true, Doc: "kernel memory taken by the mount (see methods.mount_mem)"},
-	{Name: UsedSpace, Unit: "bytes", ReadOnly: true, flash: (*flashRep).usedSpace, Doc: "used bytes as df shows (statfs) with the dataset stored; logical_bytes beside it"},
-	{Name: ReadTime, Unit: "s", ReadOnly: true, flash: (*flashRep).read, Doc: "drop caches, read every byte of every file"},
-	{Name: RemoveTime, Unit: "s", flash: (*flashRep).remove, Doc: "remove every file, syncfs"},
-	{Name: WriteTime, Unit: "s", Needs: []string{RemoveTime}, flash: (*flashRep).write, Doc: "copy the (compressible) dataset from RAM into the emptied filesystem, syncfs"},
-	{Name: VideoWriteTime, Unit: "s", flash: (*flashRep).videoWrite, Doc: "remove that copy (not timed), then write the incompressible video file, syncfs"},
+	{Name: InitTime, Unit: "s", ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{InitMem}, run: (*rep).feInit, Doc: "load the filesystem's driver and initialise it: modprobe jffs2; modprobe ubi, ubiattach, modprobe ubifs; for squashfs also ubiblock"},
+	{Name: InitMem, Unit: "bytes", ReadOnly: true, Flash: true, Doc: "kernel memory taken by init_time (see methods.mount_mem)"},
+	{Name: MountTime, Unit: "s", ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{MountMem}, run: (*rep).feMount, Doc: "mount(2) of the prepared filesystem (holding the dataset), caches dropped first"},
+	{Name: MountMem, Unit: "bytes", ReadOnly: true, Flash: true, Doc: "kernel memory taken by the mount (see methods.mount_mem)"},
+	{Name: UsedSpace, Unit: "bytes", ReadOnly: true, Always: true, Flash: true, run: (*rep).feUsedSpace, Doc: "used bytes as df shows (statfs) with the dataset stored; logical_bytes beside it"},
+	{Name: ReadTime, Unit: "s", ReadOnly: true, Flash: true, run: (*rep).feRead, Doc: "drop caches, read every byte of every file"},
+	{Name: RemoveTime, Unit: "s", Flash: true, run: (*rep).feRemove, Doc: "remove every file, syncfs"},
+	{Name: WriteTime, Unit: "s", Needs: []string{RemoveTime}, Flash: true, run: (*rep).feWrite, Doc: "copy the (compressible) dataset from RAM into the emptied filesystem, syncfs"},
+	{Name: VideoWriteTime, Unit: "s", Flash: true, run: (*rep).feVideoWrite, Doc: "remove that copy (not timed), then write the incompressible video file, syncfs"},
 }
 
 func init() {
@@ -51,171 +51,34 @@ func init() {
 // with block-device suites: they need different devices).
 func IsFlashSuite(suites string) bool { return strings.TrimSpace(suites) == plan.FlashSuite }
 
-// FlashEnv is what a repetition of the free-electrons suite works with.
-type FlashEnv struct {
-	Chip       nand.Chip
-	Timings    nand.Timings
-	Mountpoint string // empty directory the filesystem is mounted on
-	WorkDir    string // scratch space in RAM for images
-	Source     string // the dataset tree, in RAM
-	Video      string // the incompressible file, in RAM
-	Dataset    dataset.Stats
-	VideoBytes uint64
-	Timeout    time.Duration // per test
-	Selection  Selection
-	Run        fs.Runner
-	Log        func(format string, args ...any)
-	OnTest     func(test string)
-}
-
-// flashRep is one repetition on the simulated chip.
-type flashRep struct {
-	recorder
-	env      *FlashEnv
-	v        plan.Variant // the expanded variant (name with the size)
-	k        fs.Kind
-	part     uint64
+// flashState is a raw-flash repetition's chip and what it loaded: like the study, which reset
+// its board between filesystems, the repetition leaves nothing loaded (teardownFlash).
+type flashState struct {
+	part     uint64 // the MTD partition's size
 	meter    *measure.Meter
 	sim      *nand.Sim
 	ubi      *nand.UBI
 	vol      *nand.Volume
-	block    string // ubiblock device of a read-only image
-	mounted  bool
+	block    string   // ubiblock device of a read-only image
 	loaded   []string // modules this repetition loaded, unloaded at its end
 	prepared map[string]float64
-	failed   string
 }
 
-// RunFlashRepetition loads a fresh simulated chip with a partition of part bytes, stores the
-// dataset on it with variant v's filesystem (an image written as a user flashes a root
-// filesystem: nandwrite for jffs2, ubiupdatevol for ubifs and squashfs), then runs the
-// free-electrons tests in order and emits each measurement. Like the study, which reset its
-// board between filesystems, it leaves nothing loaded: every module it loaded is unloaded and
-// the chip is removed. A test's failure is recorded and the later tests are not run.
-func RunFlashRepetition(ctx context.Context, env *FlashEnv, v plan.Variant, k fs.Kind, part uint64, n int, warmup bool, emit Emit) (err error) {
-	r := &flashRep{recorder: recorder{variant: v.Name, n: n, warmup: warmup, emit: emit, log: env.Log},
-		env: env, v: v, k: k, part: part, meter: measure.NewCPUMeter()}
-	if !k.Flash && k.Name != "squashfs" {
-		return fmt.Errorf("%s: the free-electrons suite runs raw-flash filesystems (jffs2, ubifs) and squashfs on UBI", v.Name)
+// prepareFlash loads a fresh simulated chip with a partition of part bytes and stores the
+// dataset on it with the variant's filesystem (an image written as a user flashes a root
+// filesystem: nandwrite for jffs2, ubiupdatevol for ubifs and squashfs).
+func (r *rep) prepareFlash(ctx context.Context, part uint64) error {
+	if !r.k.Flash && r.k.Name != "squashfs" {
+		return fmt.Errorf("%s: the free-electrons suite runs raw-flash filesystems (jffs2, ubifs) and squashfs on UBI", r.v.Name)
 	}
-	defer func() {
-		// A fresh context: ctx may be done (Ctrl-C), and the chip must go anyway.
-		tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if terr := r.teardown(tctx); terr != nil && err == nil {
-			err = terr
-		}
-	}()
-	if perr := r.prepare(ctx); perr != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		// The filesystem could not be made: every test of this repetition is not run, and the
-		// first one carries the error.
-		return r.failAll(fmt.Errorf("preparing %s on the %s partition: %w", k.Name, plan.FormatSize(part), perr))
-	}
-	for _, t := range FreeElectrons {
-		if t.flash == nil {
-			continue // produced by another test's step
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		record := env.Selection.Record[t.Name] || (t.Name == InitTime && env.Selection.Record[InitMem]) ||
-			(t.Name == MountTime && env.Selection.Record[MountMem])
-		// init, mount and used_space set up what the later tests need: they always run.
-		needed := t.Name == InitTime || t.Name == MountTime || t.Name == UsedSpace
-		if !record && !needed && !env.Selection.Run[t.Name] {
-			continue
-		}
-		if env.OnTest != nil {
-			env.OnTest(t.Name)
-		}
-		if r.failed != "" {
-			if err := r.putAll(t.Name, results.Measurement{Status: results.NotRun, Note: r.failed + " failed in this repetition"}); err != nil {
-				return err
-			}
-			continue
-		}
-		if k.ReadOnly && !t.ReadOnly {
-			if err := r.putAll(t.Name, results.Measurement{Status: results.NA, Note: "read-only filesystem"}); err != nil {
-				return err
-			}
-			continue
-		}
-		tctx, cancel := context.WithTimeout(ctx, env.Timeout)
-		ms, serr := t.flash(r, tctx)
-		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if serr != nil {
-			if errors.Is(serr, context.DeadlineExceeded) {
-				serr = fmt.Errorf("timed out after %v (raise timeout in the config or with --timeout): %w", env.Timeout, serr)
-			}
-			r.failed = t.Name
-			if err := r.putAll(t.Name, results.Measurement{Status: results.Failed, Error: serr.Error()}); err != nil {
-				return err
-			}
-			continue
-		}
-		for _, m := range ms {
-			if env.Selection.Record[m.Test] {
-				if err := r.put(m); err != nil {
-					return err
-				}
-			}
-		}
+	r.fl = &flashState{part: part, meter: measure.NewCPUMeter()}
+	if err := r.prepareChip(ctx); err != nil {
+		return fmt.Errorf("preparing %s on the %s partition: %w", r.k.Name, plan.FormatSize(part), err)
 	}
 	return nil
 }
 
-// putAll records m for test and, for init and mount, for the memory figure they produce too.
-func (r *flashRep) putAll(test string, m results.Measurement) error {
-	names := []string{test}
-	switch test {
-	case InitTime:
-		names = append(names, InitMem)
-	case MountTime:
-		names = append(names, MountMem)
-	}
-	for i, name := range names {
-		if !r.env.Selection.Record[name] {
-			continue
-		}
-		mm := m
-		mm.Test = name
-		if i > 0 && m.Status == results.Failed {
-			mm = results.Measurement{Test: name, Status: results.NotRun, Note: test + " failed in this repetition"}
-		}
-		if err := r.put(mm); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// failAll records a preparation failure: the first recorded test gets the error, the rest are
-// not run.
-func (r *flashRep) failAll(perr error) error {
-	first := true
-	for _, t := range FreeElectrons {
-		if !r.env.Selection.Record[t.Name] {
-			continue
-		}
-		m := results.Measurement{Test: t.Name, Status: results.NotRun, Note: "the filesystem could not be prepared"}
-		if first {
-			m = results.Measurement{Test: t.Name, Status: results.Failed, Error: perr.Error()}
-			first = false
-		}
-		if err := r.put(m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (r *flashRep) runTool(ctx context.Context, name string, args ...string) error {
+func (r *rep) runTool(ctx context.Context, name string, args ...string) error {
 	if out, err := r.env.Run(ctx, name, args...); err != nil {
 		msg := strings.TrimSpace(string(out))
 		if len(msg) > 600 {
@@ -236,7 +99,7 @@ func moduleLive(m string) bool {
 }
 
 // modprobe loads a module and remembers it for the teardown if this repetition loaded it.
-func (r *flashRep) modprobe(ctx context.Context, m string) error {
+func (r *rep) modprobe(ctx context.Context, m string) error {
 	if moduleLive(m) {
 		return nil
 	}
@@ -244,25 +107,25 @@ func (r *flashRep) modprobe(ctx context.Context, m string) error {
 		return err
 	}
 	if moduleLive(m) {
-		r.loaded = append(r.loaded, m)
+		r.fl.loaded = append(r.fl.loaded, m)
 	}
 	return nil
 }
 
 // rmmodLoaded unloads, newest first, the modules this repetition loaded.
-func (r *flashRep) rmmodLoaded(ctx context.Context) error {
+func (r *rep) rmmodLoaded(ctx context.Context) error {
 	var errs []error
-	for i := len(r.loaded) - 1; i >= 0; i-- {
-		if err := r.runTool(ctx, "rmmod", r.loaded[i]); err != nil {
+	for i := len(r.fl.loaded) - 1; i >= 0; i-- {
+		if err := r.runTool(ctx, "rmmod", r.fl.loaded[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	r.loaded = nil
+	r.fl.loaded = nil
 	return errors.Join(errs...)
 }
 
 // driverModules are the modules init_time loads, in order: what a board's boot does.
-func (r *flashRep) driverModules() []string {
+func (r *rep) driverModules() []string {
 	switch r.k.Name {
 	case "jffs2":
 		return []string{"jffs2"}
@@ -273,21 +136,21 @@ func (r *flashRep) driverModules() []string {
 	}
 }
 
-// prepare loads the chip and stores the dataset on it, then unloads the drivers again so that
-// init_time loads them, as at boot.
-func (r *flashRep) prepare(ctx context.Context) error {
-	sim, err := nand.Load(ctx, r.env.Run, r.env.Chip, r.env.Timings, r.part)
+// prepareChip loads the chip and stores the dataset on it, then unloads the drivers again so
+// that init_time loads them, as at boot.
+func (r *rep) prepareChip(ctx context.Context) error {
+	sim, err := nand.Load(ctx, r.env.Run, r.env.Flash.Chip, r.env.Flash.Timings, r.fl.part)
 	if err != nil {
 		return err
 	}
-	r.sim = sim
-	r.prepared = map[string]float64{}
+	r.fl.sim = sim
+	r.fl.prepared = map[string]float64{}
 	img := filepath.Join(r.env.WorkDir, "flash.img")
 	defer os.Remove(img)
 	start := time.Now()
 	switch r.k.Name {
 	case "jffs2":
-		args := nand.JFFS2ImageArgs(r.env.Chip, r.env.Source, img, r.v.MkfsArgs)
+		args := nand.JFFS2ImageArgs(r.env.Flash.Chip, r.env.Source, img, r.v.MkfsArgs)
 		if err := r.runTool(ctx, r.k.Tool, args...); err != nil {
 			return err
 		}
@@ -304,14 +167,14 @@ func (r *flashRep) prepare(ctx context.Context) error {
 		if err := r.modprobe(ctx, "ubi"); err != nil {
 			return err
 		}
-		if r.ubi, err = sim.Attach(ctx, 0, nand.BEBPer1024(r.env.Chip, r.part)); err != nil {
+		if r.fl.ubi, err = sim.Attach(ctx, 0, nand.BEBPer1024(r.env.Flash.Chip, r.fl.part)); err != nil {
 			return err
 		}
 		if r.k.Name == "ubifs" {
-			if r.vol, err = r.ubi.MakeVolume(ctx, "fsbench", 0); err != nil {
+			if r.fl.vol, err = r.fl.ubi.MakeVolume(ctx, "fsbench", 0); err != nil {
 				return err
 			}
-			if err := r.runTool(ctx, r.k.Tool, nand.UBIFSImageArgs(r.ubi, r.vol, r.env.Source, img, r.v.MkfsArgs)...); err != nil {
+			if err := r.runTool(ctx, r.k.Tool, nand.UBIFSImageArgs(r.fl.ubi, r.fl.vol, r.env.Source, img, r.v.MkfsArgs)...); err != nil {
 				return err
 			}
 		} else {
@@ -323,31 +186,31 @@ func (r *flashRep) prepare(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if r.vol, err = r.ubi.MakeVolume(ctx, "fsbench", uint64(fi.Size())); err != nil {
+			if r.fl.vol, err = r.fl.ubi.MakeVolume(ctx, "fsbench", uint64(fi.Size())); err != nil {
 				return err
 			}
 		}
-		if err := r.vol.Update(ctx, img); err != nil {
+		if err := r.fl.vol.Update(ctx, img); err != nil {
 			return err
 		}
-		r.prepared["ubi_reserved_bad_pebs"] = float64(r.ubi.ReservedBad)
-		r.prepared["ubi_total_pebs"] = float64(r.ubi.TotalPEBs)
-		r.prepared["ubi_volume_lebs"] = float64(r.vol.ReservedLEBs)
-		r.prepared["ubi_max_beb_per1024"] = float64(r.ubi.BEBPer1024)
-		if err := r.ubi.Detach(ctx); err != nil {
+		r.fl.prepared["ubi_reserved_bad_pebs"] = float64(r.fl.ubi.ReservedBad)
+		r.fl.prepared["ubi_total_pebs"] = float64(r.fl.ubi.TotalPEBs)
+		r.fl.prepared["ubi_volume_lebs"] = float64(r.fl.vol.ReservedLEBs)
+		r.fl.prepared["ubi_max_beb_per1024"] = float64(r.fl.ubi.BEBPer1024)
+		if err := r.fl.ubi.Detach(ctx); err != nil {
 			return err
 		}
-		r.ubi = nil
+		r.fl.ubi = nil
 	}
 	if fi, err := os.Stat(img); err == nil {
-		r.prepared["image_bytes"] = float64(fi.Size())
+		r.fl.prepared["image_bytes"] = float64(fi.Size())
 	}
-	r.prepared["prepare_s"] = time.Since(start).Seconds()
+	r.fl.prepared["prepare_s"] = time.Since(start).Seconds()
 	return r.rmmodLoaded(ctx)
 }
 
-// timed measures fn's wall and CPU time and the kernel memory it left taken.
-func (r *flashRep) timed(test, memTest string, logical uint64, fn func() error) ([]results.Measurement, error) {
+// flashTimed measures fn's wall and CPU time and the kernel memory it left taken.
+func (r *rep) flashTimed(test, memTest string, logical uint64, fn func() error) ([]results.Measurement, error) {
 	if err := measure.DropCaches(); err != nil {
 		return nil, err
 	}
@@ -355,7 +218,7 @@ func (r *flashRep) timed(test, memTest string, logical uint64, fn func() error) 
 	if err != nil {
 		return nil, err
 	}
-	span, err := r.meter.Start()
+	span, err := r.fl.meter.Start()
 	if err != nil {
 		return nil, err
 	}
@@ -385,10 +248,10 @@ func (r *flashRep) timed(test, memTest string, logical uint64, fn func() error) 
 	return ms, nil
 }
 
-// init loads the drivers and initialises the flash as a board's boot does: for UBI that is
+// feInit loads the drivers and initialises the flash as a board's boot does: for UBI that is
 // ubiattach, which scans every erase block's headers (the study's init_time included it).
-func (r *flashRep) init(ctx context.Context) ([]results.Measurement, error) {
-	ms, err := r.timed(InitTime, InitMem, 0, func() error {
+func (r *rep) feInit(ctx context.Context) ([]results.Measurement, error) {
+	ms, err := r.flashTimed(InitTime, InitMem, 0, func() error {
 		for _, m := range r.driverModules() {
 			if err := r.modprobe(ctx, m); err != nil {
 				return err
@@ -396,18 +259,18 @@ func (r *flashRep) init(ctx context.Context) ([]results.Measurement, error) {
 			if m != "ubi" {
 				continue
 			}
-			u, err := r.sim.Attach(ctx, 0, nand.BEBPer1024(r.env.Chip, r.part))
+			u, err := r.fl.sim.Attach(ctx, 0, nand.BEBPer1024(r.env.Flash.Chip, r.fl.part))
 			if err != nil {
 				return err
 			}
-			r.ubi = u
-			r.vol = u.OpenVolume(0, "fsbench")
+			r.fl.ubi = u
+			r.fl.vol = u.OpenVolume(0, "fsbench")
 			if r.k.ReadOnly {
-				dev, err := r.vol.CreateBlock(ctx)
+				dev, err := r.fl.vol.CreateBlock(ctx)
 				if err != nil {
 					return err
 				}
-				r.block = dev
+				r.fl.block = dev
 			}
 		}
 		return nil
@@ -415,9 +278,9 @@ func (r *flashRep) init(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms[0].Extra = r.prepared
+	ms[0].Extra = r.fl.prepared
 	ms[0].Note = "modprobe " + strings.Join(r.driverModules(), ", ")
-	if r.ubi != nil {
+	if r.fl.ubi != nil {
 		ms[0].Note += " and ubiattach"
 	}
 	return ms, nil
@@ -425,20 +288,20 @@ func (r *flashRep) init(ctx context.Context) ([]results.Measurement, error) {
 
 // source is what mount(2) is given: the MTD device for jffs2, the UBI volume for ubifs, the
 // ubiblock device for squashfs.
-func (r *flashRep) source() string {
+func (r *rep) source() string {
 	switch {
 	case r.k.Name == "jffs2":
-		return fmt.Sprintf("mtd%d", r.sim.MTD)
-	case r.block != "":
-		return r.block
+		return fmt.Sprintf("mtd%d", r.fl.sim.MTD)
+	case r.fl.block != "":
+		return r.fl.block
 	default:
-		return r.vol.MountSource()
+		return r.fl.vol.MountSource()
 	}
 }
 
-func (r *flashRep) mount(ctx context.Context) ([]results.Measurement, error) {
+func (r *rep) feMount(ctx context.Context) ([]results.Measurement, error) {
 	src := r.source()
-	ms, err := r.timed(MountTime, MountMem, 0, func() error {
+	ms, err := r.flashTimed(MountTime, MountMem, 0, func() error {
 		return fs.Mount(ctx, r.k, src, r.env.Mountpoint, r.v.MountOptions)
 	})
 	if err != nil {
@@ -449,14 +312,14 @@ func (r *flashRep) mount(ctx context.Context) ([]results.Measurement, error) {
 	return ms, nil
 }
 
-func (r *flashRep) usedSpace(ctx context.Context) ([]results.Measurement, error) {
+func (r *rep) feUsedSpace(ctx context.Context) ([]results.Measurement, error) {
 	m, err := usedSpaceOf(r.env.Mountpoint, r.env.Dataset.Bytes)
 	return []results.Measurement{m}, err
 }
 
-func (r *flashRep) read(ctx context.Context) ([]results.Measurement, error) {
+func (r *rep) feRead(ctx context.Context) ([]results.Measurement, error) {
 	var st dataset.ReadStats
-	ms, err := r.timed(ReadTime, "", 0, func() error {
+	ms, err := r.flashTimed(ReadTime, "", 0, func() error {
 		var err error
 		st, err = dataset.ReadTree(ctx, r.env.Mountpoint)
 		return err
@@ -471,12 +334,8 @@ func (r *flashRep) read(ctx context.Context) ([]results.Measurement, error) {
 	return ms, nil
 }
 
-func (r *flashRep) syncfs() error {
-	return syncfsDir(r.env.Mountpoint)
-}
-
 // removeAll removes everything in the mounted filesystem.
-func (r *flashRep) removeAll(ctx context.Context) error {
+func (r *rep) removeAll(ctx context.Context) error {
 	entries, err := os.ReadDir(r.env.Mountpoint)
 	if err != nil {
 		return err
@@ -492,13 +351,13 @@ func (r *flashRep) removeAll(ctx context.Context) error {
 	return r.syncfs()
 }
 
-func (r *flashRep) remove(ctx context.Context) ([]results.Measurement, error) {
-	return r.timed(RemoveTime, "", 0, func() error { return r.removeAll(ctx) })
+func (r *rep) feRemove(ctx context.Context) ([]results.Measurement, error) {
+	return r.flashTimed(RemoveTime, "", 0, func() error { return r.removeAll(ctx) })
 }
 
-func (r *flashRep) write(ctx context.Context) ([]results.Measurement, error) {
+func (r *rep) feWrite(ctx context.Context) ([]results.Measurement, error) {
 	opts := dataset.CopyOptions{NoSymlinks: !r.k.Symlinks, NoModes: r.k.NoModes, ReadWrite: true}
-	return r.timed(WriteTime, "", r.env.Dataset.Bytes, func() error {
+	return r.flashTimed(WriteTime, "", r.env.Dataset.Bytes, func() error {
 		if _, err := dataset.CopyTree(ctx, r.env.Source, filepath.Join(r.env.Mountpoint, "copy-1"), opts); err != nil {
 			return fmt.Errorf("copying the dataset: %w", err)
 		}
@@ -506,11 +365,11 @@ func (r *flashRep) write(ctx context.Context) ([]results.Measurement, error) {
 	})
 }
 
-func (r *flashRep) videoWrite(ctx context.Context) ([]results.Measurement, error) {
+func (r *rep) feVideoWrite(ctx context.Context) ([]results.Measurement, error) {
 	if err := r.removeAll(ctx); err != nil {
 		return nil, fmt.Errorf("emptying the filesystem before the video: %w", err)
 	}
-	return r.timed(VideoWriteTime, "", r.env.VideoBytes, func() error {
+	return r.flashTimed(VideoWriteTime, "", r.env.VideoBytes, func() error {
 		if err := copyFile(ctx, r.env.Video, filepath.Join(r.env.Mountpoint, "video-1.bin")); err != nil {
 			return err
 		}
@@ -518,9 +377,9 @@ func (r *flashRep) videoWrite(ctx context.Context) ([]results.Measurement, error
 	})
 }
 
-// teardown unmounts, removes the block device, detaches UBI, unloads the modules this
+// teardownFlash unmounts, removes the block device, detaches UBI, unloads the modules this
 // repetition loaded and removes the chip, reporting every step that failed.
-func (r *flashRep) teardown(ctx context.Context) error {
+func (r *rep) teardownFlash(ctx context.Context) error {
 	var errs []error
 	if r.mounted {
 		if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
@@ -529,26 +388,26 @@ func (r *flashRep) teardown(ctx context.Context) error {
 			r.mounted = false
 		}
 	}
-	if r.block != "" {
-		if err := r.vol.RemoveBlock(ctx); err != nil {
+	if r.fl.block != "" {
+		if err := r.fl.vol.RemoveBlock(ctx); err != nil {
 			errs = append(errs, err)
 		}
-		r.block = ""
+		r.fl.block = ""
 	}
-	if r.ubi != nil {
-		if err := r.ubi.Detach(ctx); err != nil {
+	if r.fl.ubi != nil {
+		if err := r.fl.ubi.Detach(ctx); err != nil {
 			errs = append(errs, err)
 		}
-		r.ubi = nil
+		r.fl.ubi = nil
 	}
 	if err := r.rmmodLoaded(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if r.sim != nil && len(errs) == 0 {
-		if err := r.sim.Unload(ctx); err != nil {
+	if r.fl.sim != nil && len(errs) == 0 {
+		if err := r.fl.sim.Unload(ctx); err != nil {
 			errs = append(errs, err)
 		}
-		r.sim = nil
+		r.fl.sim = nil
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("cleaning up the simulated NAND: %w", errors.Join(errs...))

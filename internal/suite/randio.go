@@ -27,19 +27,6 @@ const (
 	randioDirName = "randio"
 )
 
-// RandParams are the sizes of the randio tests.
-type RandParams struct {
-	FileSize  uint64        // bytes of the test file (capped to 40 % of the free space)
-	SeqBlock  uint64        // bytes per sequential write (512 KiB)
-	RandBlock uint64        // bytes per random request (4 KiB)
-	Runtime   time.Duration // how long each random test runs
-	MaxOps    int           // stop a random test after this many requests even before Runtime
-	Seed      uint64
-}
-
-// Randio holds the randio suite's parameters (a package-level default, like Bonnie).
-var Randio = RandParams{FileSize: 256 << 20, SeqBlock: 512 << 10, RandBlock: 4 << 10, Runtime: 10 * time.Second, MaxOps: 1 << 20, Seed: 1}
-
 // AppClass is an SD Association application performance class (SD 5.1 / 6.0): minimum sequential write
 // and 4 KiB random IOPS.
 type AppClass struct {
@@ -261,10 +248,10 @@ func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	size, note := Randio.FileSize, ""
+	size, note := r.env.Params.Randio.FileSize, ""
 	if limit := avail / 10 * 4; size > limit {
-		size = limit / Randio.SeqBlock * Randio.SeqBlock
-		note = fmt.Sprintf("file of %d MiB instead of %d MiB to fit on the device", size>>20, Randio.FileSize>>20)
+		size = limit / r.env.Params.Randio.SeqBlock * r.env.Params.Randio.SeqBlock
+		note = fmt.Sprintf("file of %d MiB instead of %d MiB to fit on the device", size>>20, r.env.Params.Randio.FileSize>>20)
 	}
 	if err := os.Mkdir(filepath.Join(r.env.Mountpoint, randioDirName), 0o755); err != nil {
 		return nil, err
@@ -273,7 +260,7 @@ func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
 	var dnote string
 	m, err := r.timed(RandSeqWrite, size, func() error {
 		var err error
-		p, dnote, err = seqWriteDirect(ctx, osOps{}, r.randFile(), size, Randio.SeqBlock)
+		p, dnote, err = seqWriteDirect(ctx, osOps{}, r.randFile(), size, r.env.Params.Randio.SeqBlock)
 		return err
 	})
 	if err != nil {
@@ -281,7 +268,7 @@ func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
 	}
 	m = rate(m, p, float64(p.bytes)/1e6, UnitMBps, note, dnote)
 	classify(&m, RandSeqWrite)
-	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(Randio.SeqBlock)
+	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.env.Params.Randio.SeqBlock)
 	return []results.Measurement{m}, nil
 }
 
@@ -313,7 +300,7 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	var dnote string
 	m, err := r.timed(test, 0, func() error {
 		var err error
-		p, dnote, err = randomIO(ctx, osOps{}, r.randFile(), size, Randio.RandBlock, write, Randio.Runtime, Randio.MaxOps, Randio.Seed)
+		p, dnote, err = randomIO(ctx, osOps{}, r.randFile(), size, r.env.Params.Randio.RandBlock, write, r.env.Params.Randio.Runtime.Duration, r.env.Params.Randio.MaxOps, r.env.Params.Randio.Seed)
 		return err
 	})
 	if err != nil {
@@ -325,7 +312,7 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	}
 	m = rate(m, p, float64(p.ops), UnitIOPS, dnote)
 	classify(&m, test)
-	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(Randio.RandBlock)
+	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.env.Params.Randio.RandBlock)
 	return []results.Measurement{m}, nil
 }
 

@@ -47,19 +47,19 @@ func TestReferenceBench(t *testing.T) {
 			t.Skipf("%s not installed (apt-get install bonnie++ fio)", tool)
 		}
 	}
-	defer func(b BonnieParams, r RandParams) { Bonnie, Randio = b, r }(Bonnie, Randio)
-	Bonnie.FileSize = refFileSize
-	Bonnie.Files = refFiles * 1024 // enough that stat and delete take over 0.5 s
-	Randio.FileSize, Randio.Runtime = 256<<20, 10*time.Second
 	const size = 4 << 30 // room for the file, and inodes for the files (ext4: one per 16 KiB)
 
 	env, done := mounted(t, size, "bonnie,randio")
 	defer done()
+	env.Params.Bonnie.FileSize = refFileSize
+	env.Params.Bonnie.Files = refFiles * 1024 // enough that stat and delete take over 0.5 s
+	env.Params.Randio.FileSize, env.Params.Randio.Runtime = 256<<20, plan.Duration{Duration: 10 * time.Second}
+	Bonnie := env.Params.Bonnie
 	defer memLimit(t, refMemLimit)()
 	k, _ := fs.Lookup("ext4")
 	ours := map[string]results.Measurement{}
 	v := plan.Variant{Name: "ext4", FS: "ext4"}
-	if err := RunRepetition(context.Background(), env, v, k, 1, false, func(m results.Measurement) error { ours[m.Test] = m; return nil }); err != nil {
+	if err := RunRepetition(context.Background(), env, Job{Variant: v, Kind: k}, 1, false, func(m results.Measurement) error { ours[m.Test] = m; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// The references, on the same filesystem made afresh.

@@ -4,33 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
+	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/trace"
 )
 
-// Env is what a repetition works with. Everything in it was made or named by the caller.
+// Env is what the repetitions of a run work with. Everything in it was made or named by the
+// caller. The filesystem lives either on a block device (Device) or on raw flash (Flash).
 type Env struct {
 	Device     string // block device path, e.g. /dev/loop3
 	DeviceName string // its name in /sys/block, e.g. loop3
 	Sysfs      string // normally /sys
+	// Flash is the simulated NAND chip of the free-electrons suite; nil on a block device.
+	Flash      *FlashChip
 	Mountpoint string // empty directory the filesystem is mounted on
-	WorkDir    string // scratch space for read-only images (not on the device)
+	WorkDir    string // scratch space for images (not on the device)
 	Source     string // the dataset tree, in RAM (tmpfs)
 	Video      string // the incompressible file, in RAM (tmpfs)
 	Dataset    dataset.Stats
@@ -38,10 +33,12 @@ type Env struct {
 	// VideoCopies is the number of copies video_write makes (Bootlin: 5).
 	VideoCopies int
 	VideoBytes  uint64
-	Timeout     time.Duration // per test
-	Selection   Selection
-	Run         fs.Runner
-	System      fs.System
+	// Params are the sizes of the bonnie, smallfiles and randio tests.
+	Params    plan.SuiteParams
+	Timeout   time.Duration // per test
+	Selection Selection
+	Run       fs.Runner
+	System    fs.System
 	// Log receives one line per finished test; may be nil.
 	Log func(format string, args ...any)
 	// OnTest is called before each test starts (for a progress display); may be nil.
@@ -50,6 +47,20 @@ type Env struct {
 	Card func() (flash.Counters, error)
 	// Tracing, when set, captures each timed test's block requests from tracefs.
 	Tracing *Tracing
+}
+
+// FlashChip is the simulated NAND chip a raw-flash repetition loads afresh.
+type FlashChip struct {
+	Chip    nand.Chip
+	Timings nand.Timings
+}
+
+// Job is one variant as a repetition makes it: on raw flash, with its partition's size.
+type Job struct {
+	Variant plan.Variant
+	Kind    fs.Kind
+	// PartitionBytes is the MTD partition on raw flash; 0 on a block device.
+	PartitionBytes uint64
 }
 
 // Tracing says how block requests are captured and replayed.
@@ -73,7 +84,7 @@ type Tracing struct {
 type Emit func(results.Measurement) error
 
 // recorder stamps a repetition's measurements with its variant and number, logs them and
-// emits them; block and raw-flash repetitions share it.
+// emits them.
 type recorder struct {
 	variant string
 	n       int
@@ -97,73 +108,68 @@ type rep struct {
 	env     *Env
 	v       plan.Variant
 	k       fs.Kind
-	meter   *measure.Meter
 	mounted bool
 	failed  string // the first test that failed; later tests are not run
-	// models are the flash models the traces of this repetition are replayed through.
+	// On a block device: the span meter, and the flash models the traces of this repetition
+	// are replayed through.
+	meter  *measure.Meter
 	models map[string]*flash.Model
+	// On raw flash: the chip and what the repetition loaded on it.
+	fl *flashState
 }
 
-// RunRepetition makes the filesystem of variant v (kind k) on the device and runs the selected
-// tests in order, emitting a measurement for every recorded test: its figures, or why it failed
-// or did not run. It returns an error only when ctx was cancelled or emit failed; a test's own
-// failure is recorded and the remaining tests of this repetition are recorded as not run,
-// because they would measure a filesystem in an unknown state.
-func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n int, warmup bool, emit Emit) (err error) {
-	r := &rep{recorder: recorder{variant: v.Name, n: n, warmup: warmup, emit: emit, log: env.Log}, ctx: ctx, env: env, v: v, k: k,
-		meter: measure.NewMeter(env.Sysfs, env.DeviceName)}
-	if tr := env.Tracing; tr != nil {
-		r.models = map[string]*flash.Model{}
-		for _, p := range tr.Profiles {
-			m, err := flash.NewModel(p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize))
-			if err != nil {
-				return fmt.Errorf("flash model %s: %w", p.Name, err)
-			}
-			r.models[p.Name] = m
-		}
-	}
+// RunRepetition makes the filesystem of job's variant (on the block device, or on a fresh
+// simulated NAND chip with the dataset stored on it) and runs the selected tests in order,
+// emitting a measurement for every recorded test: its figures, or why it failed or did not
+// run. It returns an error only when ctx was cancelled or emit failed; a test's own failure is
+// recorded and the remaining tests of this repetition are recorded as not run, because they
+// would measure a filesystem in an unknown state. Whatever the repetition mounted or loaded is
+// undone before it returns, also when ctx was cancelled.
+func RunRepetition(ctx context.Context, env *Env, job Job, n int, warmup bool, emit Emit) (err error) {
+	r := &rep{recorder: recorder{variant: job.Variant.Name, n: n, warmup: warmup, emit: emit, log: env.Log},
+		ctx: ctx, env: env, v: job.Variant, k: job.Kind}
 	defer func() {
-		// Unmount even when cancelled: a fresh context, since ctx may be done already.
-		if r.mounted {
-			uctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if uerr := fs.Unmount(uctx, k, env.Mountpoint); uerr != nil && err == nil {
-				err = fmt.Errorf("unmounting %s: %w", env.Mountpoint, uerr)
-			}
-			r.mounted = false
+		// A fresh context: ctx may be done (Ctrl-C), and the filesystem must go anyway.
+		tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if terr := r.teardown(tctx); terr != nil && err == nil {
+			err = terr
 		}
 	}()
-	for _, s := range env.Selection.Order {
-		if s.run == nil {
-			continue // produced by another test's step
+	if perr := r.setup(ctx, job); perr != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if !env.Selection.Run[s.Name] {
-			continue
+		// The filesystem could not be made: every test of this repetition is not run, and
+		// the first one carries the error.
+		return r.failAll(perr)
+	}
+	sel := env.Selection
+	for _, s := range sel.Order {
+		if s.run == nil || !sel.Run[s.Name] {
+			continue // produced by another test's step, or not selected
+		}
+		if s.Flash != (env.Flash != nil) {
+			return fmt.Errorf("%s: a raw-flash test cannot run on a block device, nor the other way round (a bug in the suite selection)", s.Name)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		record := env.Selection.Record[s.Name]
 		if env.OnTest != nil {
 			env.OnTest(s.Name)
 		}
-		if r.failed != "" {
-			if record {
-				if err := r.put(results.Measurement{Test: s.Name, Status: results.NotRun, Note: r.failed + " failed in this repetition"}); err != nil {
-					return err
-				}
+		switch {
+		case r.failed != "":
+			if err := r.putAll(s, results.Measurement{Status: results.NotRun, Note: r.failed + " failed in this repetition"}); err != nil {
+				return err
 			}
 			continue
-		}
-		if k.ReadOnly && !s.ReadOnly {
-			if record {
-				if err := r.put(results.Measurement{Test: s.Name, Status: results.NA, Note: "read-only filesystem"}); err != nil {
-					return err
-				}
+		case r.k.ReadOnly && !s.ReadOnly:
+			if err := r.putAll(s, results.Measurement{Status: results.NA, Note: "read-only filesystem"}); err != nil {
+				return err
 			}
 			continue
-		}
-		if s.Name != Mkfs && s.Name != ModuleLoad && s.Name != Mount && !r.mounted {
+		case !s.Setup && !r.mounted:
 			// Never let a test write into the bare mount point, which is on the host's disk.
 			return fmt.Errorf("%s: the filesystem is not mounted on %s (a bug in the order of tests)", s.Name, env.Mountpoint)
 		}
@@ -177,26 +183,97 @@ func RunRepetition(ctx context.Context, env *Env, v plan.Variant, k fs.Kind, n i
 			if errors.Is(serr, context.DeadlineExceeded) {
 				serr = fmt.Errorf("timed out after %v (raise timeout in the config or with --timeout): %w", env.Timeout, serr)
 			}
-			if hint := fullHint(k, serr); hint != "" {
+			if hint := fullHint(r.k, serr); hint != "" {
 				serr = fmt.Errorf("%w; %s", serr, hint)
 			}
 			r.failed = s.Name
-			ms = []results.Measurement{{Test: s.Name, Status: results.Failed, Error: serr.Error()}}
-			// The step may have produced figures for a second test (mount_mem with mount);
-			// those are not run either.
-			if s.Name == Mount && env.Selection.Record[MountMem] {
-				ms = append(ms, results.Measurement{Test: MountMem, Status: results.NotRun, Note: "mount failed in this repetition"})
+			if err := r.putAll(s, results.Measurement{Status: results.Failed, Error: serr.Error()}); err != nil {
+				return err
 			}
+			continue
 		}
 		for _, m := range ms {
-			if !env.Selection.Record[m.Test] {
-				continue
-			}
-			if err := r.put(m); err != nil {
-				return err
+			if sel.Record[m.Test] {
+				if err := r.put(m); err != nil {
+					return err
+				}
 			}
 		}
 	}
+	return nil
+}
+
+// putAll records m for test s and for the tests s produces (mount_mem with mount), each if
+// selected; when s failed, what it would have produced is recorded as not run.
+func (r *rep) putAll(s Test, m results.Measurement) error {
+	for i, name := range append([]string{s.Name}, s.Produces...) {
+		if !r.env.Selection.Record[name] {
+			continue
+		}
+		mm := m
+		mm.Test = name
+		if i > 0 && m.Status == results.Failed {
+			mm = results.Measurement{Test: name, Status: results.NotRun, Note: s.Name + " failed in this repetition"}
+		}
+		if err := r.put(mm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failAll records a failure to make the filesystem before any test: the first recorded test
+// gets the error, the rest are not run.
+func (r *rep) failAll(perr error) error {
+	first := true
+	for _, t := range r.env.Selection.Order {
+		if !r.env.Selection.Record[t.Name] {
+			continue
+		}
+		m := results.Measurement{Test: t.Name, Status: results.NotRun, Note: "the filesystem could not be prepared"}
+		if first {
+			m = results.Measurement{Test: t.Name, Status: results.Failed, Error: perr.Error()}
+			first = false
+		}
+		if err := r.put(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setup readies the repetition: on a block device, the span meter and the flash models the
+// traces are replayed through; on raw flash, a fresh chip with the dataset stored on it.
+func (r *rep) setup(ctx context.Context, job Job) error {
+	if r.env.Flash != nil {
+		return r.prepareFlash(ctx, job.PartitionBytes)
+	}
+	r.meter = measure.NewMeter(r.env.Sysfs, r.env.DeviceName)
+	if tr := r.env.Tracing; tr != nil {
+		r.models = map[string]*flash.Model{}
+		for _, p := range tr.Profiles {
+			m, err := flash.NewModel(p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize))
+			if err != nil {
+				return fmt.Errorf("flash model %s: %w", p.Name, err)
+			}
+			r.models[p.Name] = m
+		}
+	}
+	return nil
+}
+
+// teardown unmounts what the repetition mounted and, on raw flash, unloads the chip.
+func (r *rep) teardown(ctx context.Context) error {
+	if r.fl != nil {
+		return r.teardownFlash(ctx)
+	}
+	if !r.mounted {
+		return nil
+	}
+	if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
+		return fmt.Errorf("unmounting %s: %w", r.env.Mountpoint, err)
+	}
+	r.mounted = false
 	return nil
 }
 
@@ -225,498 +302,4 @@ func describe(m results.Measurement) string {
 		}
 	}
 	return s
-}
-
-// timed runs fn inside a measurement span and fills the figures of a seconds-valued test.
-func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measurement, error) {
-	// Nesting, outermost first: the block trace, the simulated card's counters, the span. The
-	// capture starts before the span and stops after it, so that setting up the trace instance
-	// is not in the measured time; the card's window lies inside the trace's, so that the trace
-	// contains every request the card counted.
-	var capt *trace.Capture
-	var traceErr error
-	if r.env.Tracing != nil {
-		capt, traceErr = trace.Start(r.env.DeviceName)
-	}
-	stopTrace := func() (*trace.Trace, error) {
-		if capt == nil {
-			return nil, traceErr
-		}
-		c := capt
-		capt = nil
-		return c.Stop()
-	}
-	defer stopTrace() // on the error paths
-	var card0 flash.Counters
-	if r.env.Card != nil {
-		var err error
-		if card0, err = r.env.Card(); err != nil {
-			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
-		}
-	}
-	span, err := r.meter.Start()
-	if err != nil {
-		return results.Measurement{}, err
-	}
-	if err := fn(); err != nil {
-		return results.Measurement{}, err
-	}
-	smp, err := span.Stop()
-	if err != nil {
-		return results.Measurement{}, err
-	}
-	var flashIO *results.FlashIO
-	if r.env.Card != nil {
-		card1, err := r.env.Card()
-		if err != nil {
-			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
-		}
-		flashIO = results.FromFlash(card1.Sub(card0))
-	}
-	var traceInfo *results.TraceInfo
-	if r.env.Tracing != nil {
-		t, err := stopTrace()
-		traceInfo = r.traceInfo(test, t, err)
-	}
-	wall := smp.Wall.Seconds()
-	m := results.Measurement{
-		Test: test, Status: results.OK, Value: results.Float(wall), Unit: "s",
-		WallSeconds: wall, UserSeconds: smp.User.Seconds(), SysSeconds: smp.Sys.Seconds(),
-		Device: results.FromStat(smp.Dev), LogicalBytes: logical, Flash: flashIO, Trace: traceInfo,
-	}
-	if logical > 0 && wall > 0 {
-		m.MBps = float64(logical) / 1e6 / wall
-	}
-	return m, nil
-}
-
-// traceInfo summarises a test's trace, keeps its file when asked, and replays it through every
-// profile's model. A trace that failed is recorded as such; the test itself stands.
-func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceInfo {
-	tr := r.env.Tracing
-	if t == nil {
-		return &results.TraceInfo{Error: fmt.Sprint(err)}
-	}
-	info := &results.TraceInfo{Summary: trace.Summarize(t, uint64(tr.Align.PageSize), uint64(tr.Align.AUSize))}
-	if err != nil {
-		info.Error = err.Error()
-	}
-	if tr.KeepDir != "" {
-		name := fmt.Sprintf("%s.rep%d.%s.fsbtrace", strings.ReplaceAll(r.v.Name, "/", "_"), r.n, test)
-		path := filepath.Join(tr.KeepDir, name)
-		if werr := writeTrace(path, t); werr != nil {
-			info.Error = werr.Error()
-		} else if tr.Rel != nil {
-			info.File = tr.Rel(path)
-		}
-	}
-	reqs := trace.Requests(t)
-	info.Replay = map[string]results.Replay{}
-	for _, p := range tr.Profiles {
-		m := r.models[p.Name]
-		before := m.Counters()
-		var rerr error
-		for _, q := range reqs {
-			if _, rerr = m.Do(q); rerr != nil {
-				break
-			}
-		}
-		if rerr != nil {
-			info.Error = fmt.Sprintf("replay through %s: %v", p.Name, rerr)
-			continue
-		}
-		d := m.Counters().Sub(before)
-		rp := results.Replay{Flash: results.FromFlash(d)}
-		if d.HostBytesWritten > 0 {
-			// +Inf (nothing programmed yet: still buffered in the card) is not a JSON number.
-			if y, _ := trace.Lifetime(d, p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), 1); !math.IsInf(y, 0) {
-				rp.LifetimeYears = y
-			}
-		}
-		info.Replay[p.Name] = rp
-	}
-	return info
-}
-
-func writeTrace(path string, t *trace.Trace) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := t.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
-}
-
-func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.discardDevice(); err != nil {
-		return nil, err
-	}
-	if r.k.ReadOnly {
-		return r.buildImage(ctx)
-	}
-	m, err := r.timed(Mkfs, 0, func() error {
-		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, r.v.MkfsArgs)
-	})
-	return []results.Measurement{m}, err
-}
-
-// discardDevice empties the whole device before mkfs so that every variant starts from the
-// same state: on a loop device this punches holes in the image, on a card it tells the FTL
-// that every block is free. Not measured: it is preparation, not the filesystem's work.
-func (r *rep) discardDevice() error {
-	f, err := os.OpenFile(r.env.Device, os.O_RDWR|unix.O_EXCL, 0)
-	if err != nil {
-		return fmt.Errorf("opening %s to discard it: %w", r.env.Device, err)
-	}
-	defer f.Close()
-	size, err := blockdev.SizeBytes(f)
-	if err != nil {
-		return err
-	}
-	if err := blockdev.Discard(f, 0, size); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
-		return fmt.Errorf("discarding %s before mkfs: %w", r.env.Device, err)
-	}
-	return nil
-}
-
-func (r *rep) buildImage(ctx context.Context) ([]results.Measurement, error) {
-	img := filepath.Join(r.env.WorkDir, r.k.Name+".img")
-	defer os.Remove(img)
-	m, err := r.timed(Mkfs, 0, func() error {
-		return fs.BuildImage(ctx, r.env.Run, r.k, r.env.Source, img, r.v.MkfsArgs)
-	})
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(img)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	if err := writeImage(ctx, img, r.env.Device); err != nil {
-		return nil, err
-	}
-	m.Note = "image build time"
-	m.Extra = map[string]float64{"image_bytes": float64(fi.Size()), "image_write_s": time.Since(start).Seconds()}
-	return []results.Measurement{m}, nil
-}
-
-// writeImage copies a built image onto the device and makes it durable.
-func writeImage(ctx context.Context, img, dev string) error {
-	in, err := os.Open(img)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dev, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("opening %s: %w", dev, err)
-	}
-	defer out.Close()
-	if err := copyChunks(ctx, out, in); err != nil {
-		return fmt.Errorf("writing the image to %s: %w", dev, err)
-	}
-	if err := out.Sync(); err != nil {
-		return fmt.Errorf("flushing %s: %w", dev, err)
-	}
-	return nil
-}
-
-func (r *rep) moduleLoad(ctx context.Context) ([]results.Measurement, error) {
-	st := fs.LoadModule(ctx, r.env.Run, r.env.System, r.k)
-	switch st.State {
-	case "loaded":
-		m := results.Measurement{Test: ModuleLoad, Status: results.OK, Value: results.Float(st.Duration.Seconds()), Unit: "s",
-			WallSeconds: st.Duration.Seconds(), Note: "modprobe " + st.Module}
-		if st.SizeBytes > 0 {
-			m.Extra = map[string]float64{"module_bytes": float64(st.SizeBytes)}
-		}
-		return []results.Measurement{m}, nil
-	case "unavailable":
-		return nil, fmt.Errorf("loading module %s: %s", st.Module, st.Error)
-	default:
-		m := results.Measurement{Test: ModuleLoad, Status: results.NA, Note: st.State}
-		if st.SizeBytes > 0 {
-			m.Extra = map[string]float64{"module_bytes": float64(st.SizeBytes)}
-		}
-		return []results.Measurement{m}, nil
-	}
-}
-
-// mount is the cold mount: everything written back and every cache dropped first, so the
-// superblock, journal replay check and metadata reads all reach the device.
-func (r *rep) mount(ctx context.Context) ([]results.Measurement, error) {
-	if err := measure.DropCaches(); err != nil {
-		return nil, err
-	}
-	before, err := measure.ReadMeminfo()
-	if err != nil {
-		return nil, err
-	}
-	m, err := r.timed(Mount, 0, func() error {
-		return fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
-	})
-	if err != nil {
-		return nil, err
-	}
-	r.mounted = true
-	after, err := measure.ReadMeminfo()
-	if err != nil {
-		return nil, err
-	}
-	// The difference can be negative when the kernel frees memory elsewhere meanwhile; it is
-	// recorded as measured (a float), not clamped, so that the noise stays visible.
-	delta := float64(after.KernelMemory()) - float64(before.KernelMemory())
-	mem := results.Measurement{Test: MountMem, Status: results.OK, Value: results.Float(delta), Unit: "bytes"}
-	return []results.Measurement{m, mem}, nil
-}
-
-// remount unmounts, drops caches and mounts again (not measured), so that the next read is cold.
-func (r *rep) remount(ctx context.Context) error {
-	if r.mounted {
-		if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
-			return err
-		}
-		r.mounted = false
-	}
-	if err := measure.DropCaches(); err != nil {
-		return err
-	}
-	if err := fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions); err != nil {
-		return err
-	}
-	r.mounted = true
-	return nil
-}
-
-func (r *rep) copyName(i int) string {
-	return filepath.Join(r.env.Mountpoint, fmt.Sprintf("copy-%d", i))
-}
-
-// copyOpts: every copy really reads and writes its data. Within xfs or btrfs,
-// copy_file_range would make a reflink and read_remove_write would measure a clone (seen: 3 %
-// of the bytes reached the device).
-func (r *rep) copyOpts() dataset.CopyOptions {
-	return dataset.CopyOptions{NoSymlinks: !r.k.Symlinks, NoModes: r.k.NoModes, ReadWrite: true}
-}
-
-// syncfs makes the filesystem's dirty data durable. It is inside the timed part of every
-// write test: without it, a write test measures only how fast the page cache fills.
-// fullHint explains an out-of-space failure on nilfs2, which is log-structured: the space of
-// removed files comes back only when nilfs_cleanerd cleans their segments, never before its
-// protection period (protection_period, 3600 s in Debian's /etc/nilfs_cleanerd.conf) and then
-// a few segments per pass (nsegments_per_clean 2 every cleaning_interval 5 s). A test that
-// removes and rewrites within seconds runs out of space on a device that would hold the data
-// (measured in a guest at 512 MiB: read_remove_write failed with the default and with pp=0).
-func fullHint(k fs.Kind, err error) string {
-	if k.Name != "nilfs2" || !errors.Is(err, unix.ENOSPC) {
-		return ""
-	}
-	return "nilfs2 frees removed files only when nilfs_cleanerd cleans their segments: not before its protection period (protection_period, 3600 s by default; mount option pp=) and then a few segments every few seconds, so the removed copies still took space"
-}
-
-func (r *rep) syncfs() error { return syncfsDir(r.env.Mountpoint) }
-
-// syncfsDir makes the dirty data of the filesystem mounted on dir durable.
-func syncfsDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", dir, err)
-	}
-	return nil
-}
-
-func (r *rep) write(ctx context.Context) ([]results.Measurement, error) {
-	logical := uint64(r.env.Copies) * r.env.Dataset.Bytes
-	m, err := r.timed(Write, logical, func() error {
-		for i := 1; i <= r.env.Copies; i++ {
-			if _, err := dataset.CopyTree(ctx, r.env.Source, r.copyName(i), r.copyOpts()); err != nil {
-				return fmt.Errorf("copy %d of the dataset: %w", i, err)
-			}
-		}
-		return r.syncfs()
-	})
-	blockAmplification(&m)
-	if err == nil && !r.k.Symlinks && r.env.Dataset.Symlinks > 0 {
-		m.Note = fmt.Sprintf("%s has no symlinks: %d skipped per copy", r.k.Name, r.env.Dataset.Symlinks)
-	}
-	return []results.Measurement{m}, err
-}
-
-func (r *rep) usedSpace(ctx context.Context) ([]results.Measurement, error) {
-	copies := r.env.Copies
-	if r.k.ReadOnly {
-		copies = 1
-	}
-	m, err := usedSpaceOf(r.env.Mountpoint, uint64(copies)*r.env.Dataset.Bytes)
-	return []results.Measurement{m}, err
-}
-
-// usedSpaceOf is the used_space measurement of the filesystem mounted on dir, which holds
-// logical bytes of files: statfs as df shows it, and the ratio to what was stored.
-func usedSpaceOf(dir string, logical uint64) (results.Measurement, error) {
-	u, err := fs.StatUsage(dir)
-	if err != nil {
-		return results.Measurement{}, err
-	}
-	m := results.Measurement{Test: UsedSpace, Status: results.OK, Value: results.Float(float64(u.UsedBytes)), Unit: "bytes",
-		LogicalBytes: logical,
-		Extra:        map[string]float64{"total_bytes": float64(u.TotalBytes), "avail_bytes": float64(u.AvailBytes)}}
-	if logical > 0 {
-		m.Extra["used_per_logical"] = float64(u.UsedBytes) / float64(logical)
-	}
-	return m, nil
-}
-
-func (r *rep) read(ctx context.Context) ([]results.Measurement, error) {
-	return r.coldRead(ctx, Read)
-}
-
-// coldRead unmounts, drops caches and mounts (not timed), then reads every byte of every file
-// in the filesystem and syncs (timed): the dataset copies for read, the video copies for
-// video_read, since remove ran in between.
-func (r *rep) coldRead(ctx context.Context, test string) ([]results.Measurement, error) {
-	if err := r.remount(ctx); err != nil {
-		return nil, err
-	}
-	var st dataset.ReadStats
-	m, err := r.timed(test, 0, func() error {
-		var err error
-		if st, err = dataset.ReadTree(ctx, r.env.Mountpoint); err != nil {
-			return err
-		}
-		// What reading dirtied (atime updates) reaches the device inside the measurement, so
-		// that a read's cost in writes (and wear) is seen, not deferred to a later test.
-		return r.syncfs()
-	})
-	if err != nil {
-		return nil, err
-	}
-	m.LogicalBytes = st.Bytes
-	if m.WallSeconds > 0 {
-		m.MBps = float64(st.Bytes) / 1e6 / m.WallSeconds
-	}
-	return []results.Measurement{m}, nil
-}
-
-func (r *rep) readRemoveWrite(ctx context.Context) ([]results.Measurement, error) {
-	n := r.env.Copies
-	logical := uint64(n) * r.env.Dataset.Bytes
-	m, err := r.timed(ReadRemoveWrite, logical, func() error {
-		for i := 1; i <= n; i++ {
-			if err := os.RemoveAll(r.copyName(i)); err != nil {
-				return fmt.Errorf("removing copy %d: %w", i, err)
-			}
-			if _, err := dataset.CopyTree(ctx, r.copyName(i+1), r.copyName(i+n), r.copyOpts()); err != nil {
-				return fmt.Errorf("copying copy %d to copy %d: %w", i+1, i+n, err)
-			}
-		}
-		return r.syncfs()
-	})
-	blockAmplification(&m)
-	return []results.Measurement{m}, err
-}
-
-func (r *rep) remove(ctx context.Context) ([]results.Measurement, error) {
-	m, err := r.timed(Remove, 0, func() error {
-		entries, err := os.ReadDir(r.env.Mountpoint)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if e.Name() == "lost+found" { // made by mke2fs; part of the empty filesystem
-				continue
-			}
-			if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {
-				return err
-			}
-		}
-		return r.syncfs()
-	})
-	return []results.Measurement{m}, err
-}
-
-func (r *rep) videoWrite(ctx context.Context) ([]results.Measurement, error) {
-	logical := uint64(r.env.VideoCopies) * r.env.VideoBytes
-	m, err := r.timed(VideoWrite, logical, func() error {
-		for i := 1; i <= r.env.VideoCopies; i++ {
-			if err := copyFile(ctx, r.env.Video, filepath.Join(r.env.Mountpoint, fmt.Sprintf("video-%d.bin", i))); err != nil {
-				return fmt.Errorf("video copy %d: %w", i, err)
-			}
-		}
-		return r.syncfs()
-	})
-	blockAmplification(&m)
-	return []results.Measurement{m}, err
-}
-
-func (r *rep) videoRead(ctx context.Context) ([]results.Measurement, error) {
-	return r.coldRead(ctx, VideoRead)
-}
-
-// blockAmplification records, for a test that wrote LogicalBytes through the filesystem, the
-// bytes the device received per byte written: journal, metadata and allocation policy all show
-// up in it.
-func blockAmplification(m *results.Measurement) {
-	if m.Status != results.OK || m.Device == nil || m.LogicalBytes == 0 {
-		return
-	}
-	if m.Extra == nil {
-		m.Extra = map[string]float64{}
-	}
-	m.Extra["block_amplification"] = float64(m.Device.WriteBytes) / float64(m.LogicalBytes)
-}
-
-// copyFile copies one large file, checking ctx between chunks.
-func copyFile(ctx context.Context, src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if err := copyChunks(ctx, out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	return out.Close()
-}
-
-// copyChunks copies r to w in 1 MiB chunks, checking ctx between them so that a timeout or
-// Ctrl-C stops a multi-gigabyte copy promptly.
-func copyChunks(ctx context.Context, w io.Writer, r io.Reader) error {
-	buf := make([]byte, 1<<20)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n, rerr := r.Read(buf)
-		if n > 0 {
-			if _, err := w.Write(buf[:n]); err != nil {
-				return err
-			}
-		}
-		if rerr == io.EOF {
-			return nil
-		}
-		if rerr != nil {
-			return rerr
-		}
-	}
 }

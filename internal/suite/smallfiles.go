@@ -17,18 +17,6 @@ const (
 	SmallDirsync = "smallfiles_dirsync" // the same, with the parent directory fsync'ed too
 )
 
-// SmallParams are the sizes of the smallfiles tests.
-type SmallParams struct {
-	Block     uint64 // bytes per write of the large file (dd bs=16k)
-	Blocks    int    // writes of the large file (dd count=10000)
-	Files     int    // small files (1000)
-	FileBytes uint64 // bytes per small file (160 KiB)
-}
-
-// Small holds the smallfiles suite's parameters (a package-level default, like Bonnie). The
-// counts are scaled down when they do not fit in 40 % of the free space.
-var Small = SmallParams{Block: 16 << 10, Blocks: 10000, Files: 1000, FileBytes: 160 << 10}
-
 func init() {
 	register("smallfiles",
 		Test{Name: SmallLarge, Unit: UnitMBps, run: (*rep).smallLarge, Doc: "one large file written in 16 KiB blocks (as dd bs=16k count=10000), syncfs timed; incompressible data where dd wrote zeros"},
@@ -135,19 +123,19 @@ func (r *rep) smallLarge(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	blocks, note := fitCount(Small.Blocks, Small.Block, avail, "blocks")
+	blocks, note := fitCount(r.env.Params.Smallfiles.Blocks, r.env.Params.Smallfiles.Block, avail, "blocks")
 	var p phase
-	logical := uint64(blocks) * Small.Block
+	logical := uint64(blocks) * r.env.Params.Smallfiles.Block
 	m, err := r.timed(SmallLarge, logical, func() error {
 		var err error
-		p, err = writeLarge(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "testing"), Small.Block, blocks)
+		p, err = writeLarge(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "testing"), r.env.Params.Smallfiles.Block, blocks)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	m = rate(m, p, float64(p.bytes)/1e6, UnitMBps, note)
-	m.Extra["block_bytes"], m.Extra["blocks"] = float64(Small.Block), float64(blocks)
+	m.Extra["block_bytes"], m.Extra["blocks"] = float64(r.env.Params.Smallfiles.Block), float64(blocks)
 	return []results.Measurement{m}, nil
 }
 
@@ -168,17 +156,17 @@ func (r *rep) smallFiles(ctx context.Context, test string, dirsync bool) ([]resu
 		return nil, err
 	}
 	// Each file also costs an inode and metadata blocks: count 4 KiB more per file.
-	n, note := fitCount(Small.Files, Small.FileBytes+4096, avail, "files")
+	n, note := fitCount(r.env.Params.Smallfiles.Files, r.env.Params.Smallfiles.FileBytes+4096, avail, "files")
 	var p phase
-	m, err := r.timed(test, uint64(n)*Small.FileBytes, func() error {
+	m, err := r.timed(test, uint64(n)*r.env.Params.Smallfiles.FileBytes, func() error {
 		var err error
-		p, err = writeSmall(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "small"), n, Small.FileBytes, dirsync)
+		p, err = writeSmall(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "small"), n, r.env.Params.Smallfiles.FileBytes, dirsync)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	m = rate(m, p, float64(p.ops), UnitFiles, note)
-	m.Extra["files"], m.Extra["file_bytes"] = float64(n), float64(Small.FileBytes)
+	m.Extra["files"], m.Extra["file_bytes"] = float64(n), float64(r.env.Params.Smallfiles.FileBytes)
 	return []results.Measurement{m}, nil
 }

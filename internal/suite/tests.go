@@ -22,12 +22,21 @@ type Test struct {
 	// Needs lists tests whose work must have happened first in the same repetition; they run
 	// (unrecorded) even when not selected.
 	Needs []string
+	// Always: the test sets up what every later test works on (mkfs and mount; on raw flash
+	// init_time, mount_time and used_space), so it runs whatever is selected.
+	Always bool
+	// Setup: the test runs before the filesystem is mounted (mkfs, module_load, mount,
+	// init_time, mount_time); every other test needs it mounted.
+	Setup bool
+	// Produces lists the tests whose figures this test's step measures too (mount gives
+	// mount_mem): they are recorded, or recorded as not run, with it.
+	Produces []string
+	// Flash: the test runs on raw flash (a simulated NAND chip), not on a block device.
+	Flash bool
 	Doc   string
-	// run performs the test in a repetition and returns its measurements (one step may
-	// produce several: mount gives mount_mem too). nil when another test's step produces it.
+	// run performs the test in a repetition and returns its measurements. nil when another
+	// test's step produces it (see Produces).
 	run func(r *rep, ctx context.Context) ([]results.Measurement, error)
-	// flash is run for a raw-flash suite's test (RunFlashRepetition) instead of run.
-	flash func(r *flashRep, ctx context.Context) ([]results.Measurement, error)
 }
 
 // Test names of the bootlin suite, in the order they run.
@@ -47,9 +56,9 @@ const (
 
 // setup are the tests every repetition of every suite begins with: a fresh filesystem, mounted.
 var setup = []Test{
-	{Name: Mkfs, Unit: "s", ReadOnly: true, run: (*rep).mkfs, Doc: "mkfs time; for read-only filesystems the image build time (image size in extra.image_bytes, time to write it to the device in extra.image_write_s)"},
-	{Name: ModuleLoad, Unit: "s", ReadOnly: true, run: (*rep).moduleLoad, Doc: "modprobe time when the filesystem is a module not yet loaded; otherwise n/a with the reason (built-in or already loaded)"},
-	{Name: Mount, Unit: "s", ReadOnly: true, run: (*rep).mount, Doc: "mount(2) time, cold: sync and drop_caches first"},
+	{Name: Mkfs, Unit: "s", ReadOnly: true, Always: true, Setup: true, run: (*rep).mkfs, Doc: "mkfs time; for read-only filesystems the image build time (image size in extra.image_bytes, time to write it to the device in extra.image_write_s)"},
+	{Name: ModuleLoad, Unit: "s", ReadOnly: true, Setup: true, run: (*rep).moduleLoad, Doc: "modprobe time when the filesystem is a module not yet loaded; otherwise n/a with the reason (built-in or already loaded)"},
+	{Name: Mount, Unit: "s", ReadOnly: true, Always: true, Setup: true, Produces: []string{MountMem}, run: (*rep).mount, Doc: "mount(2) time, cold: sync and drop_caches first"},
 	{Name: MountMem, Unit: "bytes", ReadOnly: true, Doc: "kernel memory taken by the mount (see methods.mount_mem)"},
 }
 
@@ -153,8 +162,18 @@ func Select(suites string, names []string) (Selection, error) {
 		}
 		sel.Record[n] = true
 	}
-	// Every test works on a freshly made, mounted filesystem: mkfs and mount always run.
-	sel.Run[Mkfs], sel.Run[Mount] = true, true
+	// Every test works on a freshly made, mounted filesystem: the steps that make it always
+	// run, and so do the steps that produce a recorded figure.
+	for _, t := range sel.Order {
+		if t.Always {
+			sel.Run[t.Name] = true
+		}
+		for _, p := range t.Produces {
+			if sel.Record[p] {
+				sel.Run[t.Name] = true
+			}
+		}
+	}
 	for n := range sel.Record {
 		sel.Run[n] = true
 		t, _ := find(n)

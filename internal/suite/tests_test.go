@@ -74,10 +74,11 @@ func TestEveryTestIsRunBySomeStep(t *testing.T) {
 			step := test.run != nil
 			produced := test.Name == MountMem
 			if name == plan.FlashSuite {
-				step, produced = test.flash != nil, test.Name == MountMem || test.Name == InitMem
-				if test.run != nil {
-					t.Errorf("suite %s: test %s has a block-device step", name, test.Name)
-				}
+				produced = test.Name == MountMem || test.Name == InitMem
+			}
+			// Raw-flash tests run only on raw flash, and the others only on a block device.
+			if test.Flash != (name == plan.FlashSuite) {
+				t.Errorf("suite %s: test %s runs on raw flash: %v", name, test.Name, test.Flash)
 			}
 			if step == produced {
 				t.Errorf("suite %s: test %s has a step: %v", name, test.Name, step)

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -104,8 +106,8 @@ func readLedger(path string) (ledgerRecord, error) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return rec, fmt.Errorf("parse: %w", err)
 	}
-	if rec.Version != ledgerVersion {
-		return rec, fmt.Errorf("version %d, this fsbench understands %d", rec.Version, ledgerVersion)
+	if rec.Version < 1 || rec.Version > ledgerVersion {
+		return rec, fmt.Errorf("version %d, this fsbench understands 1 to %d", rec.Version, ledgerVersion)
 	}
 	return rec, nil
 }
@@ -135,34 +137,30 @@ func processAlive(rec ledgerRecord) (bool, string) {
 	return true, ""
 }
 
-// undo cleans up one dead process's records: mounts first (they hold the loop devices open),
-// then loop devices, then files (newest first, so a directory goes after its contents).
+// undo cleans up one dead process's records in the order their dependencies need, which is
+// the reverse of the order a run makes them in: the filesystems it mounted on its loop devices
+// (and its tmpfs) first, then the loop devices, then its child processes (the card server
+// unmounts its own card when told to stop), then what is still mounted (a FUSE card whose server
+// is gone), then its files, the trees it filled, and last its directories, once empty.
 func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
-	var mounts []string
-	for _, mp := range rec.Mountpoints {
-		if !filepath.IsAbs(mp) || filepath.Clean(mp) == "/" {
-			logf("ignoring mount point %q: not an absolute path below /", mp)
-			continue
-		}
-		under, err := MountsUnder(mp)
-		if err != nil {
-			return err
-		}
-		mounts = append(mounts, under...)
+	// Phase 1: every mount under a recorded mount point but FUSE ones, deepest and newest first.
+	if err := unmountRecorded(rec, act, logf, func(fstype string) bool { return !isFUSE(fstype) }); err != nil {
+		// Do not go on to detach or delete what a file system that is still mounted uses.
+		return err
 	}
-	slices.SortStableFunc(mounts, func(a, b string) int { return depth(b) - depth(a) })
-	for _, mp := range mounts {
-		if err := unmount(mp, act); err != nil {
-			// Do not go on to detach or delete what a file system that is still mounted uses.
-			return err
-		}
-	}
-
 	var errs []error
 	for _, lr := range rec.Loops {
 		if err := detachStale(lr, act, logf); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	for _, pr := range slices.Backward(rec.Processes) {
+		if err := stopStale(pr, act); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := unmountRecorded(rec, act, logf, func(string) bool { return true }); err != nil {
+		return errors.Join(append(errs, err)...)
 	}
 	for _, f := range slices.Backward(rec.Files) {
 		err := os.Remove(f) // never RemoveAll: only what was recorded, one name at a time
@@ -174,7 +172,110 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 			errs = append(errs, fmt.Errorf("remove %s: %w", f, err))
 		}
 	}
+	for _, t := range slices.Backward(rec.Trees) {
+		if err := removeTree(t, act); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, d := range slices.Backward(rec.Dirs) {
+		err := os.Remove(d)
+		switch {
+		case err == nil:
+			act("removed directory %s", d)
+		case errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, unix.ENOTEMPTY), errors.Is(err, unix.EEXIST):
+			// Something fsbench did not record is inside (a file the user put there): it is
+			// not ours to delete, so the directory stays.
+			act("left directory %s: it holds files fsbench did not make", d)
+		default:
+			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// unmountRecorded unmounts every mount under rec's mount points whose type pick accepts,
+// deepest first (newest first among equals).
+func unmountRecorded(rec ledgerRecord, act, logf func(string, ...any), pick func(fstype string) bool) error {
+	ms, err := readMounts()
+	if err != nil {
+		return err
+	}
+	var mounts []string
+	for _, mp := range rec.Mountpoints {
+		if !filepath.IsAbs(mp) || filepath.Clean(mp) == "/" {
+			logf("ignoring mount point %q: not an absolute path below /", mp)
+			continue
+		}
+		d, err := canonical(mp)
+		if err != nil {
+			return err
+		}
+		var picked []mountinfo.Entry
+		for _, m := range ms {
+			if pick(m.FSType) {
+				picked = append(picked, m)
+			}
+		}
+		mounts = append(mounts, mountsUnder(picked, d)...)
+	}
+	slices.SortStableFunc(mounts, func(a, b string) int { return depth(b) - depth(a) })
+	for _, mp := range mounts {
+		if err := unmount(mp, act); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isFUSE(fstype string) bool { return fstype == "fuse" || strings.HasPrefix(fstype, "fuse.") }
+
+// stopStale ends a recorded child process if it is still the one recorded (same start time):
+// SIGTERM first for one that cleans up after itself, then SIGKILL.
+func stopStale(pr procRecord, act func(string, ...any)) error {
+	alive := func() bool {
+		st, err := readProcStat(pr.PID)
+		return err == nil && st.startTime == pr.StartTime && st.state != 'Z' && st.state != 'X'
+	}
+	if pr.PID <= 1 || !alive() {
+		return nil
+	}
+	if pr.Graceful {
+		if err := unix.Kill(pr.PID, unix.SIGTERM); err == nil {
+			for range 250 { // 25 s: the card server waits up to 20 s for a busy unmount
+				if !alive() {
+					act("stopped %s (pid %d)", pr.What, pr.PID)
+					return nil
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+	if err := unix.Kill(pr.PID, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("kill %s (pid %d): %w", pr.What, pr.PID, err)
+	}
+	act("killed %s (pid %d)", pr.What, pr.PID)
+	return nil
+}
+
+// removeTree removes a directory fsbench filled itself, unless something is mounted inside it:
+// os.RemoveAll would walk into the mount and delete what is on it.
+func removeTree(dir string, act func(string, ...any)) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	under, err := MountsUnder(dir)
+	if err != nil {
+		return err
+	}
+	if len(under) > 0 {
+		return fmt.Errorf("not removing %s: %s is mounted inside it", dir, under[0])
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	act("removed %s and its contents", dir)
+	return nil
 }
 
 // unmount unmounts the top mount on mp. UMOUNT_NOFOLLOW: mp comes from a file, and a

@@ -2,6 +2,7 @@ package target
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/mountinfo"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
 )
 
 // swapsPath lists the active swap areas (proc(5)); a variable so that tests can fake it.
@@ -385,4 +388,54 @@ func swapDevs() (map[devNum]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// deviceTarget is a real block device (an SD card, an eMMC partition), named twice: with
+// --target device:/dev/X and --destroy /dev/X. Every check runs before anything touches it, and
+// again when the run starts; afterwards only the named device is ever opened.
+type deviceTarget struct {
+	spec plan.TargetSpec
+	opt  Options
+}
+
+func (t *deviceTarget) Spec() plan.TargetSpec                 { return t.spec }
+func (t *deviceTarget) Expand(cfg plan.Config) []Expanded     { return sameVariants(cfg) }
+func (t *deviceTarget) Methods(plan.Config) map[string]string { return nil }
+
+func (t *deviceTarget) Check(cfg plan.Config) error {
+	if err := checkBlockSuite(cfg); err != nil {
+		return err
+	}
+	if _, err := CheckDevice(t.spec.Device, t.opt.Destroy); err != nil {
+		var re *RefusedError
+		if errors.As(err, &re) {
+			return &plan.InputError{Err: err}
+		}
+		return err
+	}
+	return nil
+}
+
+func (t *deviceTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config) (*Prepared, error) {
+	id, err := CheckDevice(t.spec.Device, t.opt.Destroy)
+	if err != nil {
+		return nil, err
+	}
+	t.opt.logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), plan.FormatSize(id.SizeBytes), id.Queue["rotational"])
+	return &Prepared{Device: id.Path, DeviceName: id.Name, Size: id.SizeBytes, Identity: &id,
+		Result: results.Target{Kind: "device", Device: id.Path, SizeBytes: id.SizeBytes}}, nil
+}
+
+// DeviceModel names a device for a person: its model or mmc name and vendor, as sysfs has them.
+func DeviceModel(id blockdev.Identity) string {
+	var parts []string
+	for _, k := range []string{"vendor", "model", "name", "manfid", "oemid", "date"} {
+		if v := strings.TrimSpace(id.Device[k]); v != "" {
+			parts = append(parts, k+" "+v)
+		}
+	}
+	if len(parts) == 0 {
+		return "no model in sysfs"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -21,7 +21,9 @@ import (
 // together with the loop devices and mounts they describe.
 const DefaultLedgerDir = "/run/fsbench"
 
-const ledgerVersion = 1
+// ledgerVersion 2 added dirs, trees and processes; version 1 ledgers (of an older fsbench
+// killed before an upgrade) are still undone.
+const ledgerVersion = 2
 
 var (
 	procRoot   = "/proc"
@@ -57,6 +59,23 @@ type ledgerRecord struct {
 	Mountpoints []string     `json:"mountpoints,omitempty"`
 	Loops       []loopRecord `json:"loops,omitempty"`
 	Files       []string     `json:"files,omitempty"`
+	// Dirs are directories this process made, removed (when empty) after the files.
+	Dirs []string `json:"dirs,omitempty"`
+	// Trees are directories this process made with a unique name and filled itself (the
+	// guest's initramfs build): removed with everything in them, never across a mount point.
+	Trees []string `json:"trees,omitempty"`
+	// Processes are children that must not outlive the run (the card server, QEMU).
+	Processes []procRecord `json:"processes,omitempty"`
+}
+
+// procRecord identifies a child process: a pid alone may have been reused since.
+type procRecord struct {
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"start_time"`
+	What      string `json:"what"`
+	// Graceful: the process cleans up on SIGTERM (the card server unmounts its card), so it
+	// gets SIGTERM and time before SIGKILL.
+	Graceful bool `json:"graceful,omitempty"`
 }
 
 type loopRecord struct {
@@ -162,6 +181,70 @@ func (l *Ledger) AddFile(path string) error {
 	})
 }
 
+// AddDir records a directory we are about to create (with os.Mkdir, so that an existing one is
+// never taken over): cleanup removes it once empty, never its contents.
+func (l *Ledger) AddDir(path string) error {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("ledger: add directory %s: %w", path, err)
+	}
+	return l.update(func(r *ledgerRecord) {
+		if !slices.Contains(r.Dirs, p) {
+			r.Dirs = append(r.Dirs, p)
+		}
+	})
+}
+
+// AddTree records a directory this process created under a unique name (os.MkdirTemp) and
+// fills itself: cleanup removes it and everything in it, unless something is mounted inside.
+func (l *Ledger) AddTree(path string) error {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("ledger: add tree %s: %w", path, err)
+	}
+	if p == "/" || filepath.Dir(p) == p {
+		return fmt.Errorf("ledger: refusing to record %s as a tree", p)
+	}
+	return l.update(func(r *ledgerRecord) {
+		if !slices.Contains(r.Trees, p) {
+			r.Trees = append(r.Trees, p)
+		}
+	})
+}
+
+// RemoveTree forgets a tree that was removed.
+func (l *Ledger) RemoveTree(path string) error {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	return l.update(func(r *ledgerRecord) {
+		r.Trees = slices.DeleteFunc(r.Trees, func(f string) bool { return f == p })
+	})
+}
+
+// AddProcess records a child process just started, with its start time so that a reused pid
+// is never signalled. graceful: it cleans up on SIGTERM and gets time to do so.
+func (l *Ledger) AddProcess(pid int, what string, graceful bool) error {
+	st, err := readProcStat(pid)
+	if err != nil {
+		return fmt.Errorf("ledger: add process %d (%s): %w", pid, what, err)
+	}
+	rec := procRecord{PID: pid, StartTime: st.startTime, What: what, Graceful: graceful}
+	return l.update(func(r *ledgerRecord) {
+		if !slices.Contains(r.Processes, rec) {
+			r.Processes = append(r.Processes, rec)
+		}
+	})
+}
+
+// RemoveProcess forgets a process that has exited.
+func (l *Ledger) RemoveProcess(pid int) error {
+	return l.update(func(r *ledgerRecord) {
+		r.Processes = slices.DeleteFunc(r.Processes, func(p procRecord) bool { return p.PID == pid })
+	})
+}
+
 // RemoveFile forgets a file: it is no longer ours to delete (e.g. the user keeps the image).
 func (l *Ledger) RemoveFile(path string) error {
 	p, err := filepath.Abs(path)
@@ -198,6 +281,9 @@ func (l *Ledger) update(fn func(*ledgerRecord)) error {
 	old.Mountpoints = slices.Clone(old.Mountpoints)
 	old.Loops = slices.Clone(old.Loops)
 	old.Files = slices.Clone(old.Files)
+	old.Dirs = slices.Clone(old.Dirs)
+	old.Trees = slices.Clone(old.Trees)
+	old.Processes = slices.Clone(old.Processes)
 	fn(&l.rec)
 	if err := l.save(); err != nil {
 		l.rec = old

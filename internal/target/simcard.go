@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/mountinfo"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
 
@@ -38,6 +41,9 @@ type SimcardOptions struct {
 	Log     io.Writer // the server's stderr is copied here (nil: only kept for error messages)
 	// StartTimeout bounds the wait for DIR/card to appear (0: 15 s).
 	StartTimeout time.Duration
+	// OnStart, when set, is called with the server's pid as soon as it runs (before it serves),
+	// so that the caller can record it for the cleanup of a killed run.
+	OnStart func(pid int) error
 }
 
 // Simcard is a running simulated-card server: a child process, so that a crash of the server
@@ -103,6 +109,11 @@ func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 		return nil, fmt.Errorf("start simcard server %s: %w", argv[0], err)
 	}
 	go func() { s.waitErr = cmd.Wait(); close(s.done) }()
+	if opts.OnStart != nil {
+		if err := opts.OnStart(cmd.Process.Pid); err != nil {
+			return nil, errors.Join(err, s.Stop())
+		}
+	}
 
 	timeout := opts.StartTimeout
 	if timeout == 0 {
@@ -135,6 +146,20 @@ func (s *Simcard) Dir() string { return s.dir }
 
 // Pid is the server's process id.
 func (s *Simcard) Pid() int { return s.cmd.Process.Pid }
+
+// Exited returns an error when the server is no longer running (it crashed, or was killed):
+// the loop device's I/O then fails, which is not the tested filesystem's fault.
+func (s *Simcard) Exited() error {
+	select {
+	case <-s.done:
+		if s.stopped {
+			return nil
+		}
+		return fmt.Errorf("the simulated card's server (pid %d) exited during the run (%v): %s", s.Pid(), s.waitErr, bytes.TrimSpace(s.stderr.Bytes()))
+	default:
+		return nil
+	}
+}
 
 // Stats returns the card's counters: live from DIR/stats while the server runs, and the
 // final ones it printed after Stop.
@@ -237,4 +262,89 @@ func (b *syncBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]byte(nil), b.b.Bytes()...)
+}
+
+// simcardTarget serves the flash model as a file (FUSE, in a child process) and attaches a loop
+// device with direct I/O over it: every request the filesystem sends reaches the card model.
+type simcardTarget struct {
+	spec plan.TargetSpec
+	opt  Options
+}
+
+func (t *simcardTarget) Spec() plan.TargetSpec             { return t.spec }
+func (t *simcardTarget) Expand(cfg plan.Config) []Expanded { return sameVariants(cfg) }
+func (t *simcardTarget) Methods(plan.Config) map[string]string {
+	return nil
+}
+
+// Check refuses a profile that does not load, a card size that is not a whole number of its
+// allocation units, a time scale that is not a positive number, and a build without FUSE.
+func (t *simcardTarget) Check(cfg plan.Config) error {
+	if err := checkBlockSuite(cfg); err != nil {
+		return err
+	}
+	if !simcard.FUSEAvailable {
+		return plan.Refusef("--target %s: this build of fsbench has no FUSE card server (32-bit ARM): run the simulated card on a 64-bit machine", t.spec)
+	}
+	return CheckCard(t.spec.Profile, cfg.Size, t.opt.TimeScale)
+}
+
+// CheckCard refuses a card profile that does not load, a size that is not a whole number of its
+// allocation units, and a time scale that is not a positive finite number.
+func CheckCard(profile string, size uint64, scale float64) error {
+	p, err := flash.CardProfile(profile)
+	if err != nil {
+		return &plan.InputError{Err: fmt.Errorf("%w (fsbench simcard profiles lists the built-in ones)", err)}
+	}
+	if au := uint64(p.AUSize); au > 0 && size%au != 0 {
+		return plan.Refusef("the simulated card %s has %s allocation units: give a --size that is a multiple of it (e.g. %s)",
+			p.Name, plan.FormatSize(au), plan.FormatSize((size/au+1)*au))
+	}
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return plan.Refusef("--time-scale must be a positive number (1 = real time, 0.1 ten times faster), not %g", scale)
+	}
+	return nil
+}
+
+func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config) (*Prepared, error) {
+	cardDir := filepath.Join(s.Work, "simcard")
+	data := filepath.Join(s.Work, "simcard.data")
+	if err := checkRoom(s.Work, cfg.Size, "the simulated card's data file"); err != nil {
+		return nil, err
+	}
+	if err := s.Mountpoint(cardDir); err != nil {
+		return nil, err
+	}
+	// The server creates the data file (sparse, the card's size): recorded first.
+	if err := s.Ledger.AddFile(data); err != nil {
+		return nil, err
+	}
+	s.OnClose("simulated card data "+data, func() error { return removeFile(data) })
+	card, err := StartSimcard(ctx, SimcardOptions{
+		Profile: t.spec.Profile, Size: cfg.Size, Dir: cardDir, Backing: data, TimeScale: t.opt.TimeScale,
+		Command: t.opt.Self,
+		OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "simulated card server", true) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.OnClose("simulated card server", func() error {
+		if err := card.Stop(); err != nil {
+			return fmt.Errorf("stopping the simulated card: %w", err)
+		}
+		return s.Ledger.RemoveProcess(card.Pid())
+	})
+	t.opt.logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, plan.FormatSize(cfg.Size), card.CardPath(), t.opt.TimeScale)
+	p := &Prepared{Size: cfg.Size, Card: card.Stats, CardProfile: t.spec.Profile,
+		Result: results.Target{Kind: "simcard", Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
+	if err := attachLoopTo(s, card.CardPath(), t.opt.DirectIO, p); err != nil {
+		return nil, err
+	}
+	p.Health = func() error {
+		if err := card.Exited(); err != nil {
+			return err
+		}
+		return backingHealth(s.Work, "simulated card's data file")
+	}
+	return p, nil
 }

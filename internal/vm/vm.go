@@ -74,6 +74,13 @@ type Options struct {
 	ExtraModules []string
 	// Console, if not nil, also receives the guest's console as it comes (progress).
 	Console io.Writer
+	// Scratch is an empty directory for the initramfs, which Wait removes; empty: a new one
+	// under the temporary directory. A caller that records what it creates (the cleanup ledger)
+	// makes it itself.
+	Scratch string
+	// OnStart, when set, is called with QEMU's pid as soon as it runs, so that the caller can
+	// record it for the cleanup of a killed run.
+	OnStart func(pid int) error
 }
 
 // Result says how the guest ran. It is also written to OutDir/vm.json.
@@ -171,9 +178,11 @@ func Start(ctx context.Context, opts Options) (*Guest, error) {
 	}
 	g.res.Command = command
 
-	g.scratch, err = os.MkdirTemp("", "fsbench-vm-")
-	if err != nil {
-		return nil, fmt.Errorf("make a scratch directory for the initramfs: %w", err)
+	if g.scratch = opts.Scratch; g.scratch == "" {
+		g.scratch, err = os.MkdirTemp("", "fsbench-vm-")
+		if err != nil {
+			return nil, fmt.Errorf("make a scratch directory for the initramfs: %w", err)
+		}
 	}
 	ok := false
 	defer func() {
@@ -233,6 +242,11 @@ func Start(ctx context.Context, opts Options) (*Guest, error) {
 		return nil, fmt.Errorf("start %s: %w (install qemu-system-x86)", opts.QEMU, err)
 	}
 	g.res.PID = g.cmd.Process.Pid
+	if opts.OnStart != nil {
+		if err := opts.OnStart(g.res.PID); err != nil {
+			return nil, err // the deferred kill stops QEMU
+		}
+	}
 	go g.readConsole(stdout)
 	go func() {
 		// The reader must drain the pipe before Wait closes it.

@@ -1,0 +1,348 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/measure"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/trace"
+)
+
+// engine runs a local run's repetitions: one scheduler for every target and suite, with the
+// progress line, --until-stable and the order of repetitions.
+type engine struct {
+	ctx  context.Context
+	opt  Options
+	cfg  plan.Config
+	plan *Plan
+	run  *results.Run
+	ses  *target.Session
+	prep *target.Prepared
+	logf func(string, ...any)
+	save func() error
+
+	env     suite.Env // the parts every repetition shares; data fields are set per group
+	mnt     string
+	groups  []group
+	done    int
+	total   int
+	started time.Time
+}
+
+// group is the jobs that share a dataset: all of them on a block device; those of one partition
+// size on raw NAND, whose data is scaled to the partition.
+type group struct {
+	size uint64
+	jobs []suite.Job
+	need dataNeed
+}
+
+// setup makes the mount point, sets up block tracing, checks that the data fits (on the device
+// and in RAM) and that every variant's mkfs and mount options work on this device.
+func (e *engine) setup(user *userData) error {
+	p, cfg := e.plan, e.cfg
+	e.mnt = filepath.Join(e.ses.Work, "mnt")
+	if err := e.ses.Mountpoint(e.mnt); err != nil {
+		return err
+	}
+	sys, err := fs.HostSystem()
+	if err != nil {
+		return err
+	}
+	e.env = suite.Env{
+		Device: e.prep.Device, DeviceName: e.prep.DeviceName, Sysfs: "/sys", Mountpoint: e.mnt,
+		Timeout: cfg.Timeout.Duration, Selection: p.Selection, Run: fs.DefaultRunner, System: sys, Log: e.logf,
+		Params: cfg.Params, Card: e.prep.Card,
+	}
+	if e.prep.Chip != nil {
+		e.env.Flash = &suite.FlashChip{Chip: *e.prep.Chip, Timings: e.prep.Timings}
+	}
+	// The groups and what their data needs, all checked before any is staged.
+	for _, j := range p.Jobs {
+		size := e.prep.Size
+		if j.PartitionBytes > 0 {
+			size = j.PartitionBytes
+		}
+		i := slices.IndexFunc(e.groups, func(g group) bool { return g.size == size })
+		if i < 0 {
+			e.groups = append(e.groups, group{size: size})
+			i = len(e.groups) - 1
+		}
+		e.groups[i].jobs = append(e.groups[i].jobs, j)
+	}
+	for i := range e.groups {
+		g := &e.groups[i]
+		need, err := dataNeeds(cfg, g.size, e.prep.Chip != nil, user)
+		if err != nil {
+			return err
+		}
+		if err := need.checkRAM(); err != nil {
+			return err
+		}
+		if user != nil && e.prep.Chip == nil {
+			if err := user.checkFits(g.size, e.logf); err != nil {
+				return err
+			}
+		}
+		g.need = need
+	}
+	if e.prep.Device != "" {
+		var extra []string
+		if cfg.Card != "" {
+			extra = append(extra, cfg.Card)
+		}
+		if e.prep.CardProfile != "" {
+			extra = append(extra, e.prep.CardProfile)
+		}
+		if err := setupTracing(&e.env, e.run, e.prep.Size, extra, cfg.KeepTraces, e.ses.Dir); err != nil {
+			e.logf("block-request traces not recorded: %v", err)
+		}
+		if err := e.preflight(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runAll runs every group's repetitions.
+func (e *engine) runAll() error {
+	e.total, e.started = e.plan.Total(), time.Now()
+	for gi, g := range e.groups {
+		if len(g.jobs) == 0 {
+			continue // every variant of it was skipped by the preflight
+		}
+		d, err := stage(e.ctx, e.ses, e.cfg, g, e.logf)
+		if err != nil {
+			return err
+		}
+		if gi == 0 || e.run.Dataset.Files == 0 {
+			e.run.Dataset = d.desc
+		}
+		env := e.env
+		d.fill(&env)
+		err = e.runGroup(&env, g.jobs)
+		if uerr := d.unstage(); err == nil {
+			err = uerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runGroup runs the repetitions of jobs in the plan's order, then, with --until-stable, more
+// of those not yet stable.
+func (e *engine) runGroup(env *suite.Env, jobs []suite.Job) error {
+	p := e.plan
+	rounds := p.Reps - p.First + 1
+	switch p.Order {
+	case plan.OrderInterleaved:
+		// Repetition n of every variant, in a shuffled order, then n+1: slow drift of the
+		// machine spreads over every variant instead of landing on the last ones.
+		rng := rand.New(rand.NewPCG(e.cfg.Seed, 0x6f7264))
+		for n := p.First; n <= p.Reps; n++ {
+			order := slices.Clone(jobs)
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			for _, j := range order {
+				if err := e.rep(env, j, n); err != nil {
+					return err
+				}
+			}
+		}
+		return e.untilStable(env, jobs, p.Reps+1)
+	default:
+		for _, j := range jobs {
+			for n := p.First; n < p.First+rounds; n++ {
+				if err := e.rep(env, j, n); err != nil {
+					return err
+				}
+			}
+			if err := e.untilStable(env, []suite.Job{j}, p.Reps+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// untilStable repeats, from repetition n, the jobs whose timed tests are not yet known within
+// the target, up to MaxReps, and records how many repetitions each variant took.
+func (e *engine) untilStable(env *suite.Env, jobs []suite.Job, n int) error {
+	target := e.cfg.UntilStable
+	if target <= 0 {
+		return nil
+	}
+	for ; ; n++ {
+		var pending []suite.Job
+		for _, j := range jobs {
+			unstable := unstableTests(e.run, j.Variant.Name, target)
+			setStability(e.run, j.Variant.Name, n-1, unstable)
+			if len(unstable) == 0 {
+				continue
+			}
+			if n > e.plan.MaxReps {
+				e.logf("%s: not stable within ±%.3g %% after %d repetitions: %s", j.Variant.Name, 100*target, n-1, strings.Join(unstable, ", "))
+				continue
+			}
+			pending = append(pending, j)
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		e.total += len(pending)
+		for _, j := range pending {
+			if err := e.rep(env, j, n); err != nil {
+				return err
+			}
+		}
+		jobs = pending
+	}
+}
+
+// rep runs repetition n of job j, with the progress display, and stops the run when the target
+// itself broke (its backing filesystem is full, the card server died).
+func (e *engine) rep(env *suite.Env, j suite.Job, n int) error {
+	if e.opt.Progress != nil {
+		pr := Progress{Variant: j.Variant.Name, Rep: n, Reps: e.plan.Reps, Done: e.done, Total: e.total}
+		if e.done > 0 {
+			pr.ETA = time.Duration(float64(time.Since(e.started)) / float64(e.done) * float64(e.total-e.done))
+		}
+		env.OnTest = func(test string) { pr.Test = test; e.opt.Progress(pr) }
+	}
+	failed := false
+	emit := func(m results.Measurement) error {
+		if m.Status == results.Failed {
+			failed = true
+		}
+		e.run.Measurements = append(e.run.Measurements, m)
+		return e.save()
+	}
+	if err := suite.RunRepetition(e.ctx, env, j, n, n == 0, emit); err != nil {
+		return fmt.Errorf("%s repetition %d: %w", j.Variant.Name, n, err)
+	}
+	e.done++
+	if failed && e.prep.Health != nil {
+		if herr := e.prep.Health(); herr != nil {
+			return &targetError{herr}
+		}
+	}
+	return nil
+}
+
+// targetError is a failure of the target itself, found after a test failed.
+type targetError struct{ err error }
+
+func (e *targetError) Error() string { return e.err.Error() }
+func (e *targetError) Unwrap() error { return e.err }
+
+// stopped records why the run stopped: interrupted (completed cells are kept), the target broke,
+// or an error outside any test.
+func (e *engine) stopped(err error) error {
+	run := e.run
+	run.Finished = time.Now()
+	run.Tool.PeakRSSBytes = measure.PeakRSS()
+	var se *SaveError
+	switch {
+	case errors.As(err, &se):
+		return err // nothing more can be saved
+	case e.ctx.Err() != nil:
+		run.Status = results.RunInterrupted
+		if serr := e.save(); serr != nil {
+			return serr
+		}
+		return e.ctx.Err()
+	default:
+		run.Status, run.Error = results.RunFailed, err.Error()
+		if serr := e.save(); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return err
+	}
+}
+
+// setupTracing turns on block-request capture when tracefs is usable, replaying every trace
+// through each built-in card profile (and the simulated card's own profile).
+func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string, keep bool, dir string) error {
+	if err := trace.Available(); err != nil {
+		run.Methods["trace"] = "not recorded: " + err.Error()
+		return err
+	}
+	tr := &suite.Tracing{Size: size}
+	for _, n := range flash.Builtins() {
+		p, err := flash.Lookup(n)
+		if err != nil {
+			return err
+		}
+		tr.Profiles = append(tr.Profiles, p)
+		if n == "sd-typical" {
+			tr.Align = p
+		}
+	}
+	for i, e := range extra {
+		p, err := flash.CardProfile(e)
+		if err != nil {
+			run.Methods["trace"] = "not recorded: " + err.Error()
+			return err
+		}
+		if i == 0 {
+			tr.Align = p
+		}
+		if !slices.ContainsFunc(tr.Profiles, func(q flash.Profile) bool { return q.Name == p.Name }) {
+			tr.Profiles = append(tr.Profiles, p)
+		}
+	}
+	if keep {
+		tr.KeepDir = filepath.Join(dir, "traces")
+		tr.Rel = func(p string) string { r, _ := filepath.Rel(dir, p); return r }
+	}
+	env.Tracing = tr
+	run.Methods["trace"] = fmt.Sprintf("trace: the block requests of each timed test, captured from tracefs (block_rq_issue/complete, a private instance filtered to the device); "+
+		"alignment shares use %s's page and AU; replay: each repetition feeds its tests' traces in order through one fresh flash model per profile (mkfs included; the untimed remounts and the discard before mkfs are not traced); "+
+		"the capture's reader adds a little to fsbench's own CPU time", tr.Align.Name)
+	run.Methods["lifetime"] = "lifetime_years: blocks × endurance ÷ erases per run ÷ 365.25, for the test run once a day, on a card the size of the device under test (" + plan.FormatSize(size) + "; a larger card with the same daily writes lasts proportionally longer); erases per run is the larger of the erases the replay counted and the flash programmed in erase blocks (a used card erases before it programs); perfect wear levelling assumed, so real cards last less; retention and read disturb ignored"
+	run.Methods["block_amplification"] = "extra.block_amplification: device bytes written ÷ bytes the test wrote through the filesystem (write, read_remove_write, video_write)"
+	return nil
+}
+
+// unstableTests lists the timed tests (times and rates) of a variant whose median is not yet
+// known within ±target (stats.Stable). Byte figures are left out (used space does not vary;
+// mount_mem hovers around 0, where a relative interval means nothing), and so is module_load,
+// measured once per boot at most.
+func unstableTests(run *results.Run, variant string, target float64) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range run.Measurements {
+		if m.Variant != variant || m.Unit == "" || m.Unit == "bytes" || m.Test == suite.ModuleLoad || seen[m.Test] {
+			continue
+		}
+		seen[m.Test] = true
+		if ok, _ := stats.Stable(run.Values(variant, m.Test), target); !ok {
+			out = append(out, m.Test)
+		}
+	}
+	return out
+}
+
+// setStability records how many repetitions a variant took and what did not settle.
+func setStability(run *results.Run, variant string, reps int, unstable []string) {
+	for i := range run.Variants {
+		if run.Variants[i].Name == variant {
+			run.Variants[i].Repetitions = reps
+			run.Variants[i].Unstable = unstable
+		}
+	}
+}

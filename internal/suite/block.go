@@ -1,0 +1,521 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/measure"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/trace"
+)
+
+// The tests of a filesystem on a block device: making it (mkfs, or an image written to the
+// device), mounting it cold, and the bootlin suite's copies, reads and removals, each timed
+// with the device's counters, its block trace and the simulated card's counters.
+
+// timed runs fn inside a measurement span and fills the figures of a seconds-valued test.
+func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measurement, error) {
+	// Nesting, outermost first: the block trace, the simulated card's counters, the span. The
+	// capture starts before the span and stops after it, so that setting up the trace instance
+	// is not in the measured time; the card's window lies inside the trace's, so that the trace
+	// contains every request the card counted.
+	var capt *trace.Capture
+	var traceErr error
+	if r.env.Tracing != nil {
+		capt, traceErr = trace.Start(r.env.DeviceName)
+	}
+	stopTrace := func() (*trace.Trace, error) {
+		if capt == nil {
+			return nil, traceErr
+		}
+		c := capt
+		capt = nil
+		return c.Stop()
+	}
+	defer stopTrace() // on the error paths
+	var card0 flash.Counters
+	if r.env.Card != nil {
+		var err error
+		if card0, err = r.env.Card(); err != nil {
+			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
+		}
+	}
+	span, err := r.meter.Start()
+	if err != nil {
+		return results.Measurement{}, err
+	}
+	if err := fn(); err != nil {
+		return results.Measurement{}, err
+	}
+	smp, err := span.Stop()
+	if err != nil {
+		return results.Measurement{}, err
+	}
+	var flashIO *results.FlashIO
+	if r.env.Card != nil {
+		card1, err := r.env.Card()
+		if err != nil {
+			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
+		}
+		flashIO = results.FromFlash(card1.Sub(card0))
+	}
+	var traceInfo *results.TraceInfo
+	if r.env.Tracing != nil {
+		t, err := stopTrace()
+		traceInfo = r.traceInfo(test, t, err)
+	}
+	wall := smp.Wall.Seconds()
+	m := results.Measurement{
+		Test: test, Status: results.OK, Value: results.Float(wall), Unit: "s",
+		WallSeconds: wall, UserSeconds: smp.User.Seconds(), SysSeconds: smp.Sys.Seconds(),
+		Device: results.FromStat(smp.Dev), LogicalBytes: logical, Flash: flashIO, Trace: traceInfo,
+	}
+	if logical > 0 && wall > 0 {
+		m.MBps = float64(logical) / 1e6 / wall
+	}
+	return m, nil
+}
+
+// traceInfo summarises a test's trace, keeps its file when asked, and replays it through every
+// profile's model. A trace that failed is recorded as such; the test itself stands.
+func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceInfo {
+	tr := r.env.Tracing
+	if t == nil {
+		return &results.TraceInfo{Error: fmt.Sprint(err)}
+	}
+	info := &results.TraceInfo{Summary: trace.Summarize(t, uint64(tr.Align.PageSize), uint64(tr.Align.AUSize))}
+	if err != nil {
+		info.Error = err.Error()
+	}
+	if tr.KeepDir != "" {
+		name := fmt.Sprintf("%s.rep%d.%s.fsbtrace", strings.ReplaceAll(r.v.Name, "/", "_"), r.n, test)
+		path := filepath.Join(tr.KeepDir, name)
+		if werr := writeTrace(path, t); werr != nil {
+			info.Error = werr.Error()
+		} else if tr.Rel != nil {
+			info.File = tr.Rel(path)
+		}
+	}
+	reqs := trace.Requests(t)
+	info.Replay = map[string]results.Replay{}
+	for _, p := range tr.Profiles {
+		m := r.models[p.Name]
+		before := m.Counters()
+		var rerr error
+		for _, q := range reqs {
+			if _, rerr = m.Do(q); rerr != nil {
+				break
+			}
+		}
+		if rerr != nil {
+			info.Error = fmt.Sprintf("replay through %s: %v", p.Name, rerr)
+			continue
+		}
+		d := m.Counters().Sub(before)
+		rp := results.Replay{Flash: results.FromFlash(d)}
+		if d.HostBytesWritten > 0 {
+			// +Inf (nothing programmed yet: still buffered in the card) is not a JSON number.
+			if y, _ := trace.Lifetime(d, p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), 1); !math.IsInf(y, 0) {
+				rp.LifetimeYears = y
+			}
+		}
+		info.Replay[p.Name] = rp
+	}
+	return info
+}
+
+func writeTrace(path string, t *trace.Trace) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := t.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
+	if err := r.discardDevice(); err != nil {
+		return nil, err
+	}
+	if r.k.ReadOnly {
+		return r.buildImage(ctx)
+	}
+	m, err := r.timed(Mkfs, 0, func() error {
+		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, r.v.MkfsArgs)
+	})
+	return []results.Measurement{m}, err
+}
+
+// discardDevice empties the whole device before mkfs so that every variant starts from the
+// same state: on a loop device this punches holes in the image, on a card it tells the FTL
+// that every block is free. Not measured: it is preparation, not the filesystem's work.
+func (r *rep) discardDevice() error {
+	f, err := os.OpenFile(r.env.Device, os.O_RDWR|unix.O_EXCL, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s to discard it: %w", r.env.Device, err)
+	}
+	defer f.Close()
+	size, err := blockdev.SizeBytes(f)
+	if err != nil {
+		return err
+	}
+	if err := blockdev.Discard(f, 0, size); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+		return fmt.Errorf("discarding %s before mkfs: %w", r.env.Device, err)
+	}
+	return nil
+}
+
+func (r *rep) buildImage(ctx context.Context) ([]results.Measurement, error) {
+	img := filepath.Join(r.env.WorkDir, r.k.Name+".img")
+	defer os.Remove(img)
+	m, err := r.timed(Mkfs, 0, func() error {
+		return fs.BuildImage(ctx, r.env.Run, r.k, r.env.Source, img, r.v.MkfsArgs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(img)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := writeImage(ctx, img, r.env.Device); err != nil {
+		return nil, err
+	}
+	m.Note = "image build time"
+	m.Extra = map[string]float64{"image_bytes": float64(fi.Size()), "image_write_s": time.Since(start).Seconds()}
+	return []results.Measurement{m}, nil
+}
+
+// writeImage copies a built image onto the device and makes it durable.
+func writeImage(ctx context.Context, img, dev string) error {
+	in, err := os.Open(img)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dev, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", dev, err)
+	}
+	defer out.Close()
+	if err := copyChunks(ctx, out, in); err != nil {
+		return fmt.Errorf("writing the image to %s: %w", dev, err)
+	}
+	if err := out.Sync(); err != nil {
+		return fmt.Errorf("flushing %s: %w", dev, err)
+	}
+	return nil
+}
+
+func (r *rep) moduleLoad(ctx context.Context) ([]results.Measurement, error) {
+	st := fs.LoadModule(ctx, r.env.Run, r.env.System, r.k)
+	switch st.State {
+	case "loaded":
+		m := results.Measurement{Test: ModuleLoad, Status: results.OK, Value: results.Float(st.Duration.Seconds()), Unit: "s",
+			WallSeconds: st.Duration.Seconds(), Note: "modprobe " + st.Module}
+		if st.SizeBytes > 0 {
+			m.Extra = map[string]float64{"module_bytes": float64(st.SizeBytes)}
+		}
+		return []results.Measurement{m}, nil
+	case "unavailable":
+		return nil, fmt.Errorf("loading module %s: %s", st.Module, st.Error)
+	default:
+		m := results.Measurement{Test: ModuleLoad, Status: results.NA, Note: st.State}
+		if st.SizeBytes > 0 {
+			m.Extra = map[string]float64{"module_bytes": float64(st.SizeBytes)}
+		}
+		return []results.Measurement{m}, nil
+	}
+}
+
+// mount is the cold mount: everything written back and every cache dropped first, so the
+// superblock, journal replay check and metadata reads all reach the device.
+func (r *rep) mount(ctx context.Context) ([]results.Measurement, error) {
+	if err := measure.DropCaches(); err != nil {
+		return nil, err
+	}
+	before, err := measure.ReadMeminfo()
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.timed(Mount, 0, func() error {
+		return fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mounted = true
+	after, err := measure.ReadMeminfo()
+	if err != nil {
+		return nil, err
+	}
+	// The difference can be negative when the kernel frees memory elsewhere meanwhile; it is
+	// recorded as measured (a float), not clamped, so that the noise stays visible.
+	delta := float64(after.KernelMemory()) - float64(before.KernelMemory())
+	mem := results.Measurement{Test: MountMem, Status: results.OK, Value: results.Float(delta), Unit: "bytes"}
+	return []results.Measurement{m, mem}, nil
+}
+
+// remount unmounts, drops caches and mounts again (not measured), so that the next read is cold.
+func (r *rep) remount(ctx context.Context) error {
+	if r.mounted {
+		if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
+			return err
+		}
+		r.mounted = false
+	}
+	if err := measure.DropCaches(); err != nil {
+		return err
+	}
+	if err := fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions); err != nil {
+		return err
+	}
+	r.mounted = true
+	return nil
+}
+
+func (r *rep) copyName(i int) string {
+	return filepath.Join(r.env.Mountpoint, fmt.Sprintf("copy-%d", i))
+}
+
+// copyOpts: every copy really reads and writes its data. Within xfs or btrfs,
+// copy_file_range would make a reflink and read_remove_write would measure a clone (seen: 3 %
+// of the bytes reached the device).
+func (r *rep) copyOpts() dataset.CopyOptions {
+	return dataset.CopyOptions{NoSymlinks: !r.k.Symlinks, NoModes: r.k.NoModes, ReadWrite: true}
+}
+
+// syncfs makes the filesystem's dirty data durable. It is inside the timed part of every
+// write test: without it, a write test measures only how fast the page cache fills.
+// fullHint explains an out-of-space failure on nilfs2, which is log-structured: the space of
+// removed files comes back only when nilfs_cleanerd cleans their segments, never before its
+// protection period (protection_period, 3600 s in Debian's /etc/nilfs_cleanerd.conf) and then
+// a few segments per pass (nsegments_per_clean 2 every cleaning_interval 5 s). A test that
+// removes and rewrites within seconds runs out of space on a device that would hold the data
+// (measured in a guest at 512 MiB: read_remove_write failed with the default and with pp=0).
+func fullHint(k fs.Kind, err error) string {
+	if k.Name != "nilfs2" || !errors.Is(err, unix.ENOSPC) {
+		return ""
+	}
+	return "nilfs2 frees removed files only when nilfs_cleanerd cleans their segments: not before its protection period (protection_period, 3600 s by default; mount option pp=) and then a few segments every few seconds, so the removed copies still took space"
+}
+
+func (r *rep) syncfs() error { return syncfsDir(r.env.Mountpoint) }
+
+// syncfsDir makes the dirty data of the filesystem mounted on dir durable.
+func syncfsDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("syncfs %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (r *rep) write(ctx context.Context) ([]results.Measurement, error) {
+	logical := uint64(r.env.Copies) * r.env.Dataset.Bytes
+	m, err := r.timed(Write, logical, func() error {
+		for i := 1; i <= r.env.Copies; i++ {
+			if _, err := dataset.CopyTree(ctx, r.env.Source, r.copyName(i), r.copyOpts()); err != nil {
+				return fmt.Errorf("copy %d of the dataset: %w", i, err)
+			}
+		}
+		return r.syncfs()
+	})
+	blockAmplification(&m)
+	if err == nil && !r.k.Symlinks && r.env.Dataset.Symlinks > 0 {
+		m.Note = fmt.Sprintf("%s has no symlinks: %d skipped per copy", r.k.Name, r.env.Dataset.Symlinks)
+	}
+	return []results.Measurement{m}, err
+}
+
+func (r *rep) usedSpace(ctx context.Context) ([]results.Measurement, error) {
+	copies := r.env.Copies
+	if r.k.ReadOnly {
+		copies = 1
+	}
+	m, err := usedSpaceOf(r.env.Mountpoint, uint64(copies)*r.env.Dataset.Bytes)
+	return []results.Measurement{m}, err
+}
+
+// usedSpaceOf is the used_space measurement of the filesystem mounted on dir, which holds
+// logical bytes of files: statfs as df shows it, and the ratio to what was stored.
+func usedSpaceOf(dir string, logical uint64) (results.Measurement, error) {
+	u, err := fs.StatUsage(dir)
+	if err != nil {
+		return results.Measurement{}, err
+	}
+	m := results.Measurement{Test: UsedSpace, Status: results.OK, Value: results.Float(float64(u.UsedBytes)), Unit: "bytes",
+		LogicalBytes: logical,
+		Extra:        map[string]float64{"total_bytes": float64(u.TotalBytes), "avail_bytes": float64(u.AvailBytes)}}
+	if logical > 0 {
+		m.Extra["used_per_logical"] = float64(u.UsedBytes) / float64(logical)
+	}
+	return m, nil
+}
+
+func (r *rep) read(ctx context.Context) ([]results.Measurement, error) {
+	return r.coldRead(ctx, Read)
+}
+
+// coldRead unmounts, drops caches and mounts (not timed), then reads every byte of every file
+// in the filesystem and syncs (timed): the dataset copies for read, the video copies for
+// video_read, since remove ran in between.
+func (r *rep) coldRead(ctx context.Context, test string) ([]results.Measurement, error) {
+	if err := r.remount(ctx); err != nil {
+		return nil, err
+	}
+	var st dataset.ReadStats
+	m, err := r.timed(test, 0, func() error {
+		var err error
+		if st, err = dataset.ReadTree(ctx, r.env.Mountpoint); err != nil {
+			return err
+		}
+		// What reading dirtied (atime updates) reaches the device inside the measurement, so
+		// that a read's cost in writes (and wear) is seen, not deferred to a later test.
+		return r.syncfs()
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.LogicalBytes = st.Bytes
+	if m.WallSeconds > 0 {
+		m.MBps = float64(st.Bytes) / 1e6 / m.WallSeconds
+	}
+	return []results.Measurement{m}, nil
+}
+
+func (r *rep) readRemoveWrite(ctx context.Context) ([]results.Measurement, error) {
+	n := r.env.Copies
+	logical := uint64(n) * r.env.Dataset.Bytes
+	m, err := r.timed(ReadRemoveWrite, logical, func() error {
+		for i := 1; i <= n; i++ {
+			if err := os.RemoveAll(r.copyName(i)); err != nil {
+				return fmt.Errorf("removing copy %d: %w", i, err)
+			}
+			if _, err := dataset.CopyTree(ctx, r.copyName(i+1), r.copyName(i+n), r.copyOpts()); err != nil {
+				return fmt.Errorf("copying copy %d to copy %d: %w", i+1, i+n, err)
+			}
+		}
+		return r.syncfs()
+	})
+	blockAmplification(&m)
+	return []results.Measurement{m}, err
+}
+
+func (r *rep) remove(ctx context.Context) ([]results.Measurement, error) {
+	m, err := r.timed(Remove, 0, func() error {
+		entries, err := os.ReadDir(r.env.Mountpoint)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if e.Name() == "lost+found" { // made by mke2fs; part of the empty filesystem
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {
+				return err
+			}
+		}
+		return r.syncfs()
+	})
+	return []results.Measurement{m}, err
+}
+
+func (r *rep) videoWrite(ctx context.Context) ([]results.Measurement, error) {
+	logical := uint64(r.env.VideoCopies) * r.env.VideoBytes
+	m, err := r.timed(VideoWrite, logical, func() error {
+		for i := 1; i <= r.env.VideoCopies; i++ {
+			if err := copyFile(ctx, r.env.Video, filepath.Join(r.env.Mountpoint, fmt.Sprintf("video-%d.bin", i))); err != nil {
+				return fmt.Errorf("video copy %d: %w", i, err)
+			}
+		}
+		return r.syncfs()
+	})
+	blockAmplification(&m)
+	return []results.Measurement{m}, err
+}
+
+func (r *rep) videoRead(ctx context.Context) ([]results.Measurement, error) {
+	return r.coldRead(ctx, VideoRead)
+}
+
+// blockAmplification records, for a test that wrote LogicalBytes through the filesystem, the
+// bytes the device received per byte written: journal, metadata and allocation policy all show
+// up in it.
+func blockAmplification(m *results.Measurement) {
+	if m.Status != results.OK || m.Device == nil || m.LogicalBytes == 0 {
+		return
+	}
+	if m.Extra == nil {
+		m.Extra = map[string]float64{}
+	}
+	m.Extra["block_amplification"] = float64(m.Device.WriteBytes) / float64(m.LogicalBytes)
+}
+
+// copyFile copies one large file, checking ctx between chunks.
+func copyFile(ctx context.Context, src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := copyChunks(ctx, out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("writing %s: %w", dst, err)
+	}
+	return out.Close()
+}
+
+// copyChunks copies r to w in 1 MiB chunks, checking ctx between them so that a timeout or
+// Ctrl-C stops a multi-gigabyte copy promptly.
+func copyChunks(ctx context.Context, w io.Writer, r io.Reader) error {
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}

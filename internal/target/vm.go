@@ -1,0 +1,273 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/vm"
+)
+
+// Remote is a target that hands the whole run to another fsbench (in a QEMU guest, on a board)
+// and brings its results back into the session's results directory.
+type Remote interface {
+	Target
+	// Run carries out req elsewhere and returns its results, saved in s.Dir. What it makes on
+	// this machine is recorded in s's ledger and undone by s.Close.
+	Run(ctx context.Context, s *Session, req plan.Request) (*results.Run, error)
+}
+
+// GuestCard is the emulated SD card as the guest kernel names it.
+const GuestCard = "/dev/mmcblk0"
+
+// vmTarget boots a guest kernel under QEMU (internal/vm) with an emulated SD card backed by an
+// image file, or by a simulated card served on the host, and runs the same fsbench binary in
+// it: for filesystems this machine's kernel lacks (f2fs, nilfs2, vfat; raw NAND).
+type vmTarget struct {
+	spec plan.TargetSpec
+	opt  Options
+}
+
+func (t *vmTarget) Spec() plan.TargetSpec { return t.spec }
+
+// Expand is the guest's business: it expands the variants as its own target (nandsim) does.
+func (t *vmTarget) Expand(cfg plan.Config) []Expanded { return sameVariants(cfg) }
+
+func (t *vmTarget) Methods(plan.Config) map[string]string { return nil }
+
+// cardSize is the guest's SD card: the run's size; the raw-flash suite does not use it, but the
+// guest always has one, a small one.
+func (t *vmTarget) cardSize(cfg plan.Config) uint64 {
+	if cfg.FlashSuite() {
+		return 64 << 20
+	}
+	return cfg.Size
+}
+
+// Check refuses what the guest cannot do: a user's dataset (the guest sees only the results
+// directory), the raw-flash suite on a simulated SD card, a card size QEMU's SD model refuses.
+func (t *vmTarget) Check(cfg plan.Config) error {
+	if err := cfg.CheckSuiteMix(); err != nil {
+		return err
+	}
+	if cfg.Dataset != "" {
+		return plan.Refusef("--dataset is not available with --target vm yet: the guest sees only the results directory; copy your tree there and run fsbench in the guest yourself, or use the generated dataset")
+	}
+	if cfg.FlashSuite() && t.spec.Inner != nil {
+		return plan.Refusef("--target %s: the free-electrons suite runs on the guest's simulated NAND, not on its SD card; use --target vm", t.spec)
+	}
+	if err := vm.CheckCardSize(t.cardSize(cfg)); err != nil {
+		return &plan.InputError{Err: fmt.Errorf("--size: %w", err)}
+	}
+	if t.spec.Inner != nil {
+		if err := CheckCard(t.spec.Inner.Profile, cfg.Size, t.opt.TimeScale); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// guestRequest is what the guest runs: the same configuration, on its SD card (or its nandsim
+// chip), with the results written into the shared directory, which the host already holds.
+func (t *vmTarget) guestRequest(req plan.Request, inputs string) (plan.Request, error) {
+	g := plan.Request{Config: req.Config, Out: req.Out, Force: true,
+		Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: GuestCard}, Destroy: GuestCard}
+	if req.Config.FlashSuite() {
+		g.Target, g.Destroy = plan.TargetSpec{Kind: plan.TargetNandsim}, ""
+	}
+	// The guest sees only the results directory: a card profile given as a file is copied in.
+	if c := req.Config.Card; c != "" && isPath(c) {
+		p, err := copyInput(c, inputs)
+		if err != nil {
+			return g, fmt.Errorf("--card: %w", err)
+		}
+		g.Config.Card = p
+	}
+	return g, nil
+}
+
+func isPath(s string) bool {
+	return filepath.IsAbs(s) || filepath.Base(s) != s || filepath.Ext(s) == ".toml" || filepath.Ext(s) == ".json"
+}
+
+// copyInput copies a file into dir and returns the copy's path, which the guest sees at the
+// same place.
+func copyInput(src, dir string) (string, error) {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	return dst, os.WriteFile(dst, b, 0o644)
+}
+
+// Run boots the guest and waits for it. Everything it makes on the host is recorded first: the
+// inputs directory inside the results directory (the request, the card image, the simulated
+// card's mount and data), the initramfs directory under /tmp, and the QEMU and card-server
+// processes.
+func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*results.Run, error) {
+	cfg := req.Config
+	inputs := filepath.Join(s.Dir, ".vm")
+	if err := s.Mkdir(inputs); err != nil {
+		return nil, err
+	}
+	greq, err := t.guestRequest(req, inputs)
+	if err != nil {
+		return nil, err
+	}
+	reqFile := filepath.Join(inputs, "request.json")
+	if err := s.file(reqFile, func() error { return plan.WriteRequest(reqFile, greq) }); err != nil {
+		return nil, err
+	}
+	cardSize := t.cardSize(cfg)
+	img := filepath.Join(inputs, "card.img")
+	var card *Simcard
+	if in := t.spec.Inner; in != nil {
+		cardDir := filepath.Join(inputs, "simcard")
+		data := filepath.Join(inputs, "simcard.data")
+		if err := s.Mountpoint(cardDir); err != nil {
+			return nil, err
+		}
+		if err := s.file(data, func() error { return nil }); err != nil {
+			return nil, err
+		}
+		card, err = StartSimcard(ctx, SimcardOptions{Profile: in.Profile, Size: cardSize, Dir: cardDir, Backing: data,
+			TimeScale: t.opt.TimeScale, Command: t.opt.Self,
+			OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "simulated card server", true) }})
+		if err != nil {
+			return nil, err
+		}
+		s.OnClose("simulated card server", func() error {
+			if err := card.Stop(); err != nil {
+				return fmt.Errorf("stopping the simulated card: %w", err)
+			}
+			return s.Ledger.RemoveProcess(card.Pid())
+		})
+		img = card.CardPath()
+	} else if err := s.file(img, func() error { return vm.CreateImage(img, cardSize) }); err != nil {
+		return nil, err
+	}
+	// The initramfs is built in a directory of its own under /tmp: recorded before it is made.
+	scratch := filepath.Join(os.TempDir(), "fsbench-vm-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := s.Ledger.AddTree(scratch); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(scratch, 0o700); err != nil {
+		return nil, fmt.Errorf("making the guest's scratch directory: %w", err)
+	}
+	s.OnClose("guest scratch "+scratch, func() error {
+		if err := os.RemoveAll(scratch); err != nil {
+			return err
+		}
+		return s.Ledger.RemoveTree(scratch)
+	})
+
+	what := fmt.Sprintf("a %s SD card", plan.FormatSize(cardSize))
+	switch {
+	case cfg.FlashSuite():
+		what = "nandsim (simulated raw NAND)"
+	case card != nil:
+		what = fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", plan.FormatSize(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
+	}
+	args := []string{"run", "--request", reqFile}
+	t.opt.logf("booting a guest kernel under QEMU with %s; the guest runs: fsbench %v on %s", what, args, greq.Target)
+	res, runErr := vm.Run(ctx, vm.Options{Kernel: t.opt.Kernel, Image: img, Args: args, OutDir: s.Dir, Console: t.opt.Console,
+		Timeout: vmTimeout(cfg), MemoryMiB: vmMemoryMiB(cfg), Scratch: scratch,
+		OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "QEMU guest", false) }})
+	if res.PID > 0 {
+		s.Ledger.RemoveProcess(res.PID)
+	}
+	r, lerr := results.Load(s.Dir)
+	if lerr != nil {
+		if runErr != nil {
+			return nil, fmt.Errorf("the guest run failed (console: %s): %w", res.ConsoleLog, runErr)
+		}
+		return nil, lerr
+	}
+	if runErr != nil && r.Status == results.RunRunning {
+		// The guest was killed (timeout, Ctrl-C) or crashed mid-run: its completed cells are
+		// kept, and the run says why it stopped instead of looking still in progress.
+		r.Status, r.Error, r.Finished = results.RunFailed, runErr.Error(), time.Now()
+		if ctx.Err() != nil {
+			r.Status = results.RunInterrupted
+		}
+	}
+	if card != nil {
+		// The card saw every request of the guest's run: its final state (and wear histogram)
+		// is the run's. Per-test flash figures come from the guest's traces, replayed.
+		if c, err := card.Stats(); err == nil {
+			r.Card = &c
+		} else {
+			t.opt.logf("reading the simulated card's counters: %v", err)
+		}
+		r.Target.Profile, r.Target.TimeScale = t.spec.Inner.Profile, t.opt.TimeScale
+		r.Target.Kind = "simcard (guest /dev/mmcblk0)"
+		if r.Methods == nil {
+			r.Methods = map[string]string{}
+		}
+		r.Methods["vm_simcard"] = vmSimcardMethod
+	}
+	// Tag the results with how the guest ran; its kernel is already in machine.kernel.
+	console, _ := filepath.Rel(s.Dir, res.ConsoleLog)
+	r.Guest = &results.Guest{Kernel: res.Kernel, KernelRelease: res.KernelRelease, Accel: res.Accel, AccelNote: res.AccelNote,
+		QEMU: res.QEMUVersion, BootSeconds: res.BootSeconds, ConsoleLog: filepath.ToSlash(console)}
+	if err := results.Save(s.Dir, r); err != nil {
+		return r, err
+	}
+	var ee *vm.ExitError
+	if errors.As(runErr, &ee) && ee.Status == 2 {
+		// The guest refused the request (a usage error there): so does the host.
+		return r, &plan.InputError{Err: runErr}
+	}
+	return r, runErr
+}
+
+// file records path, makes it with make, and registers its removal.
+func (s *Session) file(path string, make func() error) error {
+	if err := s.Ledger.AddFile(path); err != nil {
+		return err
+	}
+	if err := make(); err != nil {
+		return err
+	}
+	s.OnClose("file "+path, func() error { return removeFile(path) })
+	return nil
+}
+
+// vmTimeout bounds the whole guest run: every test's timeout for every repetition would be far
+// too long, so the guest gets the per-test timeout times a generous number of tests.
+func vmTimeout(cfg plan.Config) time.Duration {
+	if cfg.FlashSuite() {
+		// One fresh chip per size, variant and repetition, each with a handful of tests.
+		cells := len(cfg.PartitionSizes()) * len(cfg.Variants) * (cfg.Repetitions + 1)
+		return cfg.Timeout.Duration * time.Duration(4+cells)
+	}
+	return cfg.Timeout.Duration * time.Duration(4+2*cfg.Repetitions)
+}
+
+// vmMemoryMiB is the guest's RAM: the default for the block suites (their data is staged in
+// RAM at size/12 + size/8); for raw NAND, nandsim keeps the written chip in RAM besides the
+// data and the image built from it, about 4 times the largest partition.
+func vmMemoryMiB(cfg plan.Config) uint64 {
+	if !cfg.FlashSuite() {
+		return 0
+	}
+	var largest uint64
+	for _, s := range cfg.PartitionSizes() {
+		largest = max(largest, s)
+	}
+	return 768 + 5*largest>>20
+}
+
+// vmSimcardMethod says how the simulated card behind QEMU's SD card sees the guest's I/O.
+// Measured with QEMU 7.2: every request reaches the card file as 512-byte reads and writes
+// (620,200 writes of 512 bytes for one f2fs run on 128 MiB), and an erase (the guest's
+// discard) arrives as writes of the erased range, never as a discard. The card's counters thus
+// show QEMU's SD model, not the guest's request sizes.
+const vmSimcardMethod = "card: the simulated card's counters over the whole guest run. QEMU's SD card model (7.2) moves 512 bytes per request and carries out an erase (the guest's discard) by writing the range, so the card sees 512-byte writes and no discards: its write amplification and wear are those of that traffic. The per-test trace replays (from the guest's own block requests) show what a real card would get"
