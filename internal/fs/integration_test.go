@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,7 +68,7 @@ func mountDir(t *testing.T, k Kind) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Cleanup(func() {
-		if m, _ := isMounted(dir); m {
+		if m, _ := mountinfo.MountedAt(dir); m {
 			t.Errorf("%s still mounted at the end of the test; unmounting", dir)
 			if err := Unmount(context.Background(), k, dir); err != nil {
 				t.Error(err)
@@ -161,7 +162,7 @@ func TestIntegrationKinds(t *testing.T) {
 			if err := Mount(ctx, k, dev, dir, ""); err != nil {
 				t.Fatal(err)
 			}
-			if m, err := isMounted(dir); err != nil || !m {
+			if m, err := mountinfo.MountedAt(dir); err != nil || !m {
 				t.Fatalf("after Mount, %s is not in the mount table (%v)", dir, err)
 			}
 			if k.ReadOnly {
@@ -217,7 +218,7 @@ func TestIntegrationKinds(t *testing.T) {
 			if err := Unmount(ctx, k, dir); err != nil {
 				t.Fatal(err)
 			}
-			if m, _ := isMounted(dir); m {
+			if m, _ := mountinfo.MountedAt(dir); m {
 				t.Fatalf("%s still mounted after Unmount", dir)
 			}
 			if err := Unmount(ctx, k, dir); err != nil {
@@ -306,7 +307,7 @@ func TestIntegrationMountOptions(t *testing.T) {
 	if !errors.Is(err, unix.EINVAL) || !strings.Contains(err.Error(), "fsbench_bogus_option") {
 		t.Errorf("bad option error = %v; want EINVAL naming the option", err)
 	}
-	if m, _ := isMounted(dir); m {
+	if m, _ := mountinfo.MountedAt(dir); m {
 		t.Error("mounted despite the error")
 	}
 
@@ -380,7 +381,7 @@ func TestIntegrationTmpfs(t *testing.T) {
 	if err := UnmountTmpfs(dir); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := isMounted(dir); m {
+	if m, _ := mountinfo.MountedAt(dir); m {
 		t.Fatal("tmpfs still mounted after UnmountTmpfs")
 	}
 	if err := UnmountTmpfs(dir); err != nil {

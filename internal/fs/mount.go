@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -189,59 +188,22 @@ func mountCommand(ctx context.Context, k Kind, dev, dir, options string) error {
 	return fmt.Errorf("%s: %w", line, e)
 }
 
-// How long Unmount keeps retrying EBUSY: udev and blkid open a device for a moment after it
-// changes (a mount is a change), and such a holder is gone in well under a second.
-const (
-	busyRetryFor   = 5 * time.Second
-	busyFirstDelay = 10 * time.Millisecond
-	busyMaxDelay   = 250 * time.Millisecond
-)
-
 // Unmount unmounts dir, retrying EBUSY briefly (udev and blkid may hold the device for a moment).
 // nilfs2 goes through umount(8) so that nilfs_cleanerd is stopped. Not mounted is no error.
 func Unmount(ctx context.Context, k Kind, dir string) error {
 	if k.Name == "nilfs2" {
 		return unmountCommand(ctx, dir)
 	}
-	return unmountRetry(ctx, dir)
+	_, err := mountinfo.Unmount(ctx, dir, mountinfo.UnmountOptions{})
+	return err
 }
 
-func unmountRetry(ctx context.Context, dir string) error {
-	give := time.Now().Add(busyRetryFor)
-	delay := busyFirstDelay
-	for {
-		err := unix.Unmount(dir, 0)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, unix.ENOENT):
-			return nil // no such directory: nothing can be mounted there
-		case errors.Is(err, unix.EINVAL):
-			// EINVAL is how umount(2) says "not a mount point"; make sure that is what it meant.
-			if m, mErr := isMounted(dir); mErr == nil && !m {
-				return nil
-			}
-			return fmt.Errorf("umount %s: %w", dir, err)
-		case errors.Is(err, unix.EBUSY):
-			if time.Now().After(give) {
-				return fmt.Errorf("umount %s: %w: still busy after %v: a process uses it (fuser -vm %s shows which)",
-					dir, err, busyRetryFor, dir)
-			}
-			if err := sleepCtx(ctx, delay); err != nil {
-				return fmt.Errorf("umount %s: busy, gave up: %w", dir, err)
-			}
-			delay = min(2*delay, busyMaxDelay)
-		default:
-			return fmt.Errorf("umount %s: %w", dir, err)
-		}
-	}
-}
-
+// unmountCommand unmounts through umount(8), retrying while it says the mount is busy.
 func unmountCommand(ctx context.Context, dir string) error {
-	give := time.Now().Add(busyRetryFor)
-	delay := busyFirstDelay
+	give := time.Now().Add(5 * time.Second)
+	delay := 10 * time.Millisecond
 	for {
-		mounted, err := isMounted(dir)
+		mounted, err := mountinfo.MountedAt(dir)
 		if err != nil {
 			return fmt.Errorf("umount %s: %w", dir, err)
 		}
@@ -255,49 +217,15 @@ func unmountCommand(ctx context.Context, dir string) error {
 		if !bytes.Contains(out, []byte("busy")) || time.Now().After(give) {
 			return cmdError(ctx, "umount", []string{dir}, err, out)
 		}
-		if err := sleepCtx(ctx, delay); err != nil {
-			return fmt.Errorf("umount %s: busy, gave up: %w", dir, err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("umount %s: busy, gave up: %w", dir, ctx.Err())
+		case <-t.C:
 		}
-		delay = min(2*delay, busyMaxDelay)
+		delay = min(2*delay, 250*time.Millisecond)
 	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// isMounted reports whether dir is a mount point, from /proc/self/mountinfo.
-func isMounted(dir string) (bool, error) {
-	ms, err := mountinfo.Read("")
-	if err != nil {
-		return false, err
-	}
-	return mountedAt(ms, dir), nil
-}
-
-// mountedAt reports whether the mount table lists dir as a mount point. The kernel prints a
-// symlinked path as its target, so dir is resolved first.
-func mountedAt(ms []mountinfo.Entry, dir string) bool {
-	want := filepath.Clean(dir)
-	if abs, err := filepath.Abs(want); err == nil {
-		want = abs
-	}
-	if real, err := filepath.EvalSymlinks(want); err == nil {
-		want = real
-	}
-	for _, m := range ms {
-		if m.MountPoint == want {
-			return true
-		}
-	}
-	return false
 }
 
 // MountTmpfs mounts a private tmpfs of at most size bytes on dir: the dataset source lives in RAM,
@@ -322,5 +250,6 @@ func MountTmpfs(dir string, size uint64) error {
 
 // UnmountTmpfs unmounts the tmpfs MountTmpfs put on dir; not mounted is no error.
 func UnmountTmpfs(dir string) error {
-	return unmountRetry(context.Background(), dir)
+	_, err := mountinfo.Unmount(context.Background(), dir, mountinfo.UnmountOptions{})
+	return err
 }

@@ -8,8 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
-
-	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
 func TestMountFlags(t *testing.T) {
@@ -90,34 +88,6 @@ func TestMountError(t *testing.T) {
 		}
 		if !containsAll(err.Error(), tt.want...) {
 			t.Errorf("error %q lacks one of %q", err, tt.want)
-		}
-	}
-}
-
-func TestMountedAt(t *testing.T) {
-	const table = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
-61 22 7:3 / /nonexistent/fsbench/mnt rw,noatime - xfs /dev/loop3 rw
-62 22 7:4 / /nonexistent/fsbench/with\040space rw - ext4 /dev/loop4 rw
-63 22 0:50 / /nonexistent/fsbench/back\134slash rw - tmpfs tmpfs rw
-`
-	tests := []struct {
-		dir  string
-		want bool
-	}{
-		{"/nonexistent/fsbench/mnt", true},
-		{"/nonexistent/fsbench/mnt/", true},
-		{"/nonexistent/fsbench/with space", true},
-		{`/nonexistent/fsbench/back\slash`, true},
-		{"/nonexistent/fsbench", false},
-		{"/nonexistent/fsbench/mn", false},
-	}
-	for _, tt := range tests {
-		ms, err := mountinfo.Parse(strings.NewReader(table))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := mountedAt(ms, tt.dir); got != tt.want {
-			t.Errorf("mountedAt(%q) = %v, want %v", tt.dir, got, tt.want)
 		}
 	}
 }

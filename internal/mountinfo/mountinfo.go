@@ -1,6 +1,7 @@
-// Package mountinfo reads the kernel's mount table, /proc/self/mountinfo: every package that
-// must know what is mounted where (the cleanup of a killed run, unmounting, finding tracefs,
-// the device safety checks) reads it through here, escapes and all.
+// Package mountinfo reads the kernel's mount table, /proc/self/mountinfo, and unmounts what is
+// in it: every package that must know what is mounted where (the cleanup of a killed run,
+// unmounting, finding tracefs, the device safety checks) reads it through here, escapes and
+// all, and every umount(2) of fsbench goes through Unmount, with its retries.
 package mountinfo
 
 import (
@@ -80,7 +81,7 @@ func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 // (/proc/self/mountinfo).
 func Read(path string) ([]Entry, error) {
 	if path == "" {
-		path = "/proc/self/mountinfo"
+		path = TablePath
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,13 +15,6 @@ import (
 
 	"github.com/fsbench/fsbench/internal/mountinfo"
 	"golang.org/x/sys/unix"
-)
-
-const (
-	// unmountRetries × unmountWait is how long an EBUSY unmount is retried before falling back
-	// to a lazy unmount: a process that was using the file system may be exiting.
-	unmountRetries = 10
-	unmountWait    = 100 * time.Millisecond
 )
 
 // CleanupStale reads every ledger in dir whose process is gone (or whose pid was reused:
@@ -197,7 +191,7 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 // unmountRecorded unmounts every mount under rec's mount points whose type pick accepts,
 // deepest first (newest first among equals).
 func unmountRecorded(rec ledgerRecord, act, logf func(string, ...any), pick func(fstype string) bool) error {
-	ms, err := readMounts()
+	ms, err := mountinfo.Read("")
 	if err != nil {
 		return err
 	}
@@ -217,9 +211,9 @@ func unmountRecorded(rec ledgerRecord, act, logf func(string, ...any), pick func
 				picked = append(picked, m)
 			}
 		}
-		mounts = append(mounts, mountsUnder(picked, d)...)
+		mounts = append(mounts, mountinfo.UnderIn(picked, d)...)
 	}
-	slices.SortStableFunc(mounts, func(a, b string) int { return depth(b) - depth(a) })
+	slices.SortStableFunc(mounts, func(a, b string) int { return mountinfo.Depth(b) - mountinfo.Depth(a) })
 	for _, mp := range mounts {
 		if err := unmount(mp, act); err != nil {
 			return err
@@ -278,32 +272,20 @@ func removeTree(dir string, act func(string, ...any)) error {
 	return nil
 }
 
-// unmount unmounts the top mount on mp. UMOUNT_NOFOLLOW: mp comes from a file, and a
-// symlink planted in its place must not redirect the unmount elsewhere.
+// unmount unmounts the top mount on mp, from a ledger: UMOUNT_NOFOLLOW, since a symlink
+// planted in its place must not redirect the unmount elsewhere, and lazily when still busy
+// (some process has files open there or its cwd inside): the kernel finishes, and releases the
+// loop device, when the last user lets go.
 func unmount(mp string, act func(string, ...any)) error {
-	for range unmountRetries {
-		err := unix.Unmount(mp, unix.UMOUNT_NOFOLLOW)
-		switch {
-		case err == nil:
-			act("unmounted %s", mp)
-			return nil
-		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOENT):
-			// Not a mount point (any more): a stacked duplicate already went, or it was
-			// unmounted since we read the mount table.
-			return nil
-		case errors.Is(err, unix.EBUSY):
-			time.Sleep(unmountWait)
-		default:
-			return fmt.Errorf("unmount %s: %w", mp, err)
-		}
+	how, err := mountinfo.Unmount(context.Background(), mp, mountinfo.UnmountOptions{NoFollow: true, Lazy: true})
+	switch {
+	case err != nil:
+		return err
+	case how == mountinfo.Done:
+		act("unmounted %s", mp)
+	case how == mountinfo.Detached:
+		act("lazily unmounted %s (MNT_DETACH): it was still busy; the kernel releases it when its last user closes it", mp)
 	}
-	// Still busy: some process has files open there or its cwd inside. MNT_DETACH takes it
-	// out of the tree now; the kernel finishes (and releases the loop device) when the last
-	// user lets go.
-	if err := unix.Unmount(mp, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("unmount %s: busy, and lazy unmount failed: %w", mp, err)
-	}
-	act("lazily unmounted %s (MNT_DETACH): it was still busy after %v; the kernel releases it when its last user closes it", mp, unmountRetries*unmountWait)
 	return nil
 }
 

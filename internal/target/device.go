@@ -280,7 +280,7 @@ type mountInfoLine struct {
 
 // readMountInfo parses field 3 (major:minor) besides what parseMountinfo returns.
 func readMountInfo() ([]mountInfoLine, error) {
-	f, err := os.Open(mountinfoPath)
+	f, err := os.Open(mountinfo.TablePath)
 	if err != nil {
 		return nil, fmt.Errorf("read mount table: %w", err)
 	}

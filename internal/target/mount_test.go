@@ -31,8 +31,8 @@ func TestMountsUnderOrder(t *testing.T) {
 		{"/", []string{"/run/x/a/b", "/run/x/c", "/run/x/a", "/run/x", "/run/xy", "/run/x", "/"}},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, mountsUnder(ms, tt.dir)); diff != "" {
-			t.Errorf("mountsUnder(%s) (-want +got):\n%s", tt.dir, diff)
+		if diff := cmp.Diff(tt.want, mountinfo.UnderIn(ms, tt.dir)); diff != "" {
+			t.Errorf("UnderIn(%s) (-want +got):\n%s", tt.dir, diff)
 		}
 	}
 }
@@ -61,9 +61,9 @@ func TestMountedAtFake(t *testing.T) {
 	if err := os.WriteFile(fake, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old := mountinfoPath
-	mountinfoPath = fake
-	t.Cleanup(func() { mountinfoPath = old })
+	old := mountinfo.TablePath
+	mountinfo.TablePath = fake
+	t.Cleanup(func() { mountinfo.TablePath = old })
 
 	for _, tt := range []struct {
 		dir  string

@@ -229,7 +229,7 @@ func (s *Simcard) Stop() error {
 
 // mounted reports whether dir is a mount point in this namespace.
 func mounted(dir string) bool {
-	f, err := os.Open(mountinfoPath)
+	f, err := os.Open(mountinfo.TablePath)
 	if err != nil {
 		return false
 	}
