@@ -61,9 +61,6 @@ type Options struct {
 	Console  io.Writer
 }
 
-// LedgerDir is where runs record what they created, for the cleanup after a killed run.
-const LedgerDir = target.DefaultLedgerDir
-
 // Progress is where a run stands.
 type Progress struct {
 	Variant   string
@@ -116,7 +113,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	}
 	ledgerDir := opt.LedgerDir
 	if ledgerDir == "" {
-		ledgerDir = LedgerDir
+		ledgerDir = target.DefaultLedgerDir
 	}
 	// A killed run leaves its ledger behind; undo what it recorded before making anything new.
 	if actions, err := target.CleanupStale(ledgerDir, func(string, ...any) {}); err != nil {

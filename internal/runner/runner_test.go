@@ -256,7 +256,7 @@ func checkNoLeftovers(t *testing.T, dir string) {
 			t.Errorf("loop device still attached: %s -> %s", p, b)
 		}
 	}
-	if entries, _ := filepath.Glob(filepath.Join(LedgerDir, "*.json")); len(entries) > 0 {
+	if entries, _ := filepath.Glob(filepath.Join(target.DefaultLedgerDir, "*.json")); len(entries) > 0 {
 		for _, e := range entries {
 			if strings.TrimSuffix(filepath.Base(e), ".json") == strconv.Itoa(os.Getpid()) {
 				t.Errorf("this process's ledger %s was not removed", e)
