@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint bench bench-simcard bench-probe bench-reference bench-nand run clean
+.PHONY: all build cross test unit lint test-faults bench bench-simcard bench-probe bench-reference bench-nand run clean
 
 all: build
 
@@ -24,6 +24,12 @@ lint:
 # measure real filesystems on loop devices over image files; without root those skip.
 test: lint cross
 	$(GO) test -count=1 -timeout 40m ./...
+
+# Every way a run can be given bad input, be killed or find its disk full, replayed through the
+# binary (the simulated card and the QEMU guest included); prints a table of the cases. make test
+# runs the quick ones.
+test-faults:
+	FSBENCH_FAULTS=full $(GO) test -count=1 -run 'TestFaults' -v -timeout 40m ./cmd/fsbench/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
 
 # Unit tests only (no root needed, nothing mounted).
 unit:

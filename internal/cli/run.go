@@ -284,7 +284,7 @@ func runOptions(cmd *cobra.Command, f runFlags) (runner.Options, error) {
 			return runner.Options{}, UsageError{err}
 		}
 		return runner.Options{Config: req.Config, Target: req.Target, Destroy: req.Destroy, OutDir: req.Out, Force: req.Force,
-			TimeScale: req.TimeScale, DirectIO: true}, nil
+			WorkRoot: req.Work, TimeScale: req.TimeScale, DirectIO: true}, nil
 	}
 	cfg, err := resolveConfig(cmd, f)
 	if err != nil {

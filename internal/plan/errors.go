@@ -48,6 +48,9 @@ func (p *problems) addErr(line int, cause error, format string, args ...any) {
 	p.list = append(p.list, &Error{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...), Err: cause})
 }
 
+// maxReported is how many problems err lists before it only counts the rest.
+const maxReported = 20
+
 // err returns nil, the only problem, or all of them joined, sorted by line and without
 // repeats (a bad value in a list that expands into several variants is reported once).
 func (p *problems) err() error {
@@ -69,6 +72,11 @@ func (p *problems) err() error {
 	slices.SortStableFunc(list, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
 	if len(list) == 1 {
 		return list[0]
+	}
+	// A value repeated across a large matrix would otherwise print a screenful per variant.
+	if len(list) > maxReported {
+		more := &Error{File: p.file, Msg: fmt.Sprintf("... and %d more problems like these", len(list)-maxReported)}
+		list = append(list[:maxReported], more)
 	}
 	errs := make([]error, len(list))
 	for i, e := range list {

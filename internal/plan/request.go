@@ -19,6 +19,9 @@ type Request struct {
 	Out string `json:"out"`
 	// Force reuses Out, which the host made and holds.
 	Force bool `json:"force,omitempty"`
+	// Work is where the run makes its work directory (default: inside Out). A guest makes it in
+	// its own RAM, so that a guest killed with its host leaves nothing in the shared directory.
+	Work string `json:"work,omitempty"`
 	// TimeScale multiplies a simulated card's modelled waits (0 = 1).
 	TimeScale float64 `json:"time_scale,omitempty"`
 }

@@ -75,7 +75,7 @@ type dataNeed struct {
 }
 
 // dataNeeds sizes a group's data: generated and scaled to size, or the user's tree.
-func dataNeeds(cfg plan.Config, size uint64, rawFlash bool, user *userData) (dataNeed, error) {
+func dataNeeds(cfg plan.Config, size uint64, rawFlash bool, user *userData) dataNeed {
 	n := dataNeed{flash: rawFlash, part: size, user: user, share: 50}
 	switch {
 	case rawFlash:
@@ -104,7 +104,7 @@ func dataNeeds(cfg plan.Config, size uint64, rawFlash bool, user *userData) (dat
 		n.ram += size // nandsim keeps the chip's written pages in RAM: up to the partition's size
 		n.share = 75
 	}
-	return n, nil
+	return n
 }
 
 // checkRAM refuses data that would not fit in RAM, before it is staged.

@@ -85,17 +85,14 @@ func (e *engine) setup(user *userData) error {
 	}
 	for i := range e.groups {
 		g := &e.groups[i]
-		need, err := dataNeeds(cfg, g.size, e.prep.Chip != nil, user)
-		if err != nil {
-			return err
-		}
-		if err := need.checkRAM(); err != nil {
-			return err
-		}
 		if user != nil && e.prep.Chip == nil {
 			if err := user.checkFits(g.size, e.logf); err != nil {
 				return err
 			}
+		}
+		need := dataNeeds(cfg, g.size, e.prep.Chip != nil, user)
+		if err := need.checkRAM(); err != nil {
+			return err
 		}
 		g.need = need
 	}

@@ -35,6 +35,8 @@ type Options struct {
 	OutDir string
 	// Force reuses a results directory an earlier run made (nothing in it is deleted).
 	Force bool
+	// WorkRoot is where the work directory is made; empty: inside the results directory.
+	WorkRoot string
 	// Destroy must name a device target's device again, as a deliberate second confirmation.
 	Destroy string
 	// Image is the image file to create; empty = one in the work directory, deleted at the end.
@@ -146,7 +148,8 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			return nil, err
 		}
 	}
-	ses, err := target.OpenSession(target.SessionOptions{Dir: opt.OutDir, Root: cfg.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir, Log: logf})
+	ses, err := target.OpenSession(target.SessionOptions{Dir: opt.OutDir, Root: cfg.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir,
+		WorkRoot: opt.WorkRoot, Log: logf})
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +289,11 @@ func runRemote(ctx context.Context, opt Options, t target.Remote, ledgerDir stri
 	defer func() {
 		if cerr := ses.Close(); cerr != nil && err == nil {
 			err = cerr
+		}
+		var ie *plan.InputError
+		if out.Run == nil && errors.As(err, &ie) {
+			ses.Discard() // refused before anything ran there: leave nothing behind
+			out = nil
 		}
 	}()
 	req := plan.Request{Config: opt.Config, Target: opt.Target, Destroy: opt.Destroy, Out: ses.Dir, TimeScale: opt.TimeScale}

@@ -37,6 +37,8 @@ type SessionOptions struct {
 	Force bool
 	// LedgerDir is where the ledger goes (DefaultLedgerDir when empty).
 	LedgerDir string
+	// WorkRoot is where the work directory is made; empty: inside the results directory.
+	WorkRoot string
 	// Log receives warnings (another run active on the machine); may be nil.
 	Log func(format string, args ...any)
 }
@@ -121,7 +123,11 @@ func OpenSession(opt SessionOptions) (s *Session, err error) {
 	if s.Ledger, err = OpenLedger(ledgerDir); err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp(dir, ".work-")
+	root := opt.WorkRoot
+	if root == "" {
+		root = dir
+	}
+	work, err := os.MkdirTemp(root, ".work-")
 	if err != nil {
 		s.Ledger.Close()
 		return nil, fmt.Errorf("making the work directory in %s: %w", dir, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/plan"
@@ -76,7 +77,7 @@ func (t *vmTarget) Check(cfg plan.Config) error {
 // guestRequest is what the guest runs: the same configuration, on its SD card (or its nandsim
 // chip), with the results written into the shared directory, which the host already holds.
 func (t *vmTarget) guestRequest(req plan.Request, inputs string) (plan.Request, error) {
-	g := plan.Request{Config: req.Config, Out: req.Out, Force: true,
+	g := plan.Request{Config: req.Config, Out: req.Out, Force: true, Work: "/tmp",
 		Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: GuestCard}, Destroy: GuestCard}
 	if req.Config.FlashSuite() {
 		g.Target, g.Destroy = plan.TargetSpec{Kind: plan.TargetNandsim}, ""
@@ -113,6 +114,10 @@ func copyInput(src, dir string) (string, error) {
 // processes.
 func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*results.Run, error) {
 	cfg := req.Config
+	if strings.ContainsAny(s.Dir, ",\n") {
+		// QEMU's -virtfs takes comma-separated options: a comma in the path would split it.
+		return nil, plan.Refusef("results directory %q: QEMU cannot share a path with a comma or newline with the guest: choose another -o", s.Dir)
+	}
 	inputs := filepath.Join(s.Dir, ".vm")
 	if err := s.Mkdir(inputs); err != nil {
 		return nil, err
