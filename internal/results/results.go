@@ -203,6 +203,8 @@ type Measurement struct {
 	// Trace summarises the block requests the test issued to the device (from tracefs) and
 	// what they would do to each card profile's flash.
 	Trace *TraceInfo `json:"trace,omitempty"`
+	// Noise is what else the machine did during the measured span (timed tests only).
+	Noise *Noise `json:"noise,omitempty"`
 }
 
 // TraceInfo is the block-request trace of one measurement.

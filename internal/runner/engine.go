@@ -67,6 +67,10 @@ func (e *engine) setup(user *userData) error {
 		Timeout: cfg.Timeout.Duration, Selection: p.Selection, Run: fs.DefaultRunner, System: sys, Log: e.logf,
 		Params: cfg.Params, Card: e.prep.Card,
 	}
+	e.env.Sentinel = measure.NewSentinel(e.prep.DeviceName)
+	e.env.Sentinel.Backing = e.prep.Backing
+	e.run.Methods["noise"] = "noise: during each timed test, what else the machine did: CPU steal (/proc/stat), the CPU time of processes other than fsbench, its children and kernel threads (/proc/<pid>/stat), PSI pressure (/proc/pressure), and the bytes other disks moved (/proc/diskstats, less this run's own I/O on the disk holding its backing file); " +
+		fmt.Sprintf("a test is marked busy above %.0f %% steal, %.0f %% of a CPU used by other processes, %.0f %% memory pressure or %.0f MB/s of other disk I/O", measure.BusySteal, measure.BusyOtherCPU, measure.BusyMemPSI, measure.BusyOtherIOPS/1e6)
 	if e.prep.Chip != nil {
 		e.env.Flash = &suite.FlashChip{Chip: *e.prep.Chip, Timings: e.prep.Timings}
 	}

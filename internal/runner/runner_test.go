@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -571,5 +573,42 @@ func TestScheduler(t *testing.T) {
 	_, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true})
 	if err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Errorf("cfq: %v, want not available", err)
+	}
+}
+
+// The noise sentinel marks the tests measured while another process kept a CPU busy, and leaves
+// those of a quiet stretch unmarked (on a machine that other work may load, only the first
+// half is asserted strictly).
+func TestNoiseSentinel(t *testing.T) {
+	needRoot(t)
+	cfg := smallConfig()
+	cfg.Variants = cfg.Variants[:1]
+	cfg.Tests = []string{suite.Write, suite.Read}
+	// A busy loop that is not fsbench's descendant: the shell that starts it exits at once, so
+	// the loop is adopted by init, as another user's program would be.
+	out, err := exec.Command("sh", "-c", "(while :; do :; done) >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	r := runAndLoad(t, cfg)
+	for _, m := range r.Measurements {
+		if m.Status != results.OK {
+			continue
+		}
+		if m.Noise == nil {
+			t.Errorf("%s: no noise recorded", m.Test)
+			continue
+		}
+		if !m.Noise.Busy || !strings.Contains(m.Noise.Why, "other processes") || m.Noise.OtherCPUPct < 50 {
+			t.Errorf("%s measured beside a busy loop: %+v", m.Test, m.Noise)
+		}
+	}
+	if r.Methods["noise"] == "" {
+		t.Error("the noise method is not recorded")
 	}
 }

@@ -28,10 +28,11 @@ import (
 
 // timed runs fn inside a measurement span and fills the figures of a seconds-valued test.
 func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measurement, error) {
-	// Nesting, outermost first: the block trace, the simulated card's counters, the span. The
-	// capture starts before the span and stops after it, so that setting up the trace instance
-	// is not in the measured time; the card's window lies inside the trace's, so that the trace
-	// contains every request the card counted.
+	// Nesting, outermost first: the noise sentinel, the block trace, the simulated card's
+	// counters, the span. The capture starts before the span and stops after it, so that setting
+	// up the trace instance is not in the measured time; the card's window lies inside the
+	// trace's, so that the trace contains every request the card counted.
+	watch := r.watch()
 	var capt *trace.Capture
 	var traceErr error
 	if r.env.Tracing != nil {
@@ -82,12 +83,38 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 		Test: test, Status: results.OK, Value: results.Float(wall), Unit: "s",
 		WallSeconds: wall, UserSeconds: smp.User.Seconds(), SysSeconds: smp.Sys.Seconds(),
 		Device: results.FromStat(smp.Dev), LogicalBytes: logical, Flash: flashIO, Trace: traceInfo,
+		Noise: watch.stop(),
 	}
 	if logical > 0 && wall > 0 {
 		m.MBps = float64(logical) / 1e6 / wall
 	}
 	return m, nil
 }
+
+// noiseWatch is the sentinel's view of one span; nil when the run has no sentinel.
+type noiseWatch struct{ w *measure.Watch }
+
+// watch starts watching the machine for interference with the span about to start.
+func (r *rep) watch() noiseWatch {
+	if r.env.Sentinel == nil {
+		return noiseWatch{}
+	}
+	return noiseWatch{r.env.Sentinel.Start()}
+}
+
+// stop returns what else the machine did since watch, in results' form.
+func (w noiseWatch) stop() *results.Noise {
+	if w.w == nil {
+		return nil
+	}
+	n := w.w.Stop()
+	return &results.Noise{StealPct: round2(n.StealPct), OtherCPUPct: round2(n.OtherCPUPct), CPUPressurePct: round2(n.CPUPressurePct),
+		IOPressurePct: round2(n.IOPressurePct), MemPressurePct: round2(n.MemPressurePct), OtherIOBytes: n.OtherIOBytes,
+		Busy: n.Busy, Why: n.Why}
+}
+
+// round2 keeps two decimals: more would be noise about the noise.
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // traceInfo summarises a test's trace, keeps its file when asked, and replays it through every
 // profile's model. A trace that failed is recorded as such; the test itself stands.

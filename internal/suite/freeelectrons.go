@@ -218,6 +218,7 @@ func (r *rep) flashTimed(test, memTest string, logical uint64, fn func() error) 
 	if err != nil {
 		return nil, err
 	}
+	watch := r.watch()
 	span, err := r.fl.meter.Start()
 	if err != nil {
 		return nil, err
@@ -231,7 +232,8 @@ func (r *rep) flashTimed(test, memTest string, logical uint64, fn func() error) 
 	}
 	wall := smp.Wall.Seconds()
 	m := results.Measurement{Test: test, Status: results.OK, Value: results.Float(wall), Unit: "s",
-		WallSeconds: wall, UserSeconds: smp.User.Seconds(), SysSeconds: smp.Sys.Seconds(), LogicalBytes: logical}
+		WallSeconds: wall, UserSeconds: smp.User.Seconds(), SysSeconds: smp.Sys.Seconds(), LogicalBytes: logical,
+		Noise: watch.stop()}
 	if logical > 0 && wall > 0 {
 		m.MBps = float64(logical) / 1e6 / wall
 	}

@@ -47,6 +47,8 @@ type Env struct {
 	Card func() (flash.Counters, error)
 	// Tracing, when set, captures each timed test's block requests from tracefs.
 	Tracing *Tracing
+	// Sentinel, when set, records what else the machine did during each timed span.
+	Sentinel *measure.Sentinel
 }
 
 // FlashChip is the simulated NAND chip a raw-flash repetition loads afresh.

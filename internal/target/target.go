@@ -64,6 +64,9 @@ type Prepared struct {
 	Card func() (flash.Counters, error)
 	// CardProfile is the simulated card's profile, which traces are replayed through too.
 	CardProfile string
+	// Backing is the file that finally holds the device's data when the device itself does
+	// not say (the simulated card's data file, behind FUSE): its disk carries the run's I/O.
+	Backing string
 	// Result describes the target for results.json.
 	Result results.Target
 	// Notes are lines for the log (a warning that direct I/O was refused, ...).

@@ -1,0 +1,138 @@
+package measure
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeMachine writes the /proc and /sys files the sentinel reads.
+type fakeMachine struct {
+	proc, sys string
+}
+
+type fakeState struct {
+	total, steal uint64            // /proc/stat cpu line: total ticks split as user + idle + steal
+	procs        map[int][3]uint64 // pid → ppid, ticks, flags
+	psiCPU       uint64
+	disks        map[string]uint64 // name → sectors read (written 0)
+}
+
+func newFakeMachine(t *testing.T, disks ...string) *fakeMachine {
+	t.Helper()
+	root := t.TempDir()
+	m := &fakeMachine{proc: filepath.Join(root, "proc"), sys: filepath.Join(root, "sys")}
+	for _, d := range append([]string{"pressure"}, disks...) {
+		if d == "pressure" {
+			os.MkdirAll(filepath.Join(m.proc, d), 0o755)
+			continue
+		}
+		os.MkdirAll(filepath.Join(m.sys, "block", d), 0o755)
+	}
+	return m
+}
+
+func (m *fakeMachine) set(t *testing.T, s fakeState) {
+	t.Helper()
+	user := s.total - s.steal
+	w := func(p, content string) {
+		if err := os.WriteFile(filepath.Join(m.proc, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w("stat", fmt.Sprintf("cpu  %d 0 0 0 0 0 0 %d 0 0\ncpu0 1 2 3\n", user, s.steal))
+	entries, _ := os.ReadDir(m.proc)
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "pressure" {
+			os.RemoveAll(filepath.Join(m.proc, e.Name()))
+		}
+	}
+	for pid, p := range s.procs {
+		os.MkdirAll(filepath.Join(m.proc, fmt.Sprint(pid)), 0o755)
+		// Fields 3..: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+		w(fmt.Sprintf("%d/stat", pid), fmt.Sprintf("%d (some (name)) S %d 0 0 0 0 %d 0 0 0 0 %d 0 0 0\n", pid, p[0], p[2], p[1]))
+	}
+	w("pressure/cpu", fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", s.psiCPU))
+	w("pressure/io", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+	w("pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+	var ds strings.Builder
+	for name, sectors := range s.disks {
+		fmt.Fprintf(&ds, "   7       0 %s 1 0 %d 0 0 0 0 0 0 0 0\n", name, sectors)
+	}
+	w("diskstats", ds.String())
+}
+
+func TestSentinel(t *testing.T) {
+	const self = 1000
+	quietProcs := map[int][3]uint64{
+		1:    {0, 500, 0},        // init
+		2:    {0, 0, pfKthread},  // kthreadd
+		self: {1, 1000, 0},       // fsbench
+		1001: {self, 10, 0},      // mkfs, fsbench's child
+		1002: {1001, 10, 0},      // its child
+		1003: {2, 10, pfKthread}, // a kworker
+		1004: {1, 100, 0},        // a daemon
+	}
+	with := func(pid int, v [3]uint64) map[int][3]uint64 {
+		m := map[int][3]uint64{}
+		for k, x := range quietProcs {
+			m[k] = x
+		}
+		m[pid] = v
+		return m
+	}
+	const wall = 2 * time.Second // 200 ticks per CPU
+	tests := []struct {
+		name     string
+		a, b     fakeState
+		wantBusy bool
+		why      string
+	}{
+		{"quiet", fakeState{total: 1000, procs: quietProcs}, fakeState{total: 1400, steal: 2, procs: with(1004, [3]uint64{1, 110, 0})}, false, ""},
+		{"steal", fakeState{total: 1000, procs: quietProcs}, fakeState{total: 1400, steal: 60, procs: quietProcs}, true, "steal 15 %"},
+		{"another process", fakeState{total: 1000, procs: quietProcs}, fakeState{total: 1400, procs: with(1004, [3]uint64{1, 280, 0})}, true, "other processes 90 % of a CPU"},
+		{"a process started during the span", fakeState{total: 1000, procs: quietProcs}, fakeState{total: 1400, procs: with(2000, [3]uint64{1, 150, 0})}, true, "other processes 75 %"},
+		{"fsbench's own children", fakeState{total: 1000, procs: quietProcs}, fakeState{total: 1400, procs: with(1002, [3]uint64{1001, 400, 0})}, false, ""},
+		{"kernel threads do fsbench's I/O", fakeState{total: 1000, procs: quietProcs}, fakeState{total: 1400, procs: with(1003, [3]uint64{2, 300, pfKthread})}, false, ""},
+		{"another disk", fakeState{total: 1000, procs: quietProcs, disks: map[string]uint64{"vdb": 0}},
+			fakeState{total: 1400, procs: quietProcs, disks: map[string]uint64{"vdb": 40000}}, true, "other disks 10.2 MB/s"},
+		{"a loop device's I/O is not a disk's", fakeState{total: 1000, procs: quietProcs, disks: map[string]uint64{"loop5": 0}},
+			fakeState{total: 1400, procs: quietProcs, disks: map[string]uint64{"loop5": 400000}}, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newFakeMachine(t, "vdb")
+			s := &Sentinel{Proc: m.proc, Sys: m.sys, Device: "loop3", self: self}
+			m.set(t, tc.a)
+			a := s.read()
+			m.set(t, tc.b)
+			b := s.read()
+			n := s.compare(a, b, wall)
+			if n.Busy != tc.wantBusy || !strings.Contains(n.Why, tc.why) {
+				t.Errorf("busy %v (%q), want %v (%q); %+v", n.Busy, n.Why, tc.wantBusy, tc.why, n)
+			}
+		})
+	}
+}
+
+func TestParseStatName(t *testing.T) {
+	ppid, ticks, flags, ok := parseStat([]byte("42 (a (b) c) R 7 0 0 0 0 4194560 0 0 0 0 30 12 0 0\n"))
+	if !ok || ppid != 7 || ticks != 42 || flags != 4194560 {
+		t.Errorf("parseStat = %d %d %d %v", ppid, ticks, flags, ok)
+	}
+}
+
+// On this machine, a span doing nothing in particular is read without error and, unless the
+// machine is loaded, not busy; the figures are finite.
+func TestSentinelHere(t *testing.T) {
+	w := NewSentinel("").Start()
+	time.Sleep(100 * time.Millisecond)
+	n := w.Stop()
+	if n.StealPct < 0 || n.StealPct > 100 || n.OtherCPUPct < 0 {
+		t.Errorf("noise %+v", n)
+	}
+	t.Logf("noise of a 100 ms sleep here: %+v", n)
+}
