@@ -89,7 +89,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.nandSizes, "nand-sizes", "", "suite free-electrons: the NAND partition sizes, each its own variant (default 8M,32M,128M,252M, the 2010 study's)")
 	fl.BoolVar(&f.nandNoDelays, "nand-no-delays", false, "suite free-electrons: no simulated chip timings (nandsim do_delays=0): only the kernel's and CPU's work is timed")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
-	fl.StringVar(&f.order, "order", "", "order of repetitions: grouped (every repetition of a variant, then the next; the default) or interleaved (repetition 1 of every variant in a shuffled order, then 2, ...)")
+	fl.StringVar(&f.order, "order", "", "order of repetitions: interleaved (the default: repetition 1 of every variant in a shuffled order, then 2, ...) or grouped (every repetition of a variant, then the next)")
 	fl.BoolVar(&f.force, "force", false, "reuse a results directory (-o) that holds an earlier run: its results are replaced; nothing else in it is deleted")
 	fl.StringVar(&f.request, "request", "", "carry out a run request written by another fsbench (what a QEMU guest or a board runs)")
 	_ = fl.MarkHidden("request")

@@ -53,8 +53,9 @@ type Config struct {
 	// NANDNoDelays turns off nandsim's simulated chip timings: times are then the kernel's and
 	// the CPU's work only.
 	NANDNoDelays bool `json:"nand_no_delays,omitempty"`
-	// Order is how repetitions are scheduled: OrderGrouped (every repetition of a variant, then
-	// the next variant) or OrderInterleaved; "" is the default.
+	// Order is how repetitions are scheduled: OrderInterleaved (the default: repetition n of
+	// every variant in a shuffled order, then n+1, so that slow drift of the machine spreads
+	// over every variant) or OrderGrouped (every repetition of a variant, then the next one).
 	Order string `json:"order,omitempty"`
 }
 
@@ -156,6 +157,7 @@ func Default() Config {
 		ResultsDir:  DefaultResultsDir,
 		Variants:    DefaultVariants(),
 		Params:      DefaultSuiteParams(),
+		Order:       OrderInterleaved,
 	}
 }
 

@@ -35,6 +35,7 @@ func TestDefault(t *testing.T) {
 		Timeout:     Duration{10 * time.Minute},
 		ResultsDir:  "./fsbench-results",
 		Params:      DefaultSuiteParams(),
+		Order:       OrderInterleaved,
 		Variants: []Variant{
 			{Name: "ext4", FS: "ext4"},
 			{Name: "ext4-nojournal", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}},
@@ -226,6 +227,7 @@ results = "/tmp/r"
 		ResultsDir:  "/tmp/r",
 		Variants:    DefaultVariants(),
 		Params:      DefaultSuiteParams(),
+		Order:       OrderInterleaved,
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)

@@ -55,9 +55,11 @@ type Run struct {
 	Config  json.RawMessage `json:"config,omitempty"`
 	Dataset Dataset         `json:"dataset"`
 	// Methods explains how figures whose definition is not obvious were measured.
-	Methods      map[string]string `json:"methods,omitempty"`
-	Variants     []Variant         `json:"variants"`
-	Measurements []Measurement     `json:"measurements"`
+	Methods  map[string]string `json:"methods,omitempty"`
+	Variants []Variant         `json:"variants"`
+	// Order is the sequence in which the repetitions ran, "variant#n" each (n 0 is a warm-up).
+	Order        []string      `json:"order,omitempty"`
+	Measurements []Measurement `json:"measurements"`
 	// Guest says how the run was carried out inside a QEMU guest (--target vm); the guest's
 	// kernel is Machine.Kernel.
 	Guest *Guest `json:"guest,omitempty"`

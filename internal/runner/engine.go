@@ -204,6 +204,15 @@ func (e *engine) untilStable(env *suite.Env, jobs []suite.Job, n int) error {
 		if len(pending) == 0 {
 			return nil
 		}
+		// Repeating while other work disturbs the machine would only add disturbed samples: wait
+		// for it to calm down, and give up (saying so) if it does not.
+		if why := e.waitQuiet(); why != "" {
+			for _, j := range pending {
+				e.logf("%s: not repeated further: the machine stayed busy (%s); its figures are unreliable", j.Variant.Name, why)
+			}
+			e.run.Methods["until_stable_busy"] = "until-stable stopped repeating because the machine stayed busy with other work: " + why
+			return nil
+		}
 		e.total += len(pending)
 		for _, j := range pending {
 			if err := e.rep(env, j, n); err != nil {
@@ -211,6 +220,34 @@ func (e *engine) untilStable(env *suite.Env, jobs []suite.Job, n int) error {
 			}
 		}
 		jobs = pending
+	}
+}
+
+// quietWait bounds how long until-stable waits for a busy machine to calm down.
+var quietWait = 2 * time.Minute
+
+// waitQuiet returns "" once a short watch of the machine shows no interference, or what kept
+// it busy after quietWait.
+func (e *engine) waitQuiet() string {
+	if e.env.Sentinel == nil {
+		return ""
+	}
+	deadline := time.Now().Add(quietWait)
+	for {
+		w := e.env.Sentinel.Start()
+		select {
+		case <-e.ctx.Done():
+			return ""
+		case <-time.After(2 * time.Second):
+		}
+		n := w.Stop()
+		if !n.Busy {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			return n.Why
+		}
+		e.logf("until-stable: waiting for the machine to calm down (%s)", n.Why)
 	}
 }
 
@@ -232,6 +269,7 @@ func (e *engine) rep(env *suite.Env, j suite.Job, n int) error {
 		e.run.Measurements = append(e.run.Measurements, m)
 		return e.save()
 	}
+	e.run.Order = append(e.run.Order, fmt.Sprintf("%s#%d", j.Variant.Name, n))
 	if err := suite.RunRepetition(e.ctx, env, j, n, n == 0, emit); err != nil {
 		return fmt.Errorf("%s repetition %d: %w", j.Variant.Name, n, err)
 	}

@@ -47,7 +47,13 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 	}
 	p := &Plan{Selection: sel, First: 1, Reps: cfg.Repetitions, Order: cfg.Order, Methods: baseMethods()}
 	if p.Order == "" {
-		p.Order = plan.OrderGrouped
+		p.Order = plan.OrderInterleaved
+	}
+	switch p.Order {
+	case plan.OrderInterleaved:
+		p.Methods["order"] = fmt.Sprintf("interleaved: repetition n of every variant, in an order shuffled with seed %d, then repetition n+1, so that slow drift of the machine spreads over every variant instead of landing on the last ones; the sequence is in order[]", cfg.Seed)
+	default:
+		p.Methods["order"] = "grouped: every repetition of a variant, then the next variant; the sequence is in order[]"
 	}
 	if cfg.Warmup {
 		p.First = 0

@@ -612,3 +612,34 @@ func TestNoiseSentinel(t *testing.T) {
 		t.Error("the noise method is not recorded")
 	}
 }
+
+// Repetitions are interleaved by default (repetition 1 of every variant, then 2), grouped on
+// request, and the sequence is recorded either way.
+func TestOrder(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		order string
+		want  func(seq []string) bool
+	}{
+		{plan.OrderInterleaved, func(seq []string) bool {
+			return strings.HasSuffix(seq[0], "#1") && strings.HasSuffix(seq[1], "#1") && seq[0] != seq[1] &&
+				strings.HasSuffix(seq[2], "#2") && strings.HasSuffix(seq[3], "#2")
+		}},
+		{plan.OrderGrouped, func(seq []string) bool {
+			return seq[0] == "ext4#1" && seq[1] == "ext4#2" && seq[2] == "ext2#1" && seq[3] == "ext2#2"
+		}},
+	} {
+		t.Run(tc.order, func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.Variants = []plan.Variant{cfg.Variants[0], cfg.Variants[2]} // ext4, ext2
+			cfg.Repetitions, cfg.Tests, cfg.Order = 2, []string{suite.Mkfs}, tc.order
+			r := runAndLoad(t, cfg)
+			if len(r.Order) != 4 || !tc.want(r.Order) {
+				t.Errorf("order %v", r.Order)
+			}
+			if !strings.HasPrefix(r.Methods["order"], tc.order) {
+				t.Errorf("method %q", r.Methods["order"])
+			}
+		})
+	}
+}
