@@ -648,6 +648,46 @@ func faultCases() []faultCase {
 				return fsb(t, "report", writeFile(t, filepath.Join(dir, "results.json"), "{\"schema\": \"something/else\"}"))
 			},
 			check: func(t *testing.T, dir string, r result) { mustContain(t, r.out, "not an fsbench results file") }},
+		// A board over SSH (a fake ssh client that runs the board's side on this machine).
+		{name: "Ctrl-C on the host during a board run", want: 130,
+			run: func(t *testing.T, dir string) result {
+				p := startBoard(t, dir)
+				p.waitFor(t, "board measurements", func() bool { return boardMeasured(dir) >= 3 })
+				p.signal(t, syscall.SIGINT)
+				r := p.wait(t)
+				r.extra = []string{filepath.Join(dir, "board")}
+				return r
+			},
+			check: func(t *testing.T, dir string, r result) {
+				interrupted(t, dir, r)
+				mustContain(t, r.out, "the board stopped its run and cleaned up")
+			}},
+		{name: "the host dies during a board run (the link drops)", want: 0,
+			run: func(t *testing.T, dir string) result {
+				p := startBoard(t, dir)
+				p.waitFor(t, "board measurements", func() bool { return boardMeasured(dir) >= 3 })
+				p.signal(t, syscall.SIGKILL)
+				r := p.wait(t)
+				// The board's fsbench notices the end of its input and stops in order.
+				deadline := time.Now().Add(2 * time.Minute)
+				for time.Now().Before(deadline) && len(leftovers(filepath.Join(dir, "board"), nil)) > 0 {
+					time.Sleep(200 * time.Millisecond)
+				}
+				if r.code != 137 {
+					t.Errorf("the host's exit %d, want 137 (SIGKILL)", r.code)
+				}
+				// Then the host's own record of the killed run, as after any SIGKILL.
+				c := fsb(t, "cleanup")
+				c.pids = append(c.pids, r.pids...)
+				c.extra = []string{filepath.Join(dir, "board")}
+				return c
+			},
+			check: func(t *testing.T, dir string, r result) {
+				runs, _ := filepath.Glob(filepath.Join(dir, "board", "runs", "*", "res"))
+				if len(runs) != 1 || status(runs[0]) != "interrupted" {
+					t.Errorf("the board's results: %v, status %q", runs, status(runs[0]))
+				}
+			}},
 		// 7. The QEMU guest.
 		{name: "SIGINT during a guest run", want: 130, full: true, need: needGuestSkip,
 			run: func(t *testing.T, dir string) result {
@@ -702,4 +742,38 @@ func interrupted(t *testing.T, dir string, r result) {
 	if countMeasurements(filepath.Join(res, "results.json")) < 1 {
 		t.Error("completed cells were lost")
 	}
+}
+
+// startBoard starts a run on a "board" reached with a fake ssh client (see fakeSSH): the board's
+// side runs on this machine, in dir/board.
+func startBoard(t *testing.T, dir string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(binary, args(longer, "--target", "ssh://board.example", "--remote-dir", filepath.Join(dir, "board"),
+		"--remote-binary", binary, "-o", filepath.Join(dir, "res"))...), out: &syncBuf{}, done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "FSBENCH_SSH="+fakeSSH(t))
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.started = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// boardMeasured counts the measurements the board's run saved.
+func boardMeasured(dir string) int {
+	runs, _ := filepath.Glob(filepath.Join(dir, "board", "runs", "*", "res", "results.json"))
+	if len(runs) == 0 {
+		return 0
+	}
+	return countMeasurements(runs[0])
 }

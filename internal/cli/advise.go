@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +26,8 @@ stripe-width), f2fs (segments per section), nilfs2 (blocks per segment) and btrf
 options, discard and the I/O scheduler. Each item names the measurement it comes from and
 gives commands to paste.`,
 		Example: `  fsbench advise fsbench-probe/20260101-120000
-  fsbench advise /dev/mmcblk0`,
+  fsbench advise /dev/mmcblk0
+  fsbench advise ssh://root@board/dev/mmcblk0`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("advise takes one argument: probe.json, a probe directory or a device (got %d)", len(args))
@@ -35,11 +37,16 @@ gives commands to paste.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := args[0]
 			var r *probe.Result
-			st, err := os.Stat(src)
-			if err != nil {
-				return UsageError{fmt.Errorf("advise: %w", err)}
+			var st os.FileInfo
+			var err error
+			if !strings.HasPrefix(src, "ssh://") {
+				if st, err = os.Stat(src); err != nil {
+					return UsageError{fmt.Errorf("advise: %w", err)}
+				}
 			}
 			switch {
+			case st == nil:
+				r, _, err = remoteProbe(cmd, stdio, src, f)
 			case st.IsDir():
 				r, err = probe.Load(filepath.Join(src, probe.JSONFile))
 			case st.Mode().IsRegular() && filepath.Ext(src) == ".json":
@@ -75,5 +82,6 @@ gives commands to paste.`,
 	fl.StringVar(&f.maxBlock, "max-block", "64M", "when probing: largest block of the read sweep")
 	fl.StringVar(&f.maxAln, "max-align", "64M", "when probing: largest alignment of the alignment test")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	f.board.register(fl)
 	return cmd
 }

@@ -7,21 +7,47 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/target"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
 func newCleanupCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
+	var tgt string
+	var purge bool
+	var board boardFlags
+	cmd := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, image files)",
+		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes)",
 		Long: `Every run records what it creates in ` + target.DefaultLedgerDir + `. A run that was killed (kill -9,
 power loss of the host is different: loop devices and mounts vanish with it) leaves that record;
-cleanup unmounts, detaches and deletes exactly what such records name, and nothing else, and
-removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
-fsbench run does this by itself before it starts.`,
+cleanup unmounts, detaches, stops and deletes exactly what such records name, and nothing else,
+and removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
+fsbench run does this by itself before it starts.
+
+With --target ssh://[user@]host[:port] it cleans a board instead (as root there), and lists the
+runs the board keeps with partial results (--purge removes them).`,
+		Example: `  fsbench cleanup
+  fsbench cleanup --target ssh://root@board --purge`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tgt != "" {
+				spec, err := plan.ParseTarget(tgt)
+				if err != nil {
+					return UsageError{fmt.Errorf("--target: %w", err)}
+				}
+				b, err := target.NewBoard(spec, board.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
+				if err != nil {
+					return UsageError{err}
+				}
+				lines, err := b.Cleanup(cmd.Context(), purge)
+				for _, l := range lines {
+					if l != "" {
+						fmt.Fprintln(stdio.Out, l)
+					}
+				}
+				return err
+			}
 			if os.Geteuid() != 0 {
 				return errors.New("fsbench cleanup needs root (it unmounts and detaches loop devices); run it with sudo")
 			}
@@ -39,4 +65,60 @@ fsbench run does this by itself before it starts.`,
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&tgt, "target", "", "clean a board instead: ssh://[user@]host[:port]")
+	cmd.Flags().BoolVar(&purge, "purge", false, "with --target: also remove the runs the board keeps")
+	board.register(cmd.Flags())
+	return cmd
+}
+
+func newFetchCmd(stdio IO) *cobra.Command {
+	var out string
+	var force bool
+	var board boardFlags
+	cmd := &cobra.Command{
+		Use:   "fetch ssh://[user@]host[:port] [RUN] -o DIR",
+		Short: "Copy the results a board kept (an interrupted run's completed cells) into a results directory",
+		Long: `A run on a board whose connection dropped, or that was interrupted, keeps its results on the
+board. fetch copies them (the newest run, or RUN as fsbench cleanup --target lists them) into DIR
+and writes the report there.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usagef("fetch takes a board (ssh://...) and optionally a run name (got %d arguments)", len(args))
+			}
+			if out == "" {
+				return usagef("say where to put the results: -o DIR")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := plan.ParseTarget(args[0])
+			if err != nil {
+				return UsageError{err}
+			}
+			b, err := target.NewBoard(spec, board.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
+			if err != nil {
+				return UsageError{err}
+			}
+			run := ""
+			if len(args) == 2 {
+				run = args[1]
+			}
+			if err := target.Claim(out, force); err != nil {
+				return err
+			}
+			r, err := b.Fetch(cmd.Context(), run, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "results: %s (%s, status %s)\n", out, r.Remote.RunDir, r.Status)
+			if path, err := writeReport(out, "", ""); err == nil {
+				fmt.Fprintf(stdio.Out, "report:  %s\n", path)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "results directory to write")
+	cmd.Flags().BoolVar(&force, "force", false, "reuse a results directory an earlier run made")
+	board.register(cmd.Flags())
+	return cmd
 }

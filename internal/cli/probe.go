@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/target"
 )
@@ -19,6 +22,7 @@ type probeFlags struct {
 	maxBlock, maxAln string
 	quiet            bool
 	positions, tries int
+	board            boardFlags
 }
 
 func newProbeCmd(stdio IO) *cobra.Command {
@@ -48,6 +52,17 @@ the summary. Without --write it only reads. fsbench advise turns probe.json into
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.HasPrefix(args[0], "ssh://") {
+				r, dir, err := remoteProbe(cmd, stdio, args[0], f)
+				if err != nil {
+					return err
+				}
+				if err := probe.WriteSummary(stdio.Out, r); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdio.Out, "\n%s\n", dir)
+				return nil
+			}
 			r, dir, err := runProbe(cmd, stdio, args[0], f)
 			if err != nil {
 				return err
@@ -75,7 +90,50 @@ the summary. Without --write it only reads. fsbench advise turns probe.json into
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fl.IntVar(&f.positions, "align-positions", 0, "boundaries read per alignment (default 64; more resolve smaller steps)")
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
+	f.board.register(fl)
 	return cmd
+}
+
+// remoteProbe probes a device of a board (ssh://host/dev/X): fsbench probe runs there, and its
+// files come back into the local output directory.
+func remoteProbe(cmd *cobra.Command, stdio IO, arg string, f probeFlags) (*probe.Result, string, error) {
+	spec, err := plan.ParseTarget(arg)
+	if err != nil || spec.Inner == nil || spec.Inner.Kind != plan.TargetDevice {
+		return nil, "", usagef("probe %s: give the board's device, as ssh://[user@]host[:port]/dev/X", arg)
+	}
+	if f.destroy != "" && !f.write {
+		return nil, "", usagef("--destroy without --write: the probe only reads unless --write is given")
+	}
+	if f.write && f.destroy != spec.Inner.Device {
+		return nil, "", usagef("--write overwrites %s on %s: confirm with --destroy %s", spec.Inner.Device, spec.Host, spec.Inner.Device)
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("fsbench-probe", time.Now().Format("20060102-150405"))
+	}
+	args := []string{spec.Inner.Device, "--max-block", f.maxBlock, "--max-align", f.maxAln}
+	if f.write {
+		args = append(args, "--write", "--destroy", f.destroy)
+	}
+	if f.positions > 0 {
+		args = append(args, "--align-positions", strconv.Itoa(f.positions))
+	}
+	if f.tries > 0 {
+		args = append(args, "--align-tries", strconv.Itoa(f.tries))
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(stdio.Err, format+"\n", a...) }
+	if f.quiet {
+		logf = func(string, ...any) {}
+	}
+	b, err := target.NewBoard(spec, f.board.options(logf))
+	if err != nil {
+		return nil, "", UsageError{err}
+	}
+	if err := b.Probe(cmd.Context(), args, dir); err != nil {
+		return nil, "", err
+	}
+	r, err := probe.Load(filepath.Join(dir, probe.JSONFile))
+	return r, dir, err
 }
 
 // runProbe checks the device (for --write), probes it and returns the result and the output

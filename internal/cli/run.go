@@ -28,7 +28,8 @@ type runFlags struct {
 	config, preset, size, variants, tests, suite, scheduler, dataset, datasetSize, videoSize string
 	timeout, results, out, image, target, destroy, tuned, card, kernel, untilStable          string
 	nandSizes, request, order                                                                string
-	nandNoDelays, force                                                                      bool
+	nandNoDelays, force, stopOnEOF                                                           bool
+	board                                                                                    boardFlags
 	timeScale                                                                                float64
 	repetitions, maxReps                                                                     int
 	seed                                                                                     uint64
@@ -92,7 +93,10 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.order, "order", "", "order of repetitions: interleaved (the default: repetition 1 of every variant in a shuffled order, then 2, ...) or grouped (every repetition of a variant, then the next)")
 	fl.BoolVar(&f.force, "force", false, "reuse a results directory (-o) that holds an earlier run: its results are replaced; nothing else in it is deleted")
 	fl.StringVar(&f.request, "request", "", "carry out a run request written by another fsbench (what a QEMU guest or a board runs)")
+	fl.BoolVar(&f.stopOnEOF, "stop-on-stdin-eof", false, "stop the run in order when standard input ends (a board's run, when the host's SSH connection goes away)")
 	_ = fl.MarkHidden("request")
+	_ = fl.MarkHidden("stop-on-stdin-eof")
+	f.board.register(fl)
 	return cmd
 }
 
@@ -244,6 +248,9 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	if err != nil {
 		return err
 	}
+	if f.stopOnEOF {
+		ctx = stopOnEOF(ctx, stdio.In)
+	}
 	ui := newProgressUI(stdio)
 	defer ui.finish()
 	opt.Version, opt.Log, opt.Progress, opt.Console = Version, ui.logf, ui.progress, stdio.Err
@@ -253,6 +260,10 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 	}
 	out, err := runner.Run(ctx, opt)
 	ui.finish()
+	if f.request != "" {
+		// Another fsbench asked for this run: it prints the summary and writes the report.
+		return err
+	}
 	var se *runner.SaveError
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {
 		fmt.Fprintln(stdio.Out)
@@ -313,7 +324,8 @@ func runOptions(cmd *cobra.Command, f runFlags) (runner.Options, error) {
 		cfg.Order = f.order
 	}
 	return runner.Options{Config: cfg, Target: spec, Destroy: f.destroy, OutDir: f.out, Force: f.force, Image: f.image,
-		KeepImage: f.keepImage, DirectIO: !f.noDirectIO, TimeScale: f.timeScale, Kernel: f.kernel}, nil
+		KeepImage: f.keepImage, DirectIO: !f.noDirectIO, TimeScale: f.timeScale, Kernel: f.kernel,
+		SSHOptions: f.board.sshArgs(), RemoteBinary: f.board.remoteBinary, RemoteDir: f.board.remoteDir}, nil
 }
 
 // progressUI shows a live status line on a terminal and plain log lines otherwise.

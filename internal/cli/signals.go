@@ -120,3 +120,17 @@ func exitCodeOf(ctx context.Context) int {
 func interruptedMessage(ctx context.Context) string {
 	return fmt.Sprintf("%v; everything was unmounted and detached, completed cells are kept", context.Cause(ctx))
 }
+
+// stopOnEOF returns a context that ends, like a hang-up, when in reaches end of file: a board's
+// run started over SSH keeps its standard input open to the host, and sshd closes it when the
+// connection goes away, however long the test in progress stays silent.
+func stopOnEOF(ctx context.Context, in io.Reader) context.Context {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		if in != nil {
+			io.Copy(io.Discard, in)
+		}
+		cancel(&Interrupted{Signal: syscall.SIGHUP})
+	}()
+	return ctx
+}

@@ -63,6 +63,9 @@ type Run struct {
 	// Guest says how the run was carried out inside a QEMU guest (--target vm); the guest's
 	// kernel is Machine.Kernel.
 	Guest *Guest `json:"guest,omitempty"`
+	// Remote says which board the run was carried out on (--target ssh://...); Machine is the
+	// board's.
+	Remote *Remote `json:"remote,omitempty"`
 	// Card is the simulated card's state at the end of the run, with its wear histogram
 	// (simcard target only).
 	Card *flash.Counters `json:"card,omitempty"`

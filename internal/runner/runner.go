@@ -47,6 +47,10 @@ type Options struct {
 	TimeScale float64
 	// Kernel is the guest kernel of --target vm.
 	Kernel string
+	// SSHOptions, RemoteBinary and RemoteDir are for boards (--target ssh://...): see
+	// target.Options.
+	SSHOptions              []string
+	RemoteBinary, RemoteDir string
 	// Self is the argv prefix that runs fsbench's own command line, used to start the card
 	// server as a child; empty = this executable (tests pass a built fsbench binary).
 	Self []string
@@ -102,7 +106,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	cfg := opt.Config
 	t, err := target.New(opt.Target, target.Options{Destroy: opt.Destroy, Image: opt.Image, KeepImage: opt.KeepImage,
 		DirectIO: opt.DirectIO, TimeScale: opt.TimeScale, Self: opt.Self, NANDNoDelays: cfg.NANDNoDelays, Kernel: opt.Kernel,
-		Log: logf, Console: opt.Console})
+		Log: logf, Console: opt.Console, SSHOptions: opt.SSHOptions, RemoteBinary: opt.RemoteBinary, RemoteDir: opt.RemoteDir})
 	if err != nil {
 		return nil, &plan.InputError{Err: err}
 	}

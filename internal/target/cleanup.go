@@ -63,6 +63,9 @@ func CleanupStale(dir string, logf func(format string, args ...any)) ([]string, 
 			continue
 		}
 		rec, err := readLedger(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // its process finished and removed it since the directory was read
+		}
 		if err == nil && strconv.Itoa(rec.PID) != m[1] {
 			err = fmt.Errorf("records pid %d but is named after pid %s", rec.PID, m[1])
 		}

@@ -344,3 +344,14 @@ func (s *Session) unlock() {
 		s.lock = nil
 	}
 }
+
+// Claim makes dir a results directory of fsbench's, as a run does (see OpenSession), for
+// commands that write one without a run (fetch): a new or empty directory, or with force one an
+// earlier run made.
+func Claim(dir string, force bool) error {
+	_, f, err := claim(dir, force)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

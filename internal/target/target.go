@@ -101,6 +101,13 @@ type Options struct {
 	Log func(format string, args ...any)
 	// Console receives a guest's or board's console output as it comes; may be nil.
 	Console io.Writer
+	// SSHOptions are more arguments for the ssh client (-F FILE, -o Option=value).
+	SSHOptions []string
+	// RemoteBinary is the fsbench binary to put on a board (default: the release binary for
+	// its architecture next to this one, or make cross's dist/).
+	RemoteBinary string
+	// RemoteDir is where fsbench keeps its binary and runs on a board (DefaultRemoteDir).
+	RemoteDir string
 }
 
 func (o Options) logf(format string, args ...any) {
@@ -125,6 +132,8 @@ func New(spec plan.TargetSpec, opt Options) (Target, error) {
 		return &nandsimTarget{opt: opt}, nil
 	case plan.TargetVM:
 		return &vmTarget{spec: spec, opt: opt}, nil
+	case plan.TargetSSH:
+		return newSSHTarget(spec, opt), nil
 	}
 	return nil, fmt.Errorf("--target %s is not available yet", spec)
 }
