@@ -223,7 +223,7 @@ func newSSHTarget(spec plan.TargetSpec, opt Options) *sshTarget {
 }
 
 func (t *sshTarget) Spec() plan.TargetSpec                 { return t.spec }
-func (t *sshTarget) Expand(cfg plan.Config) []Expanded      { return sameVariants(cfg) }
+func (t *sshTarget) Expand(cfg plan.Config) []Expanded     { return sameVariants(cfg) }
 func (t *sshTarget) Methods(plan.Config) map[string]string { return nil }
 
 // Check refuses, on the host, what cannot work on any board: the user's dataset (a path on the
