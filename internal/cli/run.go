@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ type runFlags struct {
 	nandSizes, request, order                                                                string
 	nandNoDelays, force, stopOnEOF                                                           bool
 	board                                                                                    boardFlags
+	notes                                                                                    func(string, ...any)
 	timeScale                                                                                float64
 	repetitions, maxReps                                                                     int
 	seed                                                                                     uint64
@@ -64,7 +66,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.size, "size", "", "image size, e.g. 512M, 1G (default 1G)")
 	fl.IntVarP(&f.repetitions, "repetitions", "n", 0, "repetitions per variant (default 3)")
 	fl.BoolVar(&f.warmup, "warmup", false, "run one extra first repetition and discard it")
-	fl.StringVar(&f.variants, "variants", "", "comma-separated variant names to run (default: all)")
+	fl.StringVar(&f.variants, "variants", "", `comma-separated variant names to run (default: all); a name holding a comma is written with it escaped (ext4/noatime\,dirsync) or in double quotes`)
 	fl.StringVar(&f.tests, "tests", "", "comma-separated tests to record (default: the whole suite)")
 	fl.StringVar(&f.suite, "suite", "", "test suite (default bootlin)")
 	fl.StringVar(&f.scheduler, "scheduler", "", "I/O scheduler to set on the device for the run (none, mq-deadline, bfq, kyber: those the kernel offers); restored afterwards")
@@ -105,8 +107,14 @@ func planOptions() plan.Options {
 		CheckMkfs: fs.CheckMkfs, CheckMount: fs.CheckMount}
 }
 
-// resolveConfig applies defaults, the config file, then the flags that were given.
+// resolveConfig applies defaults, the config file, then the flags that were given. What it did
+// that a person should know (variants --tuned added) goes to f.notes, when set.
 func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
+	note := func(format string, args ...any) {
+		if f.notes != nil {
+			f.notes(format, args...)
+		}
+	}
 	opt := planOptions()
 	cfg := plan.Default()
 	switch {
@@ -196,30 +204,39 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	if fl.Changed("results") {
 		cfg.ResultsDir = f.results
 	}
+	var tuned []string
 	if f.tuned != "" {
 		pr, err := probe.Load(f.tuned)
 		if err != nil {
 			return cfg, usagef("--tuned: %v (make one with fsbench probe DEVICE)", err)
 		}
-		cfg.Variants = append(cfg.Variants, advise.TunedVariants(advise.FromProbe(pr))...)
+		for _, v := range advise.TunedVariants(advise.FromProbe(pr)) {
+			cfg.Variants = append(cfg.Variants, v)
+			tuned = append(tuned, v.Name)
+		}
+		note("--tuned added %s (from %s)", strings.Join(tuned, ", "), f.tuned)
 	}
 	if fl.Changed("variants") {
-		want := splitList(f.variants)
+		want, err := variantList(f.variants, cfg.Variants)
+		if err != nil {
+			return cfg, UsageError{fmt.Errorf("--variants: %w", err)}
+		}
 		var kept []plan.Variant
 		for _, name := range want {
-			found := false
 			for _, v := range cfg.Variants {
 				if v.Name == name {
-					kept, found = append(kept, v), true
+					kept = append(kept, v)
 				}
 			}
-			if !found {
-				var names []string
-				for _, v := range cfg.Variants {
-					names = append(names, v.Name)
-				}
-				return cfg, usagef("--variants: no variant %q (known: %s)", name, strings.Join(names, ", "))
+		}
+		var dropped []string
+		for _, n := range tuned {
+			if !slices.Contains(want, n) {
+				dropped = append(dropped, n)
 			}
+		}
+		if len(dropped) > 0 {
+			note("--variants leaves out the --tuned variants %s: name them in --variants to run them", strings.Join(dropped, ", "))
 		}
 		cfg.Variants = kept
 	}
@@ -233,6 +250,56 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	return cfg, nil
 }
 
+// variantList reads --variants: names separated by commas. A name that holds a comma (the
+// mount-options preset's "ext4/noatime,dirsync") is written with the comma escaped
+// ("ext4/noatime\\,dirsync") or the name in double quotes; a value that is exactly one known name
+// selects it as it is.
+func variantList(s string, known []plan.Variant) ([]string, error) {
+	names := make([]string, len(known))
+	for i, v := range known {
+		names[i] = v.Name
+	}
+	if slices.Contains(names, s) {
+		return []string{s}, nil
+	}
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	flush := func() {
+		if n := strings.TrimSpace(cur.String()); n != "" {
+			out = append(out, n)
+		}
+		cur.Reset()
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			flush()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if quoted {
+		return nil, errors.New("unterminated double quote")
+	}
+	flush()
+	for _, n := range out {
+		if !slices.Contains(names, n) {
+			hint := ""
+			if slices.ContainsFunc(names, func(x string) bool { return strings.Contains(x, ",") }) {
+				hint = "; a name with a comma is written with the comma escaped (\\,) or in double quotes"
+			}
+			return nil, fmt.Errorf("no variant %q (known: %s)%s", n, strings.Join(names, ", "), hint)
+		}
+	}
+	return out, nil
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -244,15 +311,15 @@ func splitList(s string) []string {
 }
 
 func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error {
-	opt, err := runOptions(cmd, f)
+	ui := newProgressUI(stdio)
+	defer ui.finish()
+	opt, err := runOptions(cmd, f, ui.logf)
 	if err != nil {
 		return err
 	}
 	if f.stopOnEOF {
 		ctx = stopOnEOF(ctx, stdio.In)
 	}
-	ui := newProgressUI(stdio)
-	defer ui.finish()
 	opt.Version, opt.Log, opt.Progress, opt.Console = Version, ui.logf, ui.progress, stdio.Err
 	card, err := cardName(opt.Config.Card)
 	if err != nil {
@@ -288,7 +355,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 
 // runOptions turns the flags (or a run request another fsbench wrote) into the runner's
 // options, refusing bad values before anything runs.
-func runOptions(cmd *cobra.Command, f runFlags) (runner.Options, error) {
+func runOptions(cmd *cobra.Command, f runFlags, notes func(string, ...any)) (runner.Options, error) {
 	if f.request != "" {
 		req, err := plan.LoadRequest(f.request, planOptions())
 		if err != nil {
@@ -297,6 +364,7 @@ func runOptions(cmd *cobra.Command, f runFlags) (runner.Options, error) {
 		return runner.Options{Config: req.Config, Target: req.Target, Destroy: req.Destroy, OutDir: req.Out, Force: req.Force,
 			WorkRoot: req.Work, TimeScale: req.TimeScale, DirectIO: true}, nil
 	}
+	f.notes = notes
 	cfg, err := resolveConfig(cmd, f)
 	if err != nil {
 		return runner.Options{}, err

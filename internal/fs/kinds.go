@@ -31,6 +31,10 @@ type Kind struct {
 	// listed, so that the 2010 study's column is accounted for, but never runs.
 	NotMainline string
 	Note        string // what is peculiar about it, for listings
+	// MinBytes is the smallest device its mkfs makes a filesystem on (0: no limit that
+	// matters), and MinWhy says whose limit it is.
+	MinBytes uint64
+	MinWhy   string
 }
 
 // spec holds what the package needs to drive a kind's tool; it is kept out of Kind so that Kind
@@ -55,9 +59,11 @@ var kinds = []Kind{
 	{Name: "ext3", Tool: "mkfs.ext3", Package: "e2fsprogs", Module: "ext4", Symlinks: true,
 		Note: "ext2 with a journal; served by the ext4 driver on modern kernels"},
 	{Name: "xfs", Tool: "mkfs.xfs", Package: "xfsprogs", Module: "xfs", Symlinks: true,
-		Note: "mkfs.xfs refuses devices smaller than 300 MB"},
+		Note:     "mkfs.xfs refuses devices smaller than 300 MB",
+		MinBytes: 300 << 20, MinWhy: "mkfs.xfs (xfsprogs 5.19 and later) refuses smaller devices"},
 	{Name: "btrfs", Tool: "mkfs.btrfs", Package: "btrfs-progs", Module: "btrfs", Symlinks: true,
-		Note: "copy-on-write, checksummed; DUP metadata by default"},
+		Note:     "copy-on-write, checksummed; DUP metadata by default",
+		MinBytes: 114294784, MinWhy: "mkfs.btrfs refuses smaller devices unless metadata and data share block groups (--mixed)"},
 	{Name: "f2fs", Tool: "mkfs.f2fs", Package: "f2fs-tools", Module: "f2fs", Symlinks: true,
 		Note: "log-structured, designed for flash"},
 	{Name: "nilfs2", Tool: "mkfs.nilfs2", Package: "nilfs-tools", Module: "nilfs2", Symlinks: true,

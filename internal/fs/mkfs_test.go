@@ -240,3 +240,16 @@ func TestToolVersionReal(t *testing.T) {
 		})
 	}
 }
+
+func TestTrimUsage(t *testing.T) {
+	xfs := "Filesystem must be larger than 300MB.\nUsage: mkfs.xfs\n/* blocksize */\t\t[-b size=num]\n/* config file */\t[-c options=xxx]"
+	if got := trimUsage(xfs); got != "Filesystem must be larger than 300MB. (usage text left out)" {
+		t.Errorf("trimUsage = %q", got)
+	}
+	if got := trimUsage("usage: mkfs.f2fs [options] device\n  -a heap"); got != "usage: mkfs.f2fs [options] device (rest of the usage text left out)" {
+		t.Errorf("trimUsage(usage only) = %q", got)
+	}
+	if got := trimUsage("mke2fs: invalid block size - 3"); got != "mke2fs: invalid block size - 3" {
+		t.Errorf("trimUsage(no usage) = %q", got)
+	}
+}

@@ -63,7 +63,7 @@ func cmdError(ctx context.Context, name string, args []string, err error, out []
 		// exec reports only "signal: killed"; say why it was killed.
 		err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
-	text := strings.TrimSpace(string(out))
+	text := trimUsage(strings.TrimSpace(string(out)))
 	if len(text) > maxOutput {
 		text = "..." + text[len(text)-maxOutput:]
 	}
@@ -71,6 +71,22 @@ func cmdError(ctx context.Context, name string, args []string, err error, out []
 		return fmt.Errorf("%s: %w (no output)", line, err)
 	}
 	return fmt.Errorf("%s: %w: %s", line, err, text)
+}
+
+// trimUsage drops a usage text from a tool's output: mkfs.xfs prints its whole 28-line usage
+// after the one line that says what was wrong ("Filesystem must be larger than 300MB."), and that
+// line is all a person (or a results cell) needs.
+func trimUsage(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(l)), "usage:") {
+			if before := strings.TrimSpace(strings.Join(lines[:i], "\n")); before != "" {
+				return before + " (usage text left out)"
+			}
+			return strings.TrimSpace(l) + " (rest of the usage text left out)"
+		}
+	}
+	return text
 }
 
 // commandLine renders a command as a shell would take it, quoting only where needed.

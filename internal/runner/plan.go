@@ -95,6 +95,13 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 				reason += "; fsbench run --target vm runs it in a guest kernel"
 			}
 		}
+		// A real device's size is known once it is checked; the trial mkfs then skips what
+		// does not fit (preflight).
+		sizeKnown := t.Spec().Kind != plan.TargetDevice && e.PartitionBytes == 0
+		if size := cfg.Size; reason == "" && sizeKnown && k.MinBytes > 0 && size < k.MinBytes && !mixedBtrfs(v) {
+			reason = fmt.Sprintf("%s needs a device of at least %s: %s; this one is %s (use --size %s or more)",
+				k.Name, plan.FormatSize(k.MinBytes), k.MinWhy, plan.FormatSize(size), plan.SizeLabel((k.MinBytes+(1<<20)-1)>>20<<20))
+		}
 		if reason != "" {
 			rv.Status, rv.Reason = results.Skipped, reason
 		} else {
@@ -119,4 +126,10 @@ func baseMethods() map[string]string {
 		"freshness": "each repetition discards the whole device (BLKDISCARD) and makes a new filesystem",
 		"copy":      "write, read_remove_write and video_write move every byte through read(2) and write(2) with a 128 KiB buffer (1 MiB for video): no copy_file_range, which on xfs and btrfs makes a reflink instead of writing",
 	}
+}
+
+// mixedBtrfs reports whether a btrfs variant asks for mixed block groups, which lift mkfs.btrfs's
+// minimum size.
+func mixedBtrfs(v plan.Variant) bool {
+	return v.FS == "btrfs" && (slices.Contains(v.MkfsArgs, "-M") || slices.Contains(v.MkfsArgs, "--mixed"))
 }

@@ -77,6 +77,11 @@ func TestMakePlan(t *testing.T) {
 			config: func(c *plan.Config) {
 				c.Suite, c.Variants, c.NANDSizes = plan.FlashSuite, plan.FlashVariants()[2:3], []uint64{8 << 20}
 			}, skipped: map[string]string{"squashfs-ubi-8M": "no ubi module"}},
+		{name: "known size limits, said in one line", facts: workstation, config: func(c *plan.Config) {
+			c.Size, c.Variants = 100<<20, []plan.Variant{c.Variants[0], c.Variants[4], c.Variants[5], {Name: "btrfs-mixed", FS: "btrfs", MkfsArgs: []string{"--mixed"}}}
+		}, jobs: "ext4 btrfs-mixed", skipped: map[string]string{
+			"xfs":   "xfs needs a device of at least 300 MiB: mkfs.xfs (xfsprogs 5.19 and later) refuses smaller devices; this one is 100 MiB (use --size 300M or more)",
+			"btrfs": "btrfs needs a device of at least 109 MiB"}},
 		{name: "a test the suite lacks", facts: workstation, config: func(c *plan.Config) { c.Tests = []string{"init_time"} },
 			wantErr: `suite bootlin has no test "init_time"`},
 	}

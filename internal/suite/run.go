@@ -294,7 +294,7 @@ func describe(m results.Measurement) string {
 		s += "-" + plan.FormatSize(uint64(-*m.Value))
 	case m.Status == results.OK:
 		// Rates: files/s, IOPS, KiB/s.
-		s += strconv.FormatFloat(*m.Value, 'g', 4, 64) + " " + m.Unit
+		s += plan.FormatFigure(*m.Value) + " " + m.Unit
 	case m.Error != "":
 		s += m.Status + ": " + m.Error
 	default:
