@@ -143,6 +143,11 @@ func checkCell(t *testing.T, r *results.Run, v results.Variant, test string) {
 		}
 	}
 	switch test {
+	case suite.MountMem:
+		// The median of three cold mounts, never a negative size.
+		if val < 0 || len(m.Extra) < 5 || m.Extra["min_bytes"] > m.Extra["max_bytes"] {
+			t.Errorf("%s mount_mem %v, extra %v", v.Name, val, m.Extra)
+		}
 	case suite.Write:
 		// Everything copied must have reached the device (syncfs is inside the timed part),
 		// and no default variant compresses.
