@@ -365,12 +365,15 @@ func diskOf(sys, file string) string {
 	if err := unix.Stat(file, &st); err != nil {
 		return ""
 	}
-	link, err := os.Readlink(filepath.Join(sys, "dev", "block", fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))))
+	dev := uint64(st.Dev)
+	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		dev = uint64(st.Rdev) // a device node: the device itself, not the filesystem holding the node
+	}
+	link, err := os.Readlink(filepath.Join(sys, "dev", "block", fmt.Sprintf("%d:%d", unix.Major(dev), unix.Minor(dev))))
 	if err != nil {
 		return ""
 	}
-	dev := filepath.Join(sys, "dev", "block", link)
-	if _, err := os.Stat(filepath.Join(dev, "partition")); err == nil {
+	if _, err := os.Stat(filepath.Join(sys, "dev", "block", link, "partition")); err == nil {
 		return filepath.Base(filepath.Dir(link)) // a partition: its parent directory is the disk
 	}
 	return filepath.Base(link)

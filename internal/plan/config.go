@@ -14,6 +14,10 @@ type Variant struct {
 	MkfsArgs     []string `json:"mkfs_args,omitempty"`     // extra arguments for mkfs (or mksquashfs/mkfs.erofs)
 	MountOptions string   `json:"mount_options,omitempty"` // comma-separated, as for mount -o; "" = defaults
 	Line         int      `json:"line,omitempty"`          // line of its [[variant]] table in the config file, 0 for defaults
+	// PartitionStart puts the filesystem in a partition starting this many bytes into the
+	// device (the rest of the device, less the largest start of the matrix): the Pandaboard
+	// study's misaligned (63 sectors) against aligned (4 MiB) partition. 0: the whole device.
+	PartitionStart uint64 `json:"partition_start_bytes,omitempty"`
 }
 
 // Config is a fully resolved run configuration.

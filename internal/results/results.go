@@ -168,6 +168,9 @@ type Variant struct {
 	// tables put one filesystem per column and one partition size per row.
 	Base           string `json:"base,omitempty"`
 	PartitionBytes uint64 `json:"partition_bytes,omitempty"`
+	// PartitionStart is where the variant's partition started on the device, in bytes (the
+	// alignment comparison); 0 when it had the whole device.
+	PartitionStart uint64 `json:"partition_start_bytes,omitempty"`
 	// Source says which run a variant's figures came from, in a results file merged from
 	// several runs (fsbench merge): a host run and a guest run side by side.
 	Source *Source `json:"source,omitempty"`

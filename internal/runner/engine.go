@@ -114,6 +114,12 @@ func (e *engine) setup(user *userData) error {
 		if err := e.preflight(); err != nil {
 			return err
 		}
+		for _, j := range p.Jobs {
+			if j.Variant.PartitionStart > 0 {
+				e.run.Methods["partition_start"] = fmt.Sprintf("variants with a partition start run on a loop device over the target's device starting there, %s long (the device less the largest start, so that every such partition has the same size); their block traces are shifted by the start, so that alignment shares and the card models see the card's offsets, as a real partition's requests reach the card", plan.FormatSize(e.partitionSize()))
+				break
+			}
+		}
 	}
 	return nil
 }
@@ -270,6 +276,14 @@ func (e *engine) rep(env *suite.Env, j suite.Job, n int) error {
 		return e.save()
 	}
 	e.run.Order = append(e.run.Order, fmt.Sprintf("%s#%d", j.Variant.Name, n))
+	if start := j.Variant.PartitionStart; start > 0 {
+		penv, done, err := e.partition(env, start)
+		if err != nil {
+			return fmt.Errorf("%s repetition %d: %w", j.Variant.Name, n, err)
+		}
+		defer done()
+		env = penv
+	}
 	if err := suite.RunRepetition(e.ctx, env, j, n, n == 0, emit); err != nil {
 		return fmt.Errorf("%s repetition %d: %w", j.Variant.Name, n, err)
 	}
@@ -280,6 +294,51 @@ func (e *engine) rep(env *suite.Env, j suite.Job, n int) error {
 		}
 	}
 	return nil
+}
+
+// partitionSize is the size of every partition window of the run: the device less the largest
+// partition start of the matrix, in whole MiB, so that aligned and misaligned partitions have
+// the same size.
+func (e *engine) partitionSize() uint64 {
+	var maxStart uint64
+	for _, j := range e.plan.Jobs {
+		maxStart = max(maxStart, j.Variant.PartitionStart)
+	}
+	return (e.prep.Size - maxStart) / (1 << 20) * (1 << 20)
+}
+
+// partition attaches a loop device over the target's device (the image, the card's file, or
+// the real device) starting at start, for one repetition: the filesystem then lies where a
+// partition starting there would, and the card sees its requests at the card's offsets. The
+// returned function detaches it.
+func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), error) {
+	if e.prep.Underlying == "" {
+		return nil, nil, fmt.Errorf("a partition start needs a block device (this target has none)")
+	}
+	size := e.partitionSize()
+	loop, err := target.AttachLoop(e.prep.Underlying, target.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
+		Device: e.prep.Result.Kind == "device"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("the partition at %s: %w", plan.FormatSize(start), err)
+	}
+	if err := e.ses.Ledger.AddLoop(loop.Path, e.prep.Underlying); err != nil {
+		loop.Detach()
+		return nil, nil, err
+	}
+	penv := *env
+	penv.Device, penv.DeviceName, penv.PartitionStart = loop.Path, loop.Name, start
+	penv.Sentinel = measure.NewSentinel(loop.Name)
+	penv.Sentinel.Backing = e.prep.Backing
+	if e.prep.Backing == "" {
+		penv.Sentinel.Backing = e.prep.Underlying
+	}
+	return &penv, func() {
+		if err := loop.Detach(); err != nil {
+			e.logf("warning: detaching the partition window %s: %v", loop.Path, err)
+			return
+		}
+		e.ses.Ledger.RemoveLoop(loop.Path)
+	}, nil
 }
 
 // targetError is a failure of the target itself, found after a test failed.

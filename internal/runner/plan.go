@@ -80,7 +80,7 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 			return nil, &plan.InputError{Err: fmt.Errorf("variant %s: unknown filesystem %q", v.Name, v.FS)}
 		}
 		rv := results.Variant{Name: v.Name, FS: v.FS, MkfsArgs: v.MkfsArgs, MountOptions: v.MountOptions, ReadOnly: k.ReadOnly,
-			Base: e.Base, PartitionBytes: e.PartitionBytes}
+			Base: e.Base, PartitionBytes: e.PartitionBytes, PartitionStart: v.PartitionStart}
 		av := facts.Check(k)
 		rv.Kernel = av.Kernel
 		reason := ""

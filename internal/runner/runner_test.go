@@ -648,3 +648,43 @@ func TestOrder(t *testing.T) {
 		})
 	}
 }
+
+// A partition's start is a dimension of the matrix: the same filesystem at 63 sectors (the
+// old DOS default) and at 4 MiB, each on a window of the same size, the card seeing its writes
+// at the card's offsets.
+func TestPartitionStart(t *testing.T) {
+	needRoot(t)
+	cfg := smallConfig()
+	// 4 KiB blocks: below 512 MiB mke2fs would choose 1 KiB ones, aligned to nothing.
+	b4k := []string{"-b", "4096"}
+	cfg.Variants = []plan.Variant{
+		{Name: "ext4-63s", FS: "ext4", MkfsArgs: b4k, PartitionStart: 63 * 512},
+		{Name: "ext4-4M", FS: "ext4", MkfsArgs: b4k, PartitionStart: 4 << 20},
+	}
+	cfg.Tests = []string{suite.Mkfs, suite.Write}
+	r := runAndLoad(t, cfg)
+	for _, v := range r.Variants {
+		if v.PartitionStart == 0 {
+			t.Errorf("%s: partition start not recorded", v.Name)
+		}
+	}
+	if r.Methods["partition_start"] == "" {
+		t.Error("method not recorded")
+	}
+	if trace.Available() != nil {
+		return
+	}
+	share := func(variant string) float64 {
+		w := r.Cell(variant, suite.Write)
+		if len(w) != 1 || w[0].Status != results.OK || w[0].Trace == nil || w[0].Trace.Summary.Write.Bytes == 0 {
+			t.Fatalf("%s write: %+v", variant, w)
+		}
+		s := w[0].Trace.Summary
+		return float64(s.Aligned4K.Bytes) / float64(s.Write.Bytes)
+	}
+	mis, al := share("ext4-63s"), share("ext4-4M")
+	t.Logf("bytes written aligned to 4 KiB at the card: 63 sectors %.0f %%, 4 MiB %.0f %%", 100*mis, 100*al)
+	if mis > 0.05 || al < 0.9 {
+		t.Errorf("aligned shares: misaligned %.2f, aligned %.2f", mis, al)
+	}
+}

@@ -78,6 +78,9 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 	var traceInfo *results.TraceInfo
 	if r.env.Tracing != nil {
 		t, err := stopTrace()
+		if t != nil {
+			t.Shift(r.env.PartitionStart)
+		}
 		traceInfo = r.traceInfo(test, t, err)
 	}
 	wall := smp.Wall.Seconds()

@@ -49,6 +49,9 @@ type Env struct {
 	Tracing *Tracing
 	// Sentinel, when set, records what else the machine did during each timed span.
 	Sentinel *measure.Sentinel
+	// PartitionStart is where Device starts on the card, in bytes (a partition window): block
+	// traces are shifted by it, so that alignment and the card model see the card's offsets.
+	PartitionStart uint64
 }
 
 // FlashChip is the simulated NAND chip a raw-flash repetition loads afresh.

@@ -422,7 +422,7 @@ func (t *deviceTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config)
 		return nil, err
 	}
 	t.opt.logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), plan.FormatSize(id.SizeBytes), id.Queue["rotational"])
-	return &Prepared{Device: id.Path, DeviceName: id.Name, Size: id.SizeBytes, Identity: &id,
+	return &Prepared{Device: id.Path, DeviceName: id.Name, Size: id.SizeBytes, Identity: &id, Underlying: id.Path,
 		Result: results.Target{Kind: "device", Device: id.Path, SizeBytes: id.SizeBytes}}, nil
 }
 

@@ -168,6 +168,14 @@ func (l *Ledger) AddLoop(dev, backing string) error {
 	})
 }
 
+// RemoveLoop forgets a loop device that was detached.
+func (l *Ledger) RemoveLoop(dev string) error {
+	name := filepath.Base(dev)
+	return l.update(func(r *ledgerRecord) {
+		r.Loops = slices.DeleteFunc(r.Loops, func(lr loopRecord) bool { return lr.Dev == name })
+	})
+}
+
 // AddFile records a file (or empty directory) we created and may delete.
 func (l *Ledger) AddFile(path string) error {
 	p, err := filepath.Abs(path)

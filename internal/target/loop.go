@@ -46,6 +46,12 @@ type LoopOptions struct {
 	DirectIO  bool   // LO_FLAGS_DIRECT_IO: I/O reaches the backing file without the host page cache
 	BlockSize uint32 // logical block size of the loop device; 0 = kernel default (512)
 	ReadOnly  bool   // the device and its backing file are opened read-only
+	// Offset and SizeLimit make the device a window of the backing file (0: from its start, to
+	// its end): a partition at a chosen start, for the partition-alignment comparison.
+	Offset, SizeLimit uint64
+	// Device lets the backing be a block device (a real card the user named with --destroy),
+	// for a partition window over it.
+	Device bool
 }
 
 // Loop is an attached loop device that this process made.
@@ -102,7 +108,7 @@ func AttachLoop(image string, opt LoopOptions) (*Loop, error) {
 	defer backing.Close()
 	if fi, err := backing.Stat(); err != nil {
 		return nil, fmt.Errorf("attach loop device: %w", err)
-	} else if !fi.Mode().IsRegular() {
+	} else if !fi.Mode().IsRegular() && !(opt.Device && fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0) {
 		return nil, fmt.Errorf("attach loop device: %s is not a regular file", abs)
 	}
 
@@ -188,6 +194,7 @@ func loopConfigure(dev, backing *os.File, name string, opt LoopOptions, dio bool
 	if opt.ReadOnly {
 		cfg.Info.Flags |= unix.LO_FLAGS_READ_ONLY
 	}
+	cfg.Info.Offset, cfg.Info.Sizelimit = opt.Offset, opt.SizeLimit
 	setFileName(&cfg.Info, name)
 	return withFd(backing, func(bfd int) error {
 		cfg.Fd = uint32(bfd)
@@ -214,7 +221,7 @@ func loopSetFD(dev, backing *os.File, name string, opt LoopOptions) error {
 			}
 			return err
 		}
-		info := unix.LoopInfo64{Flags: unix.LO_FLAGS_AUTOCLEAR}
+		info := unix.LoopInfo64{Flags: unix.LO_FLAGS_AUTOCLEAR, Offset: opt.Offset, Sizelimit: opt.SizeLimit}
 		setFileName(&info, name)
 		if err := unix.IoctlLoopSetStatus64(fd, &info); err != nil {
 			return undo(fmt.Errorf("LOOP_SET_STATUS64: %w", err))

@@ -67,6 +67,9 @@ type Prepared struct {
 	// Backing is the file that finally holds the device's data when the device itself does
 	// not say (the simulated card's data file, behind FUSE): its disk carries the run's I/O.
 	Backing string
+	// Underlying is what a partition window (a loop device with an offset) is made over: the
+	// image file, the simulated card's file, or the real device.
+	Underlying string
 	// Result describes the target for results.json.
 	Result results.Target
 	// Notes are lines for the log (a warning that direct I/O was refused, ...).

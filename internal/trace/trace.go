@@ -111,3 +111,17 @@ type Trace struct {
 	Unmatched uint64
 	Requests  []Request
 }
+
+// Shift moves every request by bytes (a whole number of sectors), so that a trace of a
+// partition (or of a loop device over part of a card) reads as the card sees it: the kernel's
+// own block tracepoints report a partition's requests at the disk's sectors the same way.
+func (t *Trace) Shift(bytes uint64) {
+	if bytes == 0 {
+		return
+	}
+	for i := range t.Requests {
+		if t.Requests[i].Sectors > 0 {
+			t.Requests[i].Sector += bytes / SectorSize
+		}
+	}
+}
