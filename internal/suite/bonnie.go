@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -24,26 +25,27 @@ import (
 
 // Test names of the bonnie suite: bonnie++'s tests (Pandora SD-card study, 2012), done by
 // fsbench itself so that they get fsbench's cache control, device counters and statistics.
+// The catalog declares them.
 const (
-	BonnieWrite      = "bonnie_write"
-	BonnieRewrite    = "bonnie_rewrite"
-	BonnieRead       = "bonnie_read"
-	BonnieSeeks      = "bonnie_seeks"
-	BonnieSeqCreate  = "bonnie_seq_create"
-	BonnieSeqStat    = "bonnie_seq_stat"
-	BonnieSeqDelete  = "bonnie_seq_delete"
-	BonnieRandCreate = "bonnie_rand_create"
-	BonnieRandStat   = "bonnie_rand_stat"
-	BonnieRandDelete = "bonnie_rand_delete"
+	BonnieWrite      = catalog.BonnieWrite
+	BonnieRewrite    = catalog.BonnieRewrite
+	BonnieRead       = catalog.BonnieRead
+	BonnieSeeks      = catalog.BonnieSeeks
+	BonnieSeqCreate  = catalog.BonnieSeqCreate
+	BonnieSeqStat    = catalog.BonnieSeqStat
+	BonnieSeqDelete  = catalog.BonnieSeqDelete
+	BonnieRandCreate = catalog.BonnieRandCreate
+	BonnieRandStat   = catalog.BonnieRandStat
+	BonnieRandDelete = catalog.BonnieRandDelete
 )
 
 // Units of the rate tests (all higher is better).
 const (
-	UnitKiBps  = "KiB/s"   // bonnie++'s K/sec: 1024 bytes per second
-	UnitSeeks  = "seeks/s" // bonnie++'s random seeks per second
-	UnitFiles  = "files/s" // files created, stat'ed, deleted or written per second
-	UnitMBps   = "MB/s"    // 10^6 bytes per second
-	UnitIOPS   = "IOPS"    // I/O requests completed per second
+	UnitKiBps  = catalog.KiBps       // bonnie++'s K/sec: 1024 bytes per second
+	UnitSeeks  = catalog.SeeksPerSec // bonnie++'s random seeks per second
+	UnitFiles  = catalog.FilesPerSec // files created, stat'ed, deleted or written per second
+	UnitMBps   = catalog.MBps        // 10^6 bytes per second
+	UnitIOPS   = catalog.IOPS        // I/O requests completed per second
 	MinMeasure = 500 * time.Millisecond
 )
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
@@ -18,15 +19,15 @@ import (
 )
 
 // Test names of the free-electrons suite (Free Electrons, ELCE 2010), in the order they run.
-// mount_mem and used_space are shared with the bootlin suite.
+// mount_mem and used_space are shared with the bootlin suite. The catalog declares them.
 const (
-	InitTime       = "init_time"
-	InitMem        = "init_mem"
-	MountTime      = "mount_time"
-	ReadTime       = "read_time"
-	RemoveTime     = "remove_time"
-	WriteTime      = "write_time"
-	VideoWriteTime = "video_write_time"
+	InitTime       = catalog.InitTime
+	InitMem        = catalog.InitMem
+	MountTime      = catalog.MountTime
+	ReadTime       = catalog.ReadTime
+	RemoveTime     = catalog.RemoveTime
+	WriteTime      = catalog.WriteTime
+	VideoWriteTime = catalog.VideoWriteTime
 )
 
 // FreeElectrons are the tests of the 2010 study on raw NAND. They run on a simulated NAND chip

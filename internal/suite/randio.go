@@ -14,16 +14,17 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
 // Test names of the randio suite: the jobs of the Raspberry Pi SD card test (pibenchmarks,
 // fio): sequential write in 512 KiB blocks, then 4 KiB random writes and reads, O_DIRECT,
-// one request in flight (iodepth 1).
+// one request in flight (iodepth 1). The catalog declares them.
 const (
-	RandSeqWrite  = "randio_seq_write"
-	RandWrite4K   = "randio_rand_write"
-	RandRead4K    = "randio_rand_read"
+	RandSeqWrite  = catalog.RandSeqWrite
+	RandWrite4K   = catalog.RandWrite4K
+	RandRead4K    = catalog.RandRead4K
 	randioDirName = "randio"
 )
 

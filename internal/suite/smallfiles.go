@@ -7,14 +7,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// Test names of the smallfiles suite: the two quick tests of the Dreamplug tuning (2012).
+// Test names of the smallfiles suite: the two quick tests of the Dreamplug tuning (2012). The
+// catalog declares them.
 const (
-	SmallLarge   = "smallfiles_large"   // dd if=/dev/zero of=testing bs=16k count=10000; sync
-	SmallFsync   = "smallfiles_fsync"   // 1000 files of 160 KiB, each made durable
-	SmallDirsync = "smallfiles_dirsync" // the same, with the parent directory fsync'ed too
+	SmallLarge   = catalog.SmallLarge   // dd if=/dev/zero of=testing bs=16k count=10000; sync
+	SmallFsync   = catalog.SmallFsync   // 1000 files of 160 KiB, each made durable
+	SmallDirsync = catalog.SmallDirsync // the same, with the parent directory fsync'ed too
 )
 
 func init() {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -39,19 +40,19 @@ type Test struct {
 	run func(r *rep, ctx context.Context) ([]results.Measurement, error)
 }
 
-// Test names of the bootlin suite, in the order they run.
+// Test names of the bootlin suite, in the order they run (the catalog declares them).
 const (
-	Mkfs            = "mkfs"
-	ModuleLoad      = "module_load"
-	Mount           = "mount"
-	MountMem        = "mount_mem"
-	Write           = "write"
-	UsedSpace       = "used_space"
-	Read            = "read"
-	ReadRemoveWrite = "read_remove_write"
-	Remove          = "remove"
-	VideoWrite      = "video_write"
-	VideoRead       = "video_read"
+	Mkfs            = catalog.Mkfs
+	ModuleLoad      = catalog.ModuleLoad
+	Mount           = catalog.Mount
+	MountMem        = catalog.MountMem
+	Write           = catalog.Write
+	UsedSpace       = catalog.UsedSpace
+	Read            = catalog.Read
+	ReadRemoveWrite = catalog.ReadRemoveWrite
+	Remove          = catalog.Remove
+	VideoWrite      = catalog.VideoWrite
+	VideoRead       = catalog.VideoRead
 )
 
 // setup are the tests every repetition of every suite begins with: a fresh filesystem, mounted.
