@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -24,23 +25,27 @@ type RunComparison struct {
 // CompareRow is one figure of one variant in both runs.
 type CompareRow struct {
 	Test, Title, Unit string
-	HigherBetter      bool
-	Variant           string
-	Cmp               stats.Comparison
-	OldCI, NewCI      stats.Interval
+	// Better says which way the figure is better, as the catalog or the report's concern
+	// declares it.
+	Better       catalog.Direction
+	Variant      string
+	Cmp          stats.Comparison
+	OldCI, NewCI stats.Interval
 }
 
 // Regression reports whether the row is a significant change for the worse: slower, less
-// throughput, more space or memory.
+// throughput, more space or memory. A figure that is not rated is never a regression.
 func (r CompareRow) Regression() bool {
 	if !r.Cmp.Significant() {
 		return false
 	}
-	ch := r.Cmp.Change()
-	if r.HigherBetter {
+	switch ch := r.Cmp.Change(); r.Better {
+	case catalog.HigherIsBetter:
 		return ch < 0
+	case catalog.LowerIsBetter:
+		return ch > 0
 	}
-	return ch > 0
+	return false
 }
 
 // Regressions returns the rows that are significant changes for the worse.
@@ -88,7 +93,7 @@ func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) Ru
 				continue
 			}
 			c.Rows = append(c.Rows, CompareRow{
-				Test: m.key, Title: m.title, Unit: m.unit, HigherBetter: m.higherBetter, Variant: name,
+				Test: m.key, Title: m.title, Unit: m.unit, Better: m.better, Variant: name,
 				Cmp:   stats.Compare(sa, sb, alpha),
 				OldCI: stats.MedianCI(sa, stats.DefaultConfidence), NewCI: stats.MedianCI(sb, stats.DefaultConfidence),
 			})
@@ -143,10 +148,7 @@ func (c RunComparison) WriteText(w io.Writer) error {
 			j++
 		}
 		r0 := c.Rows[i]
-		dir := "lower is better"
-		if r0.HigherBetter {
-			dir = "higher is better"
-		}
+		dir := r0.Better.String()
 		rows := [][]string{{r0.Title, "A " + r0.Unit, "", "B " + r0.Unit, "", "vs A", ""}}
 		for _, r := range c.Rows[i:j] {
 			rows = append(rows, []string{
@@ -185,6 +187,9 @@ func (c RunComparison) WriteText(w io.Writer) error {
 	return err
 }
 
+// dirArrows mark which way a figure is better on the comparison page; none when not rated.
+var dirArrows = map[catalog.Direction]string{catalog.LowerIsBetter: "↓", catalog.HigherIsBetter: "↑"}
+
 type cmpHTMLRow struct {
 	Title, Unit, Dir, Variant, Old, New, Delta, PN, Warn string
 	Style                                                template.CSS
@@ -195,10 +200,7 @@ type cmpHTMLRow struct {
 func (c RunComparison) WriteHTML(w io.Writer) error {
 	var rows []cmpHTMLRow
 	for _, r := range c.Rows {
-		dir := "↓"
-		if r.HigherBetter {
-			dir = "↑"
-		}
+		dir := dirArrows[r.Better]
 		row := cmpHTMLRow{Title: r.Title, Unit: r.Unit, Dir: dir, Variant: r.Variant,
 			Old: format(r.Cmp.Old.Median) + " " + ciText(r.OldCI), New: format(r.Cmp.New.Median) + " " + ciText(r.NewCI),
 			Delta: r.Cmp.Delta(), PN: r.Cmp.PN(), Warn: r.Cmp.Warning}

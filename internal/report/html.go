@@ -93,6 +93,7 @@ type htmlPage struct {
 // were and what they did to the card models.
 type htmlFlash struct {
 	Card   string
+	Tests  string // the write tests, as the paragraph names them
 	Charts []htmlChart
 	Cards  []string  // every profile the traces were replayed through, for the table
 	Rows   []cardRow // per variant, one cell per entry of Cards
@@ -101,13 +102,6 @@ type htmlFlash struct {
 type htmlHead struct {
 	Title, Long, Unit string
 	Higher            bool
-}
-
-// matrixLabels are the concern names of the observation matrix, short enough for a phone.
-var matrixLabels = map[string]string{
-	"boot": "boot time", "mount": "mount time", "read": "read", "video_read": "seq read",
-	"write": "write", "video_write": "seq write", "read_remove_write": "read-write-delete",
-	"remove": "delete", "space": "space", "flash_wear": "flash wear",
 }
 
 type htmlRow struct {
@@ -159,7 +153,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	for _, m := range matrixFor(r, card) {
 		if present(r, m) {
 			cols = append(cols, m)
-			p.Head = append(p.Head, htmlHead{Title: matrixLabels[m.key], Long: m.title, Unit: m.unit, Higher: m.higherBetter})
+			p.Head = append(p.Head, htmlHead{Title: m.label, Long: m.title, Unit: m.unit, Higher: m.higherBetter()})
 		}
 	}
 	tables := make([]table, len(cols))
@@ -233,7 +227,7 @@ func barChart(t table) (htmlChart, bool, error) {
 		bars = append(bars, Bar{Label: name, Median: c.Summary.Median, Min: c.Summary.Min, Max: c.Summary.Max, N: c.Summary.N, Rating: c.Rating})
 	}
 	var svg bytes.Buffer
-	if err := WriteBarChart(&svg, t.m.title, t.m.unit, t.m.higherBetter, bars); err != nil {
+	if err := WriteBarChart(&svg, t.m.title, t.m.unit, t.m.higherBetter(), bars); err != nil {
 		return htmlChart{}, false, err
 	}
 	// The SVG is built by WriteBarChart, which escapes every piece of text it writes.
@@ -247,7 +241,7 @@ func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error
 		return nil, nil
 	}
 	// The card rated on comes first in the table: on a phone the others scroll out of view.
-	f := &htmlFlash{Card: card}
+	f := &htmlFlash{Card: card, Tests: strings.Join(writeTests, ", ")}
 	cards := replayedCards(r)
 	if slices.Contains(cards, card) {
 		f.Cards = append(f.Cards, card)
@@ -521,7 +515,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{.SVG}}</figure>
 {{end}}
 {{end}}{{with .Flash}}<h2 id="flash">What the flash sees</h2>
-<p class="muted">The block requests of the write tests (write, read_remove_write, video_write), traced at the device and replayed through the card models. Block amplification: device bytes per byte written through the filesystem. Write amplification inside the card: flash bytes programmed per byte the device received, on {{.Card}}.</p>
+<p class="muted">The block requests of the write tests ({{.Tests}}), traced at the device and replayed through the card models. Block amplification: device bytes per byte written through the filesystem. Write amplification inside the card: flash bytes programmed per byte the device received, on {{.Card}}.</p>
 {{range .Charts}}<figure id="{{.ID}}">
 {{.SVG}}</figure>
 {{end}}{{if .Rows}}<div class="scroll">

@@ -6,27 +6,34 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// metric is one figure a person compares across variants: a test's headline value, a
-// throughput, or a per-repetition combination of several tests.
+// metric is one figure a person compares across variants: a test's figure as the catalog
+// describes it, or a per-repetition combination of several tests.
 type metric struct {
 	key   string // stable identifier (HTML ids, golden files)
 	title string // long name, for headings
 	short string // terminal column header
+	label string // column name in the HTML matrix
 	unit  string
-	// higherBetter is true for throughputs (MB/s), false for times and space.
-	higherBetter bool
-	tests        []string // the tests it is made of, for statuses ("n/a (ro)", FAILED)
+	// better says which way the figure is better: higher for throughputs (MB/s), lower for
+	// times and space.
+	better catalog.Direction
+	// quantity says whether the figure measures the machine (times, rates) or counts (bytes).
+	quantity catalog.Quantity
+	tests    []string // the tests it is made of, for statuses ("n/a (ro)", FAILED)
 	// combine turns the successful measurements of one repetition (by test) into one sample;
 	// ok is false when a needed test is missing from that repetition.
 	combine func(byTest map[string]results.Measurement) (v float64, ok bool)
 }
 
-// throughput is what a test moved through the filesystem per second, in MB/s. Read-write
-// variants hold Copies copies of the dataset and read-only images one, so seconds would
-// favour the images by the number of copies; MB/s of the same data compares them fairly.
+// higherBetter reports whether a larger figure is better (a rate, a lifetime).
+func (m metric) higherBetter() bool { return m.better == catalog.HigherIsBetter }
+
+// throughput is what a test moved through the filesystem per second, in MB/s (see
+// catalog.FromThroughput).
 func throughput(m results.Measurement) (float64, bool) {
 	if m.MBps > 0 {
 		return m.MBps, true
@@ -63,27 +70,49 @@ func extra(key string, k float64) func(results.Measurement) (float64, bool) {
 	}
 }
 
+// testMetric is the figure the catalog says the report shows for a test.
+func testMetric(name string) metric {
+	t := catalog.Get(name)
+	f := t.Figure
+	if f == nil {
+		panic("report: the catalog has no figure for " + name)
+	}
+	var get func(results.Measurement) (float64, bool)
+	switch f.From {
+	case catalog.FromValue:
+		get = scaled(f.Scale)
+	case catalog.FromThroughput:
+		get = throughput
+	case catalog.FromExtra:
+		get = extra(f.Extra, f.Scale)
+	default:
+		panic("report: the catalog's figure for " + name + " has no source")
+	}
+	return metric{key: f.Key, title: f.Title, short: f.Short, label: f.Label, unit: f.Unit,
+		better: f.Better, quantity: f.Quantity, tests: []string{name}, combine: single(name, get)}
+}
+
 // bootTime is module_load + mount of one repetition in ms. A module that is built in or
 // already loaded costs nothing at boot, so its n/a counts as 0; a failed or missing
 // module_load leaves the repetition out.
 func bootTime(by map[string]results.Measurement) (float64, bool) {
-	mnt, ok := by["mount"]
+	mnt, ok := by[catalog.Mount]
 	if !ok || mnt.Value == nil {
 		return 0, false
 	}
 	v := *mnt.Value
-	if ml, ok := by["module_load"]; ok && ml.Value != nil {
+	if ml, ok := by[catalog.ModuleLoad]; ok && ml.Value != nil {
 		v += *ml.Value
 	}
 	return v * 1e3, true
 }
 
-// writeMix is the combined throughput of write, read_remove_write and video_write: their
-// logical bytes over their summed wall time, so a slow test weighs by the time it takes.
+// writeMix is the combined throughput of the write tests: their logical bytes over their
+// summed wall time, so a slow test weighs by the time it takes.
 func writeMix(by map[string]results.Measurement) (float64, bool) {
 	var bytes uint64
 	var secs float64
-	for _, t := range []string{"write", "read_remove_write", "video_write"} {
+	for _, t := range writeTests {
 		m, ok := by[t]
 		if !ok || m.LogicalBytes == 0 || m.WallSeconds <= 0 {
 			return 0, false
@@ -95,32 +124,36 @@ func writeMix(by map[string]results.Measurement) (float64, bool) {
 }
 
 var (
-	mBoot  = metric{"boot", "boot time (module load + mount)", "boot", "ms", false, []string{"module_load", "mount"}, bootTime}
-	mMount = metric{"mount", "mount time", "mount", "ms", false, []string{"mount"}, single("mount", scaled(1e3))}
-	mRead  = metric{"read", "read (rootfs tree)", "read", "MB/s", true, []string{"read"}, single("read", throughput)}
-	mSeqRd = metric{"video_read", "sequential read (video files)", "seq-rd", "MB/s", true, []string{"video_read"}, single("video_read", throughput)}
-	mWrite = metric{"write", "write (rootfs tree)", "write", "MB/s", true, []string{"write"}, single("write", throughput)}
-	mSeqWr = metric{"video_write", "sequential write (video files)", "seq-wr", "MB/s", true, []string{"video_write"}, single("video_write", throughput)}
-	mRRW   = metric{"read_remove_write", "read-write-delete", "rd-rm-wr", "MB/s", true, []string{"read_remove_write"}, single("read_remove_write", throughput)}
-	mDel   = metric{"remove", "delete everything", "delete", "s", false, []string{"remove"}, single("remove", scaled(1))}
-	// Space as a share of the data stored: read-write variants hold several copies of the
-	// dataset and images one, so bytes alone would not compare. The bytes are in results.json.
-	mSpace    = metric{"space", "space used (% of the data stored)", "space", "% data", false, []string{"used_space"}, single("used_space", extra("used_per_logical", 100))}
-	mWriteMix = metric{"write_mix", "write, read-write-delete and sequential write combined", "", "MB/s", true, []string{"write", "read_remove_write", "video_write"}, writeMix}
+	mBoot = metric{key: "boot", title: "boot time (module load + mount)", short: "boot", label: "boot time", unit: "ms",
+		better: catalog.LowerIsBetter, quantity: catalog.Time, tests: []string{catalog.ModuleLoad, catalog.Mount}, combine: bootTime}
+	mMount = testMetric(catalog.Mount)
+	mRead  = testMetric(catalog.Read)
+	mSeqRd = testMetric(catalog.VideoRead)
+	mWrite = testMetric(catalog.Write)
+	mSeqWr = testMetric(catalog.VideoWrite)
+	mRRW   = testMetric(catalog.ReadRemoveWrite)
+	mDel   = testMetric(catalog.Remove)
+	// Space as a share of the data stored (see the catalog); the bytes are in results.json.
+	mSpace    = testMetric(catalog.UsedSpace)
+	mWriteMix = metric{key: "write_mix", title: "write, read-write-delete and sequential write combined", unit: "MB/s",
+		better: catalog.HigherIsBetter, quantity: catalog.Rate, tests: writeTests, combine: writeMix}
 )
 
 // matrixMetrics are the columns of the observation matrix and of the terminal summary.
 var matrixMetrics = []metric{mBoot, mMount, mRead, mSeqRd, mWrite, mSeqWr, mRRW, mDel, mSpace}
 
-// chartMetrics are the figures charted one per test, in suite order. Tests recorded
-// without logical bytes are charted by their headline value.
-var chartMetrics = []metric{
-	{"mkfs", "mkfs (image build for read-only filesystems)", "mkfs", "s", false, []string{"mkfs"}, single("mkfs", scaled(1))},
-	{"module_load", "module load", "modload", "ms", false, []string{"module_load"}, single("module_load", scaled(1e3))},
-	mMount,
-	{"mount_mem", "kernel memory taken by the mount", "mnt-mem", "KiB", false, []string{"mount_mem"}, single("mount_mem", scaled(1.0/1024))},
-	mWrite, mSpace, mRead, mRRW, mDel, mSeqWr, mSeqRd,
-}
+// chartMetrics are the figures charted one per test: every test of the bootlin suite the
+// catalog gives a figure, in the order they run. Tests recorded without logical bytes are
+// charted by their headline value.
+var chartMetrics = func() []metric {
+	var out []metric
+	for _, name := range catalog.MustSuite(catalog.SuiteBootlin).Order() {
+		if catalog.Get(name).Figure != nil {
+			out = append(out, testMetric(name))
+		}
+	}
+	return out
+}()
 
 // samples returns one value per successful (non-warm-up) repetition of the metric.
 func samples(r *results.Run, variant string, m metric) []float64 {
@@ -222,7 +255,7 @@ func (t table) sameGroup(a, b string) bool { return t.group == nil || t.group[a]
 // and rates. A QEMU guest under TCG emulates its CPU tens of times slower than the host, so its
 // times say nothing against the host's; space and flash wear are counted in bytes and compare.
 func machineBound(m metric) bool {
-	return m.unit == "s" || m.unit == "ms" || m.unit == "MB/s"
+	return m.quantity.MachineBound()
 }
 
 func evaluate(r *results.Run, m metric, alpha float64) table {
@@ -244,7 +277,7 @@ func evaluate(r *results.Run, m metric, alpha float64) table {
 	}
 	cells := map[string]Rated{}
 	if group == nil {
-		cells = Rate(byVariant, m.higherBetter, alpha)
+		cells = Rate(byVariant, m.higherBetter(), alpha)
 	} else {
 		byGroup := map[string]map[string][]float64{}
 		for name, s := range byVariant {
@@ -255,7 +288,7 @@ func evaluate(r *results.Run, m metric, alpha float64) table {
 			byGroup[g][name] = s
 		}
 		for _, vs := range byGroup {
-			maps.Copy(cells, Rate(vs, m.higherBetter, alpha))
+			maps.Copy(cells, Rate(vs, m.higherBetter(), alpha))
 		}
 	}
 	order := make([]string, 0, len(cells))
@@ -265,7 +298,7 @@ func evaluate(r *results.Run, m metric, alpha float64) table {
 	sort.Slice(order, func(i, j int) bool {
 		a, b := cells[order[i]], cells[order[j]]
 		if a.Summary.Median != b.Summary.Median {
-			if m.higherBetter {
+			if m.higherBetter() {
 				return a.Summary.Median > b.Summary.Median
 			}
 			return a.Summary.Median < b.Summary.Median

@@ -81,7 +81,7 @@ func finish(v Verdict, t table, winner string, alpha float64) Verdict {
 		ru := t.cells[name]
 		v.RunnerUp, v.RunnerMedian = name, ru.Summary.Median
 		// Below 0 when the runner-up has the better median (a second criterion chose).
-		v.Margin = ratio(ru.Summary.Median, w.Summary.Median, t.m.higherBetter) - 1
+		v.Margin = ratio(ru.Summary.Median, w.Summary.Median, t.m.higherBetter()) - 1
 		v.Significance, v.Significant = significance(w.Samples, ru.Samples, alpha)
 		return v
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -15,9 +16,9 @@ import (
 // options nor the run name one: the flash model's middle-of-the-road SD card.
 const DefaultCard = "sd-typical"
 
-// writeTests are the tests that write data through the filesystem, whose LogicalBytes are the
-// denominator of every amplification figure.
-var writeTests = []string{"write", "read_remove_write", "video_write"}
+// writeTests are the bootlin tests that write data through the filesystem, whose LogicalBytes
+// are the denominator of every amplification figure (WearRules names them).
+var writeTests = []string{catalog.Write, catalog.ReadRemoveWrite, catalog.VideoWrite}
 
 // WearRules is the flash-wear rule in words, for the report footer and the README. Keep it in
 // step with wearMetric and lifetimeYears.
@@ -89,9 +90,11 @@ func replayOf(m results.Measurement, card string) (results.Replay, bool) {
 	return rp, ok && rp.Flash != nil
 }
 
-// ratioMetric is a metric whose sample per repetition is Σnum ÷ Σden over the write tests.
+// ratioMetric is a metric whose sample per repetition is Σnum ÷ Σden over the write tests: an
+// amplification, lower is better, counted in bytes (it compares across machines).
 func ratioMetric(key, title, short, unit string, tests []string, get func(results.Measurement) (num, den float64, ok bool)) metric {
 	return metric{key: key, title: title, short: short, unit: unit, tests: tests,
+		better: catalog.LowerIsBetter, quantity: catalog.Amount,
 		combine: func(by map[string]results.Measurement) (float64, bool) {
 			n, d, ok := writeSums(by, tests, get)
 			if !ok {
@@ -104,7 +107,7 @@ func ratioMetric(key, title, short, unit string, tests []string, get func(result
 // wearMetric is the flash-wear concern for card: flash bytes programmed per byte the write
 // tests wrote through the filesystem (WearRules).
 func wearMetric(r *results.Run, card string) metric {
-	return ratioMetric("flash_wear", "flash wear on "+card+" (flash bytes programmed per byte written through the filesystem)",
+	m := ratioMetric("flash_wear", "flash wear on "+card+" (flash bytes programmed per byte written through the filesystem)",
 		"wear", "x written", runWriteTests(r), func(m results.Measurement) (float64, float64, bool) {
 			rp, ok := replayOf(m, card)
 			if !ok || m.LogicalBytes == 0 {
@@ -112,6 +115,8 @@ func wearMetric(r *results.Run, card string) metric {
 			}
 			return float64(rp.Flash.FlashBytesWritten), float64(m.LogicalBytes), true
 		})
+	m.label = "flash wear"
+	return m
 }
 
 // cardWAMetric is the card's own write amplification over the write tests: flash bytes
@@ -146,7 +151,7 @@ func blockAmpMetric(r *results.Run) metric {
 func lifetimeMetric(r *results.Run, card string) metric {
 	tests := runWriteTests(r)
 	return metric{key: "lifetime_" + card, title: "lifetime of " + card + " with the write tests once a day", short: "life",
-		unit: "years", higherBetter: true, tests: tests,
+		unit: "years", better: catalog.HigherIsBetter, quantity: catalog.Amount, tests: tests,
 		combine: func(by map[string]results.Measurement) (float64, bool) {
 			if len(tests) == 0 {
 				return 0, false
@@ -234,7 +239,7 @@ func wearVerdict(r *results.Run, card string, alpha float64) Verdict {
 	t := evaluate(r, wearMetric(r, card), alpha)
 	v := pick(priority, t, alpha)
 	if v.Winner == "" {
-		v.Note = "no variant has a replayed write test (write, read_remove_write, video_write) on " + card
+		v.Note = "no variant has a replayed write test (" + strings.Join(writeTests, ", ") + ") on " + card
 		return v
 	}
 	life := evaluate(r, lifetimeMetric(r, card), alpha)

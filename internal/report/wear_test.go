@@ -353,3 +353,13 @@ func TestWearCardOption(t *testing.T) {
 		t.Errorf("unknown card: summary says\n%s", none.String())
 	}
 }
+
+// TestWearRulesNameWriteTests keeps the rule in words in step with the tests it is computed
+// from.
+func TestWearRulesNameWriteTests(t *testing.T) {
+	for _, test := range writeTests {
+		if !strings.Contains(WearRules, test) {
+			t.Errorf("WearRules does not name %s, which the wear figures add up", test)
+		}
+	}
+}
