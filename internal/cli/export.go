@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -44,7 +45,7 @@ The machine-name field holds the variant name.`,
 				return usagef("%v", err)
 			}
 			if n == 0 {
-				return fmt.Errorf("%s has no bonnie suite results: run fsbench with --suite bonnie", args[0])
+				return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", args[0], catalog.SuiteBonnie, catalog.SuiteBonnie)
 			}
 			if out == "" {
 				_, err = stdio.Out.Write(buf.Bytes())

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -19,10 +21,27 @@ const (
 	BonnieCSV198 = "1.98"
 )
 
-// bonnieRateTests are the rate fields of bonnie++'s CSV in order; "" is a test fsbench does not
-// do (per-character I/O, which the Pandora study skipped too).
-var bonnieIOTests = []string{"", "bonnie_write", "bonnie_rewrite", "", "bonnie_read", "bonnie_seeks"}
-var bonnieFileTests = []string{"bonnie_seq_create", "bonnie_seq_stat", "bonnie_seq_delete", "bonnie_rand_create", "bonnie_rand_stat", "bonnie_rand_delete"}
+// bonnieIOFields and bonnieFileFields are the rate fields of bonnie++'s CSV, in the format's
+// order: block I/O, then file operations.
+var (
+	bonnieIOFields   = []string{"putc", "put_block", "rewrite", "getc", "get_block", "seeks"}
+	bonnieFileFields = []string{"seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del"}
+)
+
+// bonnieIOTests and bonnieFileTests are the tests whose rates those fields hold, as the catalog
+// maps them; "" is a field fsbench has no test for (per-character I/O, which the Pandora study
+// skipped too).
+var bonnieIOTests, bonnieFileTests = bonnieTests(bonnieIOFields), bonnieTests(bonnieFileFields)
+
+func bonnieTests(fields []string) []string {
+	out := make([]string, len(fields))
+	for _, t := range catalog.Tests() {
+		if i := slices.Index(fields, t.BonnieField); t.BonnieField != "" && i >= 0 {
+			out[i] = t.Name
+		}
+	}
+	return out
+}
 
 // BonnieCSV writes one bonnie++ CSV line per variant and repetition that ran the bonnie suite,
 // in the given format version, so that bon_csv2html, bon_csv2txt and scripts written for
@@ -39,8 +58,9 @@ func BonnieCSV(w io.Writer, r *results.Run, version string) (int, error) {
 	}
 	var order []key
 	cells := map[key]map[string]results.Measurement{}
+	bonnie := catalog.MustSuite(catalog.SuiteBonnie)
 	for _, m := range r.Measurements {
-		if !strings.HasPrefix(m.Test, "bonnie_") || m.Warmup {
+		if !bonnie.Has(m.Test) || m.Warmup {
 			continue
 		}
 		k := key{m.Variant, m.Rep}
@@ -117,7 +137,7 @@ func bonnieStat(by map[string]results.Measurement, test string) []string {
 	}
 	v := *m.Value
 	s := strconv.FormatInt(int64(v), 10)
-	if test == "bonnie_seeks" {
+	if test == catalog.BonnieSeeks {
 		if v >= 1000 {
 			s = strconv.FormatFloat(v, 'f', 0, 64)
 		} else {

@@ -3,9 +3,11 @@ package report
 import (
 	"bytes"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -96,5 +98,23 @@ func TestBonCSV2Txt(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.Contains(string(out), "Expected") || !strings.Contains(string(out), "20.0m") || !strings.Contains(string(out), "ext4/noa") || !strings.Contains(string(out), "345.7") {
 		t.Errorf("bon_csv2txt: %v\n%s", err, out)
+	}
+}
+
+// TestBonnieFieldsMapped checks that every test of the bonnie suite lands in a rate field of
+// bonnie++'s CSV, and that those fields are the format's own.
+func TestBonnieFieldsMapped(t *testing.T) {
+	mapped := append(append([]string{}, bonnieIOTests...), bonnieFileTests...)
+	for _, test := range catalog.MustSuite(catalog.SuiteBonnie).Tests {
+		if !slices.Contains(mapped, test) {
+			t.Errorf("%s has no field in the bonnie++ CSV", test)
+		}
+	}
+	for _, v := range []string{BonnieCSV197, BonnieCSV198} {
+		for _, f := range append(append([]string{}, bonnieIOFields...), bonnieFileFields...) {
+			if !slices.Contains(BonnieFields(v), f) {
+				t.Errorf("format %s has no field %s", v, f)
+			}
+		}
 	}
 }

@@ -8,31 +8,42 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
 // feTest is one table of the Free Electrons 2010 flash-filesystem study: one test, or the sum
 // of two whose medians are added as the study did (init_time + mount_time is what a boot
-// waits for).
+// waits for). Tables are titled with the study's names, which are the tests'.
 type feTest struct {
 	id, title string
 	tests     []string
 	bytes     bool // memory or space: shown in KiB (the study's KB); else seconds
 }
 
+// feOne is the table of one test.
+func feOne(test string) feTest {
+	return feTest{id: test, title: test, tests: []string{test}, bytes: catalog.Get(test).Unit == catalog.Bytes}
+}
+
+// feSum is the table of the sum of two tests recorded in the same unit.
+func feSum(id, a, b string) feTest {
+	return feTest{id: id, title: a + " + " + b, tests: []string{a, b}, bytes: catalog.Get(a).Unit == catalog.Bytes}
+}
+
 // feTests are the study's tables in its order.
 var feTests = []feTest{
-	{"init_time", "init_time", []string{"init_time"}, false},
-	{"init_mem", "init_mem", []string{"init_mem"}, true},
-	{"mount_time", "mount_time", []string{"mount_time"}, false},
-	{"mount_mem", "mount_mem", []string{"mount_mem"}, true},
-	{"init_mount_time", "init_time + mount_time", []string{"init_time", "mount_time"}, false},
-	{"init_mount_mem", "init_mem + mount_mem", []string{"init_mem", "mount_mem"}, true},
-	{"used_space", "used_space", []string{"used_space"}, true},
-	{"read_time", "read_time", []string{"read_time"}, false},
-	{"remove_time", "remove_time", []string{"remove_time"}, false},
-	{"write_time", "write_time", []string{"write_time"}, false},
-	{"video_write_time", "video_write_time", []string{"video_write_time"}, false},
+	feOne(catalog.InitTime),
+	feOne(catalog.InitMem),
+	feOne(catalog.MountTime),
+	feOne(catalog.MountMem),
+	feSum("init_mount_time", catalog.InitTime, catalog.MountTime),
+	feSum("init_mount_mem", catalog.InitMem, catalog.MountMem),
+	feOne(catalog.UsedSpace),
+	feOne(catalog.ReadTime),
+	feOne(catalog.RemoveTime),
+	feOne(catalog.WriteTime),
+	feOne(catalog.VideoWriteTime),
 }
 
 // isFlash reports whether v ran on a raw-flash (MTD) partition: the variants of the

@@ -6,28 +6,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
 
-// otherSuite is a suite whose tests are rates (every unit higher is better): bonnie,
-// smallfiles, randio. Their figures are shown per test rather than in the concern matrix.
-type otherSuite struct {
-	Name, Title string
-	Tests       []string
-}
-
-var otherSuites = []otherSuite{
-	{"bonnie", "bonnie++'s tests (Pandora SD-card study)", []string{"bonnie_write", "bonnie_rewrite", "bonnie_read", "bonnie_seeks", "bonnie_seq_create", "bonnie_seq_stat", "bonnie_seq_delete", "bonnie_rand_create", "bonnie_rand_stat", "bonnie_rand_delete"}},
-	{"smallfiles", "large file and small fsync'ed files (Dreamplug tuning)", []string{"smallfiles_large", "smallfiles_fsync", "smallfiles_dirsync"}},
-	{"randio", "SD card application-class jobs (O_DIRECT, iodepth 1)", []string{"randio_seq_write", "randio_rand_write", "randio_rand_read"}},
-}
-
-// HigherIsBetter reports whether a headline unit is a rate (higher is better): MB/s, KiB/s,
-// files/s, seeks/s, IOPS. Seconds and bytes are lower-is-better.
-func HigherIsBetter(unit string) bool {
-	return strings.HasSuffix(unit, "/s") || unit == "IOPS"
-}
+// otherSuites are the suites whose tests are rates, shown per test rather than in the concern
+// matrix, in the order the report shows them; the catalog gives their titles and tests.
+var otherSuites = []string{catalog.SuiteBonnie, catalog.SuiteSmallFiles, catalog.SuiteRandIO}
 
 // suiteRow is one test of one variant: medians over the repetitions.
 type suiteRow struct {
@@ -57,7 +43,8 @@ func ms(r *results.Run, variant, test, key string) string {
 // suiteTables builds the tables of the other suites present in r.
 func suiteTables(r *results.Run) []suiteTable {
 	var out []suiteTable
-	for _, s := range otherSuites {
+	for _, name := range otherSuites {
+		s := catalog.MustSuite(name)
 		t := suiteTable{Name: s.Name, Title: s.Title}
 		for _, test := range s.Tests {
 			for _, v := range ranVariants(r) {
@@ -91,7 +78,7 @@ func suiteTables(r *results.Run) []suiteTable {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		if s.Name == "randio" {
+		if s.Name == catalog.SuiteRandIO {
 			t.Classes = classes(r)
 		}
 		out = append(out, t)
@@ -99,38 +86,60 @@ func suiteTables(r *results.Run) []suiteTable {
 	return out
 }
 
-// classes says, per variant, which SD application class the medians of the three randio tests
-// meet (A2 implies A1).
+// classes says, per variant, which SD application class (catalog.AppClasses: A1, A2) the
+// medians of the randio tests meet (A2 implies A1).
 func classes(r *results.Run) []string {
-	mins := map[string][2]float64{"randio_seq_write": {10, 10}, "randio_rand_write": {500, 2000}, "randio_rand_read": {1500, 4000}}
+	tests := catalog.MustSuite(catalog.SuiteRandIO).Tests
+	cls := catalog.AppClasses()
 	var out []string
 	for _, v := range ranVariants(r) {
-		pass := [2]bool{true, true}
+		pass := make([]bool, len(cls))
+		for i := range pass {
+			pass[i] = true
+		}
 		var missing []string
-		for _, test := range []string{"randio_seq_write", "randio_rand_write", "randio_rand_read"} {
+		for _, test := range tests {
 			med, ok := median(r.Values(v.Name, test))
 			if !ok {
 				missing = append(missing, test)
 				continue
 			}
-			for i := range pass {
-				pass[i] = pass[i] && med >= mins[test][i]
+			for i, c := range cls {
+				pass[i] = pass[i] && med >= c.Min[test]
 			}
 		}
-		switch {
-		case len(missing) == 3:
+		if len(missing) == len(tests) {
 			continue
-		case len(missing) > 0:
-			out = append(out, fmt.Sprintf("%s: no class (no figure for %s)", v.Name, strings.Join(missing, ", ")))
-		case pass[1]:
-			out = append(out, v.Name+": A2 pass (and A1)")
-		case pass[0]:
-			out = append(out, v.Name+": A1 pass, A2 fail")
-		default:
-			out = append(out, v.Name+": A1 fail, A2 fail")
 		}
+		if len(missing) > 0 {
+			out = append(out, fmt.Sprintf("%s: no class (no figure for %s)", v.Name, strings.Join(missing, ", ")))
+			continue
+		}
+		out = append(out, v.Name+": "+classVerdict(cls, pass))
 	}
 	return out
+}
+
+// classVerdict says which classes passed: "A2 pass (and A1)" when the highest did (it implies
+// the lower ones), else each class's pass or fail, lowest first ("A1 pass, A2 fail").
+func classVerdict(cls []catalog.AppClass, pass []bool) string {
+	last := len(cls) - 1
+	if pass[last] {
+		var lower []string
+		for _, c := range cls[:last] {
+			lower = append(lower, c.Name)
+		}
+		return fmt.Sprintf("%s pass (and %s)", cls[last].Name, strings.Join(lower, ", "))
+	}
+	var parts []string
+	for i, c := range cls {
+		word := "fail"
+		if pass[i] {
+			word = "pass"
+		}
+		parts = append(parts, c.Name+" "+word)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writeSuiteTables writes the other suites' tables to the terminal.
