@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/fsbench/fsbench/internal/flash"
 )
 
 var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -172,7 +170,7 @@ func TestMergeRunFields(t *testing.T) {
 			}
 			runs[0].Tools["only-first"] = "1"
 			runs[len(runs)-1].Tools["only-last"] = "2"
-			runs[len(runs)-1].Card = &flash.Counters{BlocksErased: 7}
+			runs[len(runs)-1].Card = &CardState{BlocksErased: 7}
 			got, err := Merge(runs, dirs)
 			if err != nil {
 				t.Fatal(err)

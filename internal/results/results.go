@@ -14,7 +14,6 @@ import (
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/stats"
-	"github.com/fsbench/fsbench/internal/trace"
 )
 
 // Schema names the format of results.json. A change that breaks readers bumps the number;
@@ -40,15 +39,15 @@ const (
 
 // Run is the whole content of results.json.
 type Run struct {
-	Schema   string             `json:"schema"`
-	Tool     Tool               `json:"tool"`
-	Status   string             `json:"status"`
-	Error    string             `json:"error,omitempty"`
-	Started  time.Time          `json:"started"`
-	Finished time.Time          `json:"finished,omitzero"`
-	Machine  Machine            `json:"machine"`
-	Target   Target             `json:"target"`
-	Device   *blockdev.Identity `json:"device,omitempty"`
+	Schema   string          `json:"schema"`
+	Tool     Tool            `json:"tool"`
+	Status   string          `json:"status"`
+	Error    string          `json:"error,omitempty"`
+	Started  time.Time       `json:"started"`
+	Finished time.Time       `json:"finished,omitzero"`
+	Machine  Machine         `json:"machine"`
+	Target   Target          `json:"target"`
+	Device   *DeviceIdentity `json:"device,omitempty"`
 	// Tools maps each external program used to the version line it printed.
 	Tools map[string]string `json:"tools,omitempty"`
 	// Config is the fully resolved configuration (defaults, file and flags applied).
@@ -68,7 +67,7 @@ type Run struct {
 	Remote *Remote `json:"remote,omitempty"`
 	// Card is the simulated card's state at the end of the run, with its wear histogram
 	// (simcard target only).
-	Card *flash.Counters `json:"card,omitempty"`
+	Card *CardState `json:"card,omitempty"`
 	// Summary has one entry per cell with at least one successful repetition: the median,
 	// minimum and maximum of its headline figure over the non-warm-up repetitions. It is
 	// derived from Measurements each time the file is saved.
@@ -80,7 +79,7 @@ type CellSummary struct {
 	Variant string `json:"variant"`
 	Test    string `json:"test"`
 	Unit    string `json:"unit"`
-	stats.Summary
+	Stats
 }
 
 // Guest describes the QEMU guest a run happened in.
@@ -217,7 +216,7 @@ type Measurement struct {
 
 // TraceInfo is the block-request trace of one measurement.
 type TraceInfo struct {
-	Summary trace.Summary `json:"summary"`
+	Summary TraceSummary `json:"summary"`
 	// File is the trace file, relative to the results directory (--keep-traces).
 	File string `json:"file,omitempty"`
 	// Replay maps a card profile name to what the traced requests did to that card's flash
@@ -385,7 +384,7 @@ func (r *Run) Summarize() []CellSummary {
 	}
 	out := []CellSummary{}
 	for _, k := range order {
-		out = append(out, CellSummary{Variant: k.variant, Test: k.test, Unit: units[k], Summary: stats.Summarize(r.Values(k.variant, k.test))})
+		out = append(out, CellSummary{Variant: k.variant, Test: k.test, Unit: units[k], Stats: fromStats(stats.Summarize(r.Values(k.variant, k.test)))})
 	}
 	return out
 }

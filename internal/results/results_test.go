@@ -11,9 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/golden"
-	"github.com/fsbench/fsbench/internal/stats"
 )
 
 // fixture is a small run with one measurement of every status.
@@ -27,7 +25,7 @@ func fixture() *Run {
 		Finished: start.Add(time.Minute),
 		Machine:  Machine{Hostname: "bench", Arch: "amd64", CPUs: 2, MemBytes: 24 << 30, Kernel: "6.18.44"},
 		Target:   Target{Kind: "image", Image: "/tmp/x.img", SizeBytes: 512 << 20, Device: "/dev/loop3", LoopMethod: "LOOP_CONFIGURE", DirectIO: true},
-		Device:   &blockdev.Identity{Name: "loop3", Path: "/dev/loop3", SizeBytes: 512 << 20, Queue: map[string]string{"rotational": "0"}},
+		Device:   &DeviceIdentity{Name: "loop3", Path: "/dev/loop3", SizeBytes: 512 << 20, Queue: map[string]string{"rotational": "0"}},
 		Tools:    map[string]string{"mkfs.ext4": "mke2fs 1.47.0 (5-Feb-2023)"},
 		Config:   json.RawMessage(`{"repetitions":1}`),
 		Dataset:  Dataset{Kind: "generated", Seed: 1, Files: 10, Dirs: 3, Symlinks: 1, Bytes: 1 << 20, LargestFile: 1 << 18, MedianFile: 4096, Compressibility: 0.45, SampledBytes: 1 << 20, Copies: 5, VideoBytes: 2 << 20, VideoCopies: 5},
@@ -125,7 +123,7 @@ func TestSummarize(t *testing.T) {
 		{Variant: "a", Test: "t", Rep: 2, Status: OK, Value: Float(1), Unit: "s"},
 		{Variant: "a", Test: "t", Rep: 3, Status: OK, Value: Float(2), Unit: "s"},
 	}}
-	want := []CellSummary{{Variant: "a", Test: "t", Unit: "s", Summary: stats.Summary{N: 3, Median: 2, Min: 1, Max: 3}}}
+	want := []CellSummary{{Variant: "a", Test: "t", Unit: "s", Stats: Stats{N: 3, Median: 2, Min: 1, Max: 3}}}
 	if d := cmp.Diff(want, r.Summarize()); d != "" {
 		t.Errorf("Summarize (-want +got):\n%s", d)
 	}

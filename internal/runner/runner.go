@@ -198,14 +198,14 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	for _, n := range prep.Notes {
 		logf("%s", n)
 	}
-	run.Target, run.Device = prep.Result, prep.Identity
+	run.Target, run.Device = prep.Result, results.FromIdentity(prep.Identity)
 	eng.prep = prep
 	if prep.Card != nil {
 		// The card's final state (its wear histogram) is recorded however the run ends, while
 		// the server still runs (the session's cleanup stops it).
 		defer func() {
 			if c, cerr := prep.Card(); cerr == nil && measured {
-				run.Card = &c
+				run.Card = results.FromCounters(c)
 				if serr := eng.save(); serr != nil && err == nil {
 					err = serr
 				}

@@ -128,7 +128,7 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 	if t == nil {
 		return &results.TraceInfo{Error: fmt.Sprint(err)}
 	}
-	info := &results.TraceInfo{Summary: trace.Summarize(t, uint64(tr.Align.PageSize), uint64(tr.Align.AUSize))}
+	info := &results.TraceInfo{Summary: results.FromTraceSummary(trace.Summarize(t, uint64(tr.Align.PageSize), uint64(tr.Align.AUSize)))}
 	if err != nil {
 		info.Error = err.Error()
 	}

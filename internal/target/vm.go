@@ -207,7 +207,7 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 		// The card saw every request of the guest's run: its final state (and wear histogram)
 		// is the run's. Per-test flash figures come from the guest's traces, replayed.
 		if c, err := card.Stats(); err == nil {
-			r.Card = &c
+			r.Card = results.FromCounters(c)
 		} else {
 			t.opt.logf("reading the simulated card's counters: %v", err)
 		}
