@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
@@ -424,7 +425,10 @@ func unstableTests(run *results.Run, variant string, target float64) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, m := range run.Measurements {
-		if m.Variant != variant || m.Unit == "" || m.Unit == "bytes" || m.Test == suite.ModuleLoad || seen[m.Test] {
+		if m.Variant != variant || m.Unit == "" || m.Test == suite.ModuleLoad || seen[m.Test] {
+			continue
+		}
+		if t, ok := catalog.Lookup(m.Test); !ok || !t.Quantity.MachineBound() {
 			continue
 		}
 		seen[m.Test] = true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -119,12 +120,12 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 // baseMethods are the methods of a run on a block device; targets replace or remove some.
 func baseMethods() map[string]string {
 	return map[string]string{
-		"mount_mem": measure.KernelMemoryMethod,
-		"cpu":       "user_s and sys_s: getrusage of fsbench and of the programs it waited for (mkfs, modprobe) over the measured span; kernel threads (writeback, compression workers, the loop worker) are not included",
-		"device":    "device: change of /sys/block/<dev>/stat over the measured span (sectors are 512 bytes)",
-		"cold":      "before mount, read and video_read: sync and echo 3 > /proc/sys/vm/drop_caches; read and video_read also unmount and mount first",
-		"freshness": "each repetition discards the whole device (BLKDISCARD) and makes a new filesystem",
-		"copy":      "write, read_remove_write and video_write move every byte through read(2) and write(2) with a 128 KiB buffer (1 MiB for video): no copy_file_range, which on xfs and btrfs makes a reflink instead of writing",
+		catalog.MountMem: measure.KernelMemoryMethod,
+		"cpu":            "user_s and sys_s: getrusage of fsbench and of the programs it waited for (mkfs, modprobe) over the measured span; kernel threads (writeback, compression workers, the loop worker) are not included",
+		"device":         "device: change of /sys/block/<dev>/stat over the measured span (sectors are 512 bytes)",
+		"cold":           "before mount, read and video_read: sync and echo 3 > /proc/sys/vm/drop_caches; read and video_read also unmount and mount first",
+		"freshness":      "each repetition discards the whole device (BLKDISCARD) and makes a new filesystem",
+		"copy":           "write, read_remove_write and video_write move every byte through read(2) and write(2) with a 128 KiB buffer (1 MiB for video): no copy_file_range, which on xfs and btrfs makes a reflink instead of writing",
 	}
 }
 
