@@ -87,6 +87,9 @@ type htmlPage struct {
 	FE *feSection
 	// ShowSource adds the column saying where each variant ran (kernel, host or guest).
 	ShowSource bool
+	// Busy says how busy the machine was with other work (BusyText); Marks explains the
+	// marks of the matrix's cells.
+	Busy, Marks string
 }
 
 // htmlFlash is the "What the flash sees" section: what the block requests of the write tests
@@ -149,9 +152,10 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	card := CardFor(r, opt.Card)
 	p.Verdicts = VerdictsFor(r, opt.Alpha, card)
 
+	p.Busy = BusyText(r)
 	var cols []metric
 	for _, m := range matrixFor(r, card) {
-		if present(r, m) {
+		if present(r, m) && !(m.key == mBoot.key && !anyModuleLoad(r)) {
 			cols = append(cols, m)
 			p.Head = append(p.Head, htmlHead{Title: m.label, Long: m.title, Unit: m.unit, Higher: m.higherBetter()})
 		}
@@ -168,9 +172,18 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 				row.Cells = append(row.Cells, htmlCell{Text: status(r, v.Name, cols[i])})
 				continue
 			}
-			row.Cells = append(row.Cells, ratedCell(c, cols[i].unit))
+			cell := ratedCell(c, cols[i].unit)
+			if mk := marks(t, v); mk != "" {
+				cell.Text += " " + mk
+				cell.Title += "; " + marksLegend([]table{t}, []results.Variant{v})
+			}
+			row.Cells = append(row.Cells, cell)
 		}
 		p.Rows = append(p.Rows, row)
+	}
+	p.Marks = marksLegend(tables, ran)
+	if !anyModuleLoad(r) && len(ran) > 0 {
+		p.Marks = strings.TrimPrefix(p.Marks+"; boot time (module load + mount) is the mount time here: every filesystem was built in or already loaded", "; ")
 	}
 	for rt := Best; rt <= Worst; rt++ {
 		p.Legend = append(p.Legend, htmlCell{Text: rt.String(), Style: cellStyle(rt)})
@@ -293,35 +306,9 @@ func cellStyle(rt Rating) template.CSS {
 	return template.CSS("background:" + ratingColors[rt] + ";color:" + ratingInk(rt))
 }
 
-func deviceName(r *results.Run) string {
-	if r.Device != nil {
-		for _, k := range []string{"name", "model"} {
-			if s := strings.TrimSpace(r.Device.Device[k]); s != "" {
-				return s + " (" + r.Device.Path + ")"
-			}
-		}
-		if r.Device.Loop != nil {
-			return "a loop device over an image file"
-		}
-		return r.Device.Path
-	}
-	if r.Target.Device != "" {
-		return r.Target.Device
-	}
-	return "this device"
-}
-
 func setupLine(r *results.Run) string {
 	var parts []string
-	dev := r.Target.Device
-	if r.Target.Kind == "image" {
-		dio := "off"
-		if r.Target.DirectIO {
-			dio = "on"
-		}
-		dev += " over a sparse image file, direct I/O " + dio
-	}
-	parts = append(parts, "Device: "+dev+", "+bytesText(r.Target.SizeBytes))
+	parts = append(parts, "Device: "+TargetText(r))
 	parts = append(parts, "kernel "+r.Machine.Kernel+" ("+r.Machine.Arch+")")
 	d := r.Dataset
 	ds := fmt.Sprintf("dataset: %s, %d files, %s", d.Kind, d.Files, bytesText(d.Bytes))
@@ -433,6 +420,7 @@ td.variant { white-space: nowrap; }
 table.verdict td:first-child { font-weight: bold; white-space: nowrap; }
 .winner { font-weight: bold; font-size: 1.05rem; white-space: nowrap; }
 .muted { color: #555; }
+.busy { background: #fff4d6; border-left: 4px solid #c98a00; padding: 0.4rem 0.7rem; }
 .legend span { display: inline-block; padding: 0.1rem 0.45rem; margin: 0.1rem; border-radius: 3px; font-size: 0.85rem; }
 figure { margin: 1rem 0; max-width: 44rem; break-inside: avoid; page-break-inside: avoid; }
 table.raw { font-size: 0.8rem; }
@@ -463,6 +451,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 <h1>{{.Title}}</h1>
 <p class="question">{{.Question}}</p>
 <p class="setup">{{.Setup}}</p>
+{{if .Busy}}<p class="busy"><strong>Note:</strong> {{.Busy}}.</p>{{end}}
 
 {{if .Rows}}<h2 id="verdict">Verdict</h2>
 <div class="scroll">
@@ -474,7 +463,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 
 <h2 id="matrix">Observations</h2>
 <p class="legend">Medians (↑ higher is better, ↓ lower is better); colour and word are the rating, from the ratio to the best median of each column (rules at the end):
-{{range .Legend}}<span style="{{.Style}}">{{.Text}}</span>{{end}}</p>
+{{range .Legend}}<span style="{{.Style}}">{{.Text}}</span>{{end}}{{if .Marks}}<br><small class="muted">{{.Marks}}</small>{{end}}</p>
 <div class="scroll">
 <table class="matrix">
 <tr><th>variant</th>{{if .ShowSource}}<th>ran on</th>{{end}}{{range .Head}}<th class="num" title="{{.Long}}">{{.Title}}<br><small>{{.Unit}}{{if .Higher}} ↑{{else}} ↓{{end}}</small></th>{{end}}</tr>

@@ -157,6 +157,18 @@ var chartMetrics = func() []metric {
 
 // samples returns one value per successful (non-warm-up) repetition of the metric.
 func samples(r *results.Run, variant string, m metric) []float64 {
+	return sampleSet(r, variant, m).all
+}
+
+// repSamples are a variant's samples of a metric: all of them, and those of the repetitions in
+// which no measurement of the metric was taken while the machine was busy with other work.
+type repSamples struct {
+	all, clean []float64
+	busy       int      // repetitions with a disturbed measurement
+	why        []string // what disturbed them, in the sentinel's words
+}
+
+func sampleSet(r *results.Run, variant string, m metric) repSamples {
 	byRep := map[int]map[string]results.Measurement{}
 	for _, x := range r.Measurements {
 		if x.Variant != variant || x.Warmup || x.Status != results.OK || !slices.Contains(m.tests, x.Test) {
@@ -172,13 +184,27 @@ func samples(r *results.Run, variant string, m metric) []float64 {
 		reps = append(reps, rep)
 	}
 	sort.Ints(reps)
-	var vs []float64
+	var out repSamples
 	for _, rep := range reps {
-		if v, ok := m.combine(byRep[rep]); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			vs = append(vs, v)
+		v, ok := m.combine(byRep[rep])
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
 		}
+		out.all = append(out.all, v)
+		var why []string
+		for _, x := range byRep[rep] {
+			if x.Disturbed() {
+				why = append(why, x.Noise.Why)
+			}
+		}
+		if len(why) == 0 {
+			out.clean = append(out.clean, v)
+			continue
+		}
+		out.busy++
+		out.why = append(out.why, why...)
 	}
-	return vs
+	return out
 }
 
 // status is the text of a cell without data: why there is no figure.
@@ -246,6 +272,14 @@ type table struct {
 	// different kernels or machines and the metric is a time or a rate: those are rated, and
 	// compared in verdicts, only within their group. nil when all rows compare.
 	group map[string]string
+	// busy counts, per variant, the repetitions measured while the machine was busy with other
+	// work (the noise sentinel), and why says with what; clean tables (evaluateClean) leave
+	// those repetitions out.
+	busy map[string]int
+	why  []string
+	// dropped are the variants a clean table left out: every repetition of theirs was
+	// disturbed.
+	dropped []string
 }
 
 // sameGroup reports whether two variants' figures may be compared.
@@ -258,10 +292,36 @@ func machineBound(m metric) bool {
 	return m.quantity.MachineBound()
 }
 
+// evaluate rates every variant's samples of m (the matrix, the charts).
 func evaluate(r *results.Run, m metric, alpha float64) table {
+	return evaluateWith(r, m, alpha, false)
+}
+
+// evaluateClean is evaluate on the repetitions no busy machine disturbed, for times and rates:
+// what verdicts are drawn from, so that a load that came and went never decides which
+// filesystem wins. Bytes (space, flash wear) count the same however busy the machine was.
+func evaluateClean(r *results.Run, m metric, alpha float64) table {
+	return evaluateWith(r, m, alpha, machineBound(m))
+}
+
+func evaluateWith(r *results.Run, m metric, alpha float64, clean bool) table {
 	byVariant := map[string][]float64{}
+	busy := map[string]int{}
+	var why, dropped []string
 	for _, v := range ranVariants(r) {
-		if s := samples(r, v.Name, m); len(s) > 0 {
+		ss := sampleSet(r, v.Name, m)
+		s := ss.all
+		if clean {
+			s = ss.clean
+			if len(ss.all) > 0 && len(ss.clean) == 0 {
+				dropped = append(dropped, v.Name)
+			}
+		}
+		if ss.busy > 0 {
+			busy[v.Name] = ss.busy
+			why = append(why, ss.why...)
+		}
+		if len(s) > 0 {
 			byVariant[v.Name] = s
 		}
 	}
@@ -305,7 +365,7 @@ func evaluate(r *results.Run, m metric, alpha float64) table {
 		}
 		return order[i] < order[j]
 	})
-	return table{m: m, cells: cells, order: order, group: group}
+	return table{m: m, cells: cells, order: order, group: group, busy: busy, why: why, dropped: dropped}
 }
 
 // repetitions is the largest number of non-warm-up repetitions recorded for any cell.

@@ -7,9 +7,11 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -50,9 +52,12 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	card := CardFor(r, opt.Card)
 	var cols []table
 	for _, m := range matrixFor(r, card) {
-		if present(r, m) {
+		if present(r, m) && !(m.key == mBoot.key && !anyModuleLoad(r)) {
 			cols = append(cols, evaluate(r, m, stats.DefaultAlpha))
 		}
+	}
+	if r.Target.Kind != "" {
+		fmt.Fprintf(w, "measured on %s\n\n", TargetText(full))
 	}
 	ran := ranVariants(r)
 	if len(ran) > 0 && len(cols) > 0 {
@@ -77,7 +82,7 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 					row = append(row, status(r, v.Name, c.m))
 					continue
 				}
-				row = append(row, format(cell.Summary.Median)+" "+cell.Rating.Letter())
+				row = append(row, format(cell.Summary.Median)+" "+cell.Rating.Letter()+marks(c, v))
 				colour[[2]int{len(rows), i + first}] = cell.Rating
 			}
 			rows = append(rows, row)
@@ -91,6 +96,15 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 		fmt.Fprintf(w, "\nmedians of up to %d repetitions (min and max: \"summary\" in results.json); higher is better for MB/s, lower for the rest.\n", repetitions(r))
 		fmt.Fprintln(w, "rating: A excellent, B very good, C good, D fair, E average, F bad, G worst (ratio to the best median; ties within noise share a rating).")
 		fmt.Fprintln(w, "n/a (ro): read-only filesystem.")
+		if !anyModuleLoad(r) {
+			fmt.Fprintln(w, "boot time (module load + mount) is the mount time here: every filesystem was built in or already loaded.")
+		}
+		if legend := marksLegend(cols, ran); legend != "" {
+			fmt.Fprintln(w, legend)
+		}
+		if busy := BusyText(r); busy != "" {
+			fmt.Fprintln(w, "\nNOTE: "+busy+".")
+		}
 		for _, c := range cols {
 			if c.group != nil {
 				fmt.Fprintln(w, "kernel: "+GroupRule+".")
@@ -127,6 +141,53 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 		}
 	}
 	return nil
+}
+
+// anyModuleLoad reports whether some repetition timed a module load: otherwise boot time is
+// the mount time, and a column of its own would repeat it.
+func anyModuleLoad(r *results.Run) bool {
+	for _, m := range r.Measurements {
+		if m.Test == catalog.ModuleLoad && m.Status == results.OK && m.Value != nil && *m.Value > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// marks are what a cell's figure carries besides its rating: ~ when some of its repetitions
+// were measured while the machine was busy, ? when --until-stable gave up on it.
+func marks(t table, v results.Variant) string {
+	s := ""
+	if t.busy[v.Name] > 0 {
+		s += "~"
+	}
+	for _, test := range t.m.tests {
+		if slices.Contains(v.Unstable, test) {
+			s += "?"
+			break
+		}
+	}
+	return s
+}
+
+// marksLegend explains the marks the table uses, or "".
+func marksLegend(cols []table, ran []results.Variant) string {
+	var busy, unstable bool
+	for _, c := range cols {
+		for _, v := range ran {
+			m := marks(c, v)
+			busy = busy || strings.Contains(m, "~")
+			unstable = unstable || strings.Contains(m, "?")
+		}
+	}
+	var parts []string
+	if busy {
+		parts = append(parts, "~: some repetitions were measured while the machine was busy with other work (see the note)")
+	}
+	if unstable {
+		parts = append(parts, "?: --until-stable stopped before the median was known within its target")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // verdictLine is one recommendation in plain text.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
@@ -50,9 +51,9 @@ func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 		alpha = stats.DefaultAlpha
 	}
 	out := []Verdict{
-		pick("boot/mount time", evaluate(r, mBoot, alpha), alpha),
+		pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha),
 		readMostly(r, alpha),
-		pick("write-heavy data", evaluate(r, mWriteMix, alpha), alpha),
+		pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha),
 		pick("space", evaluate(r, mSpace, alpha), alpha),
 		wearVerdict(r, CardFor(r, card), alpha),
 	}
@@ -63,9 +64,34 @@ func pick(priority string, t table, alpha float64) Verdict {
 	v := Verdict{Priority: priority, Basis: t.m.title, Unit: t.m.unit}
 	if len(t.order) == 0 {
 		v.Note = "no variant has data for this"
+		if len(t.dropped) > 0 {
+			v.Note = "cannot conclude: every measurement of it was taken while the machine was busy with other work (" +
+				noiseWords(t.why) + "); rerun when the machine is quiet"
+		}
 		return v
 	}
-	return finish(v, t, t.order[0], alpha)
+	return busyNote(finish(v, t, t.order[0], alpha), t)
+}
+
+// busyNote adds to a verdict drawn from a clean table what it left out.
+func busyNote(v Verdict, t table) Verdict {
+	n := 0
+	for _, b := range t.busy {
+		n += b
+	}
+	if n == 0 {
+		return v
+	}
+	note := fmt.Sprintf("%d repetition(s) measured while the machine was busy (%s) left out", n, noiseWords(t.why))
+	if len(t.dropped) > 0 {
+		note += "; not compared at all: " + strings.Join(t.dropped, ", ")
+	}
+	if v.Note != "" {
+		v.Note += "; " + note
+	} else {
+		v.Note = note
+	}
+	return v
 }
 
 // finish fills in the runner-up (the best-ranked variant other than the winner), the margin
@@ -99,11 +125,10 @@ const GroupRule = "times and rates are rated only against rows that ran on the s
 // readMostly ranks by read throughput, then, among the variants within noise of the best
 // (rated excellent), takes the one that uses the least space.
 func readMostly(r *results.Run, alpha float64) Verdict {
-	rd := evaluate(r, mRead, alpha)
+	rd := evaluateClean(r, mRead, alpha)
 	v := Verdict{Priority: "read-mostly rootfs", Basis: rd.m.title + ", then space", Unit: rd.m.unit}
 	if len(rd.order) == 0 {
-		v.Note = "no variant has data for this"
-		return v
+		return pick(v.Priority, rd, alpha)
 	}
 	sp := evaluate(r, mSpace, alpha)
 	winner := rd.order[0]
@@ -121,20 +146,38 @@ func readMostly(r *results.Run, alpha float64) Verdict {
 		v.Note = fmt.Sprintf("read within noise of %s, and uses less space (%s vs %s %s)", rd.order[0],
 			format(sp.cells[winner].Summary.Median), format(sp.cells[rd.order[0]].Summary.Median), mSpace.unit)
 	}
-	return v
+	return busyNote(v, rd)
 }
 
-// MarginText is the margin in words: "12 % better than ext4 (8.10 vs 9.07 ms)".
+// MarginText is the margin in the words people use: "1.3× faster than ext4 (8.10 vs 10.5 ms)",
+// "12 % faster", "35 % less space"; "about as fast as" a runner-up within half a percent.
 func (v Verdict) MarginText() string {
 	if v.RunnerUp == "" {
 		return ""
 	}
-	word := "better"
+	figures := fmt.Sprintf("(%s vs %s %s)", format(v.WinnerMedian), format(v.RunnerMedian), v.Unit)
 	m := v.Margin
-	if m < 0 {
-		word, m = "worse", -m
+	amount := v.Unit == "% data" || v.Unit == "x written" // less is better, and not a speed
+	var words string
+	switch {
+	case m < 0:
+		// The winner was chosen by a second criterion (read-mostly: space), and is worse on
+		// the first: say by how much, as before.
+		words = fmt.Sprintf("%s slower than", pct(-m))
+	case m < 0.005 && amount:
+		words = "about as much as"
+	case m < 0.005:
+		words = "about as fast as"
+	case amount:
+		// Less of something: by how much less, as a share of the runner-up's.
+		what := map[string]string{"% data": "space", "x written": "flash written"}[v.Unit]
+		words = fmt.Sprintf("%s less %s than", pct(1-1/(1+m)), what)
+	case 1+m >= 1.5:
+		words = fmt.Sprintf("%.1f× faster than", 1+m)
+	default:
+		words = fmt.Sprintf("%s faster than", pct(m))
 	}
-	return fmt.Sprintf("%s %s than %s (%s vs %s %s)", pct(m), word, v.RunnerUp, format(v.WinnerMedian), format(v.RunnerMedian), v.Unit)
+	return fmt.Sprintf("%s %s %s", words, v.RunnerUp, figures)
 }
 
 func pct(f float64) string {

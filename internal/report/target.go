@@ -1,0 +1,96 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// deviceName is what the filesystems were made on, short, for the report's title: the card's
+// own name where sysfs gives one, else what fsbench made.
+func deviceName(r *results.Run) string {
+	if r.Device != nil {
+		for _, k := range []string{"name", "model"} {
+			if s := strings.TrimSpace(r.Device.Device[k]); s != "" {
+				return s + " (" + r.Device.Path + ")"
+			}
+		}
+	}
+	switch kind := r.Target.Kind; {
+	case strings.HasPrefix(kind, "simcard"):
+		return "a simulated " + r.Target.Profile + " card"
+	case kind == "nandsim":
+		return "raw NAND"
+	case kind == "image":
+		return "an image file"
+	}
+	if r.Target.Device != "" {
+		return r.Target.Device
+	}
+	return "this device"
+}
+
+// TargetText says where the filesystems were made, in full: the kind of device and how it was
+// reached (a simulated card's profile and time scale, a guest's kernel, a board), for the
+// setup line of the report and the head of the terminal summary.
+func TargetText(r *results.Run) string {
+	t := r.Target
+	var dev string
+	switch kind := t.Kind; {
+	case strings.HasPrefix(kind, "simcard"):
+		dev = fmt.Sprintf("a simulated SD card, profile %s", t.Profile)
+		if t.TimeScale != 0 && t.TimeScale != 1 {
+			dev += fmt.Sprintf(", its modelled waits scaled by %g (times are not a real card's)", t.TimeScale)
+		}
+		if r.Guest != nil {
+			dev += ", behind the guest's emulated SD card (/dev/mmcblk0)"
+		} else {
+			dev += ", on a loop device" + directIO(t)
+		}
+	case kind == "image":
+		dev = "a loop device over a sparse image file" + directIO(t)
+	case kind == "device":
+		dev = "the device " + t.Device
+		if r.Device != nil {
+			var id []string
+			for _, k := range []string{"name", "vendor", "model", "manfid", "oemid", "date"} {
+				if s := strings.TrimSpace(r.Device.Device[k]); s != "" {
+					id = append(id, k+" "+s)
+				}
+			}
+			if len(id) > 0 {
+				dev += " (" + strings.Join(id, ", ") + ")"
+			}
+		}
+	case kind == "nandsim":
+		dev = "a simulated raw NAND chip (nandsim)"
+	default:
+		dev = t.Device
+	}
+	if t.SizeBytes > 0 {
+		dev += ", " + plan.FormatSize(t.SizeBytes)
+	}
+	switch {
+	case r.Remote != nil:
+		board := r.Remote.Hostname
+		if r.Remote.Model != "" {
+			board += " (" + r.Remote.Model + ")"
+		}
+		dev += fmt.Sprintf("; on the board %s, %s, kernel %s, reached over SSH", board, r.Remote.Arch, r.Remote.KernelRelease)
+	case r.Guest != nil:
+		dev += fmt.Sprintf("; in a QEMU guest (%s), kernel %s", r.Guest.Accel, r.Guest.KernelRelease)
+		if r.Guest.Accel == "tcg" {
+			dev += ": times and rates are the emulator's, not a board's"
+		}
+	}
+	return dev
+}
+
+func directIO(t results.Target) string {
+	if t.DirectIO {
+		return " with direct I/O"
+	}
+	return " without direct I/O (the host's page cache may answer reads)"
+}
