@@ -64,7 +64,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see README)")
 	fl.StringVar(&f.preset, "preset", "", "a ready-made matrix shipped with fsbench: "+strings.Join(presets.Names(), ", ")+" (fsbench list shows them)")
 	fl.StringVar(&f.size, "size", "", "image size, e.g. 512M, 1G (default 1G)")
-	fl.IntVarP(&f.repetitions, "repetitions", "n", 0, "repetitions per variant (default 3)")
+	fl.IntVarP(&f.repetitions, "repetitions", "n", 0, "repetitions per variant (default 5)")
 	fl.BoolVar(&f.warmup, "warmup", false, "run one extra first repetition and discard it")
 	fl.StringVar(&f.variants, "variants", "", `comma-separated variant names to run (default: all); a name holding a comma is written with it escaped (ext4/noatime\,dirsync) or in double quotes`)
 	fl.StringVar(&f.tests, "tests", "", "comma-separated tests to record (default: the whole suite)")

@@ -62,7 +62,7 @@ func TestResolveConfig(t *testing.T) {
 		}},
 		{name: "tuned without a probe", args: []string{"--tuned", filepath.Join(dir, "nope")}, wantErr: "fsbench probe"},
 		{name: "defaults", check: func(t *testing.T, c plan.Config) {
-			if c.Size != 1<<30 || c.Repetitions != 3 || len(c.Variants) != 11 || c.Timeout.Duration != 10*time.Minute {
+			if c.Size != 1<<30 || c.Repetitions != plan.DefaultRepetitions || len(c.Variants) != 11 || c.Timeout.Duration != 10*time.Minute {
 				t.Errorf("defaults: %+v", c)
 			}
 		}},

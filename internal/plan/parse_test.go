@@ -29,7 +29,7 @@ func TestDefault(t *testing.T) {
 	c := Default()
 	want := Config{
 		Size:        1 << 30,
-		Repetitions: 3,
+		Repetitions: 5,
 		Suite:       "bootlin",
 		Seed:        1,
 		Timeout:     Duration{10 * time.Minute},

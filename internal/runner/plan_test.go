@@ -58,7 +58,7 @@ func TestMakePlan(t *testing.T) {
 		{name: "default run on a workstation", facts: workstation,
 			jobs:    "ext4 ext4-nojournal ext2 ext3 xfs btrfs squashfs-lzo erofs-lz4hc",
 			skipped: map[string]string{"f2fs": "--target vm runs it in a guest", "nilfs2": "no nilfs2", "vfat": "no vfat"},
-			total:   24, first: 1, methods: []string{"mount_mem", "freshness", "copy", "-until_stable"}},
+			total:   40, first: 1, methods: []string{"mount_mem", "freshness", "copy", "-until_stable"}},
 		{name: "warm-up and a subset", facts: workstation, config: func(c *plan.Config) {
 			c.Warmup, c.Repetitions, c.Variants = true, 2, c.Variants[:2]
 		}, jobs: "ext4 ext4-nojournal", total: 6, first: 0},
@@ -69,7 +69,7 @@ func TestMakePlan(t *testing.T) {
 			c.Suite, c.Variants, c.NANDSizes = plan.FlashSuite, plan.FlashVariants(), []uint64{8 << 20, 32 << 20}
 		}, jobs: "jffs2-8M ubifs-8M squashfs-ubi-8M jffs2-32M ubifs-32M squashfs-ubi-32M",
 			skipped: map[string]string{"yaffs2-8M": "not in mainline", "yaffs2-32M": "not in mainline"},
-			total:   18, first: 1, methods: []string{"nandsim", "ubi_bad_block_reserve", "-copy", "-device"}},
+			total:   30, first: 1, methods: []string{"nandsim", "ubi_bad_block_reserve", "-copy", "-device"}},
 		{name: "raw NAND skips block filesystems", target: "nandsim", facts: guest, config: func(c *plan.Config) {
 			c.Suite, c.Variants, c.NANDSizes = plan.FlashSuite, c.Variants[:1], []uint64{8 << 20}
 		}, skipped: map[string]string{"ext4-8M": "block-device filesystem"}},
