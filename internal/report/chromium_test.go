@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/results"
 )
 
 // chromiumPackage is the Debian package the browser test needs; CI installs it.
@@ -175,4 +177,78 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// overflowProbe is added to a copy of the page (the report itself runs no script): it writes
+// into the document what overflows the window horizontally, so that --dump-dom shows it.
+const overflowProbe = `<script>
+(function () {
+  var out = [];
+  var w = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > w + 1) out.push("page " + document.documentElement.scrollWidth + ">" + w);
+  document.querySelectorAll(".scroll, table, svg, pre").forEach(function (e, i) {
+    var r = e.getBoundingClientRect();
+    if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== "visible") out.push((e.id || e.className || e.tagName) + "#" + i + " scrolls " + e.scrollWidth + ">" + e.clientWidth);
+    var framed = false;
+    for (var a = e.parentElement; a; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX === "auto" || getComputedStyle(a).overflowX === "scroll") framed = true;
+    }
+    if (r.right > w + 1 && !framed) out.push((e.id || e.className || e.tagName) + "#" + i + " ends at " + Math.round(r.right) + ">" + w);
+  });
+  var p = document.createElement("p");
+  p.id = "fsbench-overflow";
+  p.textContent = "OVER" + "FLOW[" + out.join("; ") + "]";
+  document.body.appendChild(p);
+})();
+</script>`
+
+// TestHTMLFits checks, in a real browser, that the report of a traced run (its widest: the
+// matrix with the wear column, the lifetime table) needs no horizontal scrolling in a 1280 px
+// window, and that on a phone only the wide tables scroll inside their frames, never the page.
+func TestHTMLFits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser; skipped with -short")
+	}
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skipf("chromium is not installed: apt-get install -y %s", chromiumPackage)
+	}
+	dir := t.TempDir()
+	for _, run := range []struct {
+		name string
+		load func(*testing.T) *results.Run
+	}{{"run", loadRun}, {"wear", loadWearRun}} {
+		var buf bytes.Buffer
+		if err := HTML(&buf, run.load(t), HTMLOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		page := strings.Replace(buf.String(), "</body>", overflowProbe+"</body>", 1)
+		file := filepath.Join(dir, run.name+".html")
+		if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []struct {
+			name      string
+			w         int
+			scrollsOK bool // a table may scroll inside its frame
+		}{{"1280px", 1280, false}, {"phone", 390, true}} {
+			dom := string(chromium(t, bin, "--dump-dom", "--window-size="+itoa(size.w)+",2000", "file://"+file))
+			const mark = `<p id="fsbench-overflow">OVERFLOW[`
+			i := strings.Index(dom, mark)
+			if i < 0 {
+				t.Fatalf("%s %s: the probe did not run", run.name, size.name)
+			}
+			found := dom[i+len(mark) : i+strings.Index(dom[i:], "]")]
+			var bad []string
+			for _, f := range strings.Split(found, "; ") {
+				if f == "" || size.scrollsOK && strings.Contains(f, " scrolls ") {
+					continue
+				}
+				bad = append(bad, f)
+			}
+			if len(bad) > 0 {
+				t.Errorf("%s report at %s: %s", run.name, size.name, strings.Join(bad, "; "))
+			}
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -379,7 +380,16 @@ func rawRows(r *results.Run) []htmlRaw {
 			row.Note = m.Error
 		}
 		if m.Value != nil {
-			row.Value = strconv.FormatFloat(*m.Value, 'g', 6, 64)
+			// Sizes in binary units, other figures with three significant digits: never an
+			// exponent (1.15557e+08 bytes was unreadable).
+			switch v := *m.Value; {
+			case m.Unit == "bytes" && v >= 0:
+				row.Value, row.Unit = bytesText(uint64(v)), ""
+			case m.Unit == "bytes":
+				row.Value, row.Unit = "-"+bytesText(uint64(-v)), ""
+			default:
+				row.Value = plan.FormatFigure(v)
+			}
 		}
 		if m.WallSeconds > 0 {
 			row.Wall = strconv.FormatFloat(m.WallSeconds, 'f', 4, 64)
@@ -403,14 +413,14 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <title>{{.Title}}</title>
 <style>
 :root { color-scheme: light; }
-body { font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111; background: #fff; margin: 0 auto; max-width: 72rem; padding: 0.75rem 1rem 2rem; }
+body { font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111; background: #fff; margin: 0 auto; max-width: 78rem; padding: 0.75rem 1rem 2rem; }
 h1 { font-size: 1.5rem; margin: 0.5rem 0; }
 h2 { font-size: 1.2rem; margin: 1.6rem 0 0.5rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; }
 p.question { font-size: 1.05rem; margin: 0.2rem 0; }
 p.setup { color: #444; font-size: 0.9rem; margin: 0.2rem 0 1rem; }
 .scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; max-width: 100%; }
-table { border-collapse: collapse; font-size: 0.92rem; }
-th, td { border: 1px solid #ccc; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.3rem 0.45rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 td.rated { text-align: center; white-space: nowrap; }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -216,4 +217,17 @@ func TestCompareGolden(t *testing.T) {
 func TestMain(m *testing.M) {
 	// Tests write .got files only on mismatch; nothing else is left behind.
 	os.Exit(m.Run())
+}
+
+// No figure on the page is written with an exponent: raw cells like "1.15557e+08 bytes" are
+// unreadable.
+func TestHTMLNoExponents(t *testing.T) {
+	var buf bytes.Buffer
+	if err := HTML(&buf, loadWearRun(t), HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`[0-9]e[+-][0-9]`).FindString(buf.String()); m != "" {
+		i := strings.Index(buf.String(), m)
+		t.Errorf("a figure with an exponent: %q", buf.String()[max(0, i-60):i+20])
+	}
 }
