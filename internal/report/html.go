@@ -89,8 +89,9 @@ type htmlPage struct {
 	// ShowSource adds the column saying where each variant ran (kernel, host or guest).
 	ShowSource bool
 	// Busy says how busy the machine was with other work (BusyText); Marks explains the
-	// marks of the matrix's cells.
-	Busy, Marks string
+	// marks of the matrix's cells; GuestHint offers a guest run for the filesystems this kernel
+	// lacks.
+	Busy, Marks, GuestHint string
 }
 
 // htmlFlash is the "What the flash sees" section: what the block requests of the write tests
@@ -204,6 +205,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	}
 
 	p.Skipped = skippedOutside(full, p.FE)
+	p.GuestHint = GuestHint(full)
 	p.Failed = failedOutside(full, p.FE)
 	p.NoProblems = "None: every variant ran and every cell completed."
 	if p.FE != nil && len(p.FE.Notes) > 0 {
@@ -528,6 +530,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{end}}{{end}}<h2 id="problems">Skipped variants and failed cells</h2>
 {{if or .Skipped .Failed}}{{if .Skipped}}<ul>
 {{range .Skipped}}<li><b>{{.Name}}</b> skipped: {{.Reason}}</li>
+{{end}}{{if .GuestHint}}<li>{{.GuestHint}}</li>
 {{end}}</ul>{{end}}
 {{if .Failed}}<ul>
 {{range .Failed}}<li><b>{{.Variant}}</b> repetition {{.Rep}}, <b>{{.Test}}</b> failed: {{.Error}}</li>

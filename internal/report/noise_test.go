@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -85,5 +86,26 @@ func TestTargetText(t *testing.T) {
 		if got := TargetText(&tc.r); got != tc.want {
 			t.Errorf("TargetText:\n got  %s\n want %s", got, tc.want)
 		}
+	}
+}
+
+// A run that skipped filesystems this kernel lacks offers the guest, with the time it takes.
+func TestGuestHint(t *testing.T) {
+	r := &results.Run{Variants: []results.Variant{
+		{Name: "ext4", Status: results.OK},
+		{Name: "f2fs", Status: results.Skipped, Reason: "this kernel has no f2fs; fsbench run --target vm runs it in a guest kernel"},
+		{Name: "vfat", Status: results.Skipped, Reason: "this kernel has no vfat; fsbench run --target vm runs it in a guest kernel"},
+	}}
+	r.Started = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	r.Finished = r.Started.Add(6 * time.Minute)
+	got := GuestHint(r)
+	for _, want := range []string{"to compare f2fs, vfat with the others in one verdict", "fsbench run --target vm", "about 9 times this run's 6m0s (about 54m0s)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("GuestHint = %q, lacks %q", got, want)
+		}
+	}
+	r.Guest = &results.Guest{}
+	if GuestHint(r) != "" {
+		t.Error("a guest run offers the guest")
 	}
 }
