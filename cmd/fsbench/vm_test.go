@@ -66,6 +66,11 @@ func runVM(t *testing.T, dir string, timeout time.Duration, args ...string) *res
 		t.Fatal(err)
 	}
 	checkGuestRun(t, dir, r)
+	// The host prints the summary of the guest's run once; the guest, asked by a request
+	// file, prints none of its own.
+	if n := strings.Count(stderr.String(), "\nresults: "); n != 1 {
+		t.Errorf("the output names the results %d times:\n%s", n, tail(stderr.String(), 60))
+	}
 	return r
 }
 
