@@ -1,0 +1,415 @@
+// Package powercut measures how a filesystem survives losing power: a workload that knows what
+// the filesystem promised it (every operation that returned from fsync, fdatasync or syncfs is
+// acknowledged, and its state recorded in a manifest kept off the device), and the check of a
+// filesystem after a cut against that manifest: every acknowledged file present with the
+// acknowledged content or a later one, an atomic rename giving the old or the new file and
+// never a mix, and what was lost that nobody was promised counted as expected loss.
+//
+// The cuts themselves (what a card loses when the power goes: its volatile cache, the page
+// being programmed, the allocation unit being merged) are the flash model's business; this
+// package only needs, for each acknowledgement, the position in the card's request stream at
+// which it was given (Workload.Ack).
+package powercut
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Op kinds of the workload.
+const (
+	OpCreate    = "create"    // a new small file, fsync'ed with its directory
+	OpAppend    = "append"    // data appended to a file, fdatasync'ed
+	OpOverwrite = "overwrite" // a region of a file rewritten in place, fsync'ed
+	OpReplace   = "replace"   // the atomic-replace pattern: write tmp, fsync, rename over, fsync dir
+	OpDelete    = "delete"    // unlink, fsync dir
+	OpLarge     = "large"     // a large sequential write, not synced (its loss is expected)
+	OpSyncfs    = "syncfs"    // syncfs: acknowledges everything written before it
+	OpUnsynced  = "unsynced"  // a small write nobody syncs: never acknowledged
+)
+
+// Spec says how much work to do.
+type Spec struct {
+	Seed uint64
+	// Ops is the number of operations (default 400).
+	Ops int
+	// Files bounds how many files exist at once (default 48).
+	Files int
+	// LargeBytes is the size of the large sequential writes (default 4 MiB).
+	LargeBytes int
+}
+
+func (s Spec) withDefaults() Spec {
+	if s.Ops == 0 {
+		s.Ops = 400
+	}
+	if s.Files == 0 {
+		s.Files = 48
+	}
+	if s.LargeBytes == 0 {
+		s.LargeBytes = 4 << 20
+	}
+	return s
+}
+
+// Version is one state of a file that the workload wrote.
+type Version struct {
+	// Hash is the sha256 of the whole content (hex); "" for a deleted file.
+	Hash string `json:"hash,omitempty"`
+	Size int64  `json:"size"`
+	// Deleted: the file was removed.
+	Deleted bool `json:"deleted,omitempty"`
+	// Ack is the card's request position at which this version was acknowledged (the fsync
+	// that made it durable had returned); 0 when it never was.
+	Ack uint64 `json:"ack,omitempty"`
+	// Started is the card's request position before the operation began writing it.
+	Started uint64 `json:"started"`
+	// At is when the operation ended, since the workload started (for the unsynced work lost).
+	At time.Duration `json:"at_ns"`
+	// Op made it; Atomic marks a version written by the atomic-replace pattern, which must
+	// appear whole or not at all.
+	Op     string `json:"op"`
+	Atomic bool   `json:"atomic,omitempty"`
+	// Blocks are the sha256 of each 4 KiB block, so that a file caught between two versions
+	// (an overwrite in flight) can be checked block by block.
+	Blocks []string `json:"blocks,omitempty"`
+}
+
+// File is the history of one path.
+type File struct {
+	Path     string    `json:"path"` // relative to the workload's directory
+	Versions []Version `json:"versions"`
+}
+
+// Manifest is what the workload was promised: every file's versions, in order, with their
+// acknowledgements. It lives off the device under test.
+type Manifest struct {
+	Seed  uint64  `json:"seed"`
+	Files []*File `json:"files"`
+	// Acks are the card's request positions of every acknowledgement, in order, with their
+	// times: a cut between two of them loses the work since the first.
+	Acks []Ack `json:"acks"`
+	// End is the card's request position when the workload ended.
+	End uint64 `json:"end"`
+}
+
+// Ack is one acknowledgement: the position in the card's request stream and the time.
+type Ack struct {
+	Pos uint64        `json:"pos"`
+	At  time.Duration `json:"at_ns"`
+}
+
+// Workload runs the operations in dir (on the filesystem under test).
+type Workload struct {
+	Spec Spec
+	// Pos returns the card's request position now: how many requests it has received. It is
+	// read after each sync returns (the acknowledgement) and before each operation starts.
+	Pos func() (uint64, error)
+}
+
+// blockSize is the granularity at which a file caught between versions is checked.
+const blockSize = 4096
+
+// Run performs the workload and returns its manifest. The content of every write is derived
+// from the seed and the operation, so that a run is reproducible.
+func (w Workload) Run(ctx context.Context, dir string) (*Manifest, error) {
+	spec := w.Spec.withDefaults()
+	rng := rand.New(rand.NewPCG(spec.Seed, 0x706f776572637574))
+	m := &Manifest{Seed: spec.Seed}
+	files := map[string]*File{}
+	var live []string // paths that exist now
+	start := time.Now()
+	pos := func() (uint64, error) {
+		if w.Pos == nil {
+			return 0, nil
+		}
+		return w.Pos()
+	}
+	history := func(p string) *File {
+		f, ok := files[p]
+		if !ok {
+			f = &File{Path: p}
+			files[p] = f
+			m.Files = append(m.Files, f)
+		}
+		return f
+	}
+	ack := func() (uint64, error) {
+		p, err := pos()
+		if err != nil {
+			return 0, err
+		}
+		m.Acks = append(m.Acks, Ack{Pos: p, At: time.Since(start)})
+		return p, nil
+	}
+	next := 0
+	for i := 0; i < spec.Ops; i++ {
+		if err := ctx.Err(); err != nil {
+			return m, err
+		}
+		before, err := pos()
+		if err != nil {
+			return m, err
+		}
+		op := pickOp(rng, len(live), spec.Files)
+		seed := rng.Uint64()
+		var v Version
+		var path string
+		switch op {
+		case OpCreate, OpLarge, OpUnsynced:
+			path = fmt.Sprintf("d%d/f%04d", next%4, next)
+			next++
+			size := 1024 + rng.IntN(63*1024)
+			if op == OpLarge {
+				size = spec.LargeBytes
+			}
+			data := content(seed, size)
+			if err := writeNew(filepath.Join(dir, path), data, op == OpCreate); err != nil {
+				return m, err
+			}
+			v = version(data, op)
+			live = append(live, path)
+		case OpAppend:
+			path = live[rng.IntN(len(live))]
+			prev := current(history(path))
+			data := append(readExpected(dir, path, prev), content(seed, 4096+rng.IntN(28*1024))...)
+			if err := appendFile(filepath.Join(dir, path), data[prev.Size:]); err != nil {
+				return m, err
+			}
+			v = version(data, op)
+		case OpOverwrite:
+			path = live[rng.IntN(len(live))]
+			prev := current(history(path))
+			data := readExpected(dir, path, prev)
+			if len(data) == 0 {
+				continue
+			}
+			off := rng.IntN(len(data))
+			n := min(len(data)-off, 4096+rng.IntN(16*1024))
+			patch := content(seed, n)
+			copy(data[off:], patch)
+			if err := overwrite(filepath.Join(dir, path), int64(off), patch); err != nil {
+				return m, err
+			}
+			v = version(data, op)
+		case OpReplace:
+			path = live[rng.IntN(len(live))]
+			data := content(seed, 1024+rng.IntN(31*1024))
+			if err := replace(filepath.Join(dir, path), data); err != nil {
+				return m, err
+			}
+			v = version(data, op)
+			v.Atomic = true
+		case OpDelete:
+			k := rng.IntN(len(live))
+			path = live[k]
+			if err := remove(filepath.Join(dir, path)); err != nil {
+				return m, err
+			}
+			live = append(live[:k], live[k+1:]...)
+			v = Version{Deleted: true, Op: op}
+		case OpSyncfs:
+			if err := syncfs(dir); err != nil {
+				return m, err
+			}
+			p, err := ack()
+			if err != nil {
+				return m, err
+			}
+			// Everything written before it is durable now.
+			for _, f := range m.Files {
+				for j := range f.Versions {
+					if f.Versions[j].Ack == 0 {
+						f.Versions[j].Ack = p
+					}
+				}
+			}
+			continue
+		}
+		v.Started = before
+		v.At = time.Since(start)
+		if op != OpLarge && op != OpUnsynced {
+			if v.Ack, err = ack(); err != nil {
+				return m, err
+			}
+		}
+		f := history(path)
+		f.Versions = append(f.Versions, v)
+	}
+	end, err := pos()
+	m.End = end
+	return m, err
+}
+
+// pickOp chooses the next operation: creates until there are files to work on, then a mix
+// where the cheap cards' worst cases (small synced writes, renames, deletes) dominate.
+func pickOp(rng *rand.Rand, live, maxFiles int) string {
+	if live < 4 {
+		return OpCreate
+	}
+	r := rng.IntN(100)
+	switch {
+	case r < 18 && live < maxFiles:
+		return OpCreate
+	case r < 36:
+		return OpAppend
+	case r < 52:
+		return OpOverwrite
+	case r < 70:
+		return OpReplace
+	case r < 80 && live > 8:
+		return OpDelete
+	case r < 85:
+		return OpLarge
+	case r < 93:
+		return OpUnsynced
+	default:
+		return OpSyncfs
+	}
+}
+
+// content is n deterministic bytes for an operation's seed: incompressible, so that
+// compressing filesystems cannot shrink a torn write into something that looks whole.
+func content(seed uint64, n int) []byte {
+	out := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, 0x636f6e74656e74))
+	for i := 0; i+8 <= n; i += 8 {
+		binary.LittleEndian.PutUint64(out[i:], r.Uint64())
+	}
+	for i := n &^ 7; i < n; i++ {
+		out[i] = byte(r.Uint64())
+	}
+	return out
+}
+
+func version(data []byte, op string) Version {
+	v := Version{Hash: hash(data), Size: int64(len(data)), Op: op}
+	for off := 0; off < len(data); off += blockSize {
+		v.Blocks = append(v.Blocks, hash(data[off:min(off+blockSize, len(data))]))
+	}
+	return v
+}
+
+func hash(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:16])
+}
+
+// current is a file's latest version.
+func current(f *File) Version {
+	if len(f.Versions) == 0 {
+		return Version{Deleted: true}
+	}
+	return f.Versions[len(f.Versions)-1]
+}
+
+// readExpected reads the file as the workload last wrote it (from the page cache: it is what
+// the next version is built on).
+func readExpected(dir, path string, prev Version) []byte {
+	b, err := os.ReadFile(filepath.Join(dir, path))
+	if err != nil || int64(len(b)) != prev.Size {
+		return make([]byte, 0, prev.Size)
+	}
+	return b
+}
+
+func writeNew(path string, data []byte, sync bool) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && sync {
+		err = syncDir(filepath.Dir(path))
+	}
+	return err
+}
+
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = unix.Fdatasync(int(f.Fd()))
+	}
+	return errors.Join(err, f.Close())
+}
+
+func overwrite(path string, off int64, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, off)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// replace is the atomic-replace pattern every careful program uses: write a temporary file,
+// make it durable, rename it over the target, make the directory durable.
+func replace(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func remove(path string) error {
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+func syncfs(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return unix.Syncfs(int(d.Fd()))
+}
