@@ -208,3 +208,30 @@ func TestVariantList(t *testing.T) {
 		t.Errorf("no hint about commas: %v", err)
 	}
 }
+
+// The LAVA test definition shipped in contrib/lava runs the commands this fsbench has, with the
+// flags it has, and never fails on a failed cell.
+func TestLAVADefinition(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "contrib", "lava", "fsbench.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := string(b)
+	for _, want := range []string{"format: Lava-Test Test Definition 1.0", "params:", "run:", "steps:",
+		"DEVICE:", "VARIANTS:", "SUITES:", "SIZE:", "export --lava ${RESULTS} | sh", "|| echo"} {
+		if !strings.Contains(def, want) {
+			t.Errorf("the definition lacks %q", want)
+		}
+	}
+	// Every flag it passes to fsbench run exists.
+	run := newRunCmd(IO{Out: io.Discard, Err: io.Discard})
+	for _, fl := range []string{"target", "destroy", "size", "suite", "variants", "out"} {
+		if run.Flags().Lookup(fl) == nil {
+			t.Errorf("fsbench run has no --%s", fl)
+		}
+	}
+	exp := newExportCmd(IO{Out: io.Discard, Err: io.Discard})
+	if exp.Flags().Lookup("lava") == nil {
+		t.Error("fsbench export has no --lava")
+	}
+}

@@ -118,3 +118,34 @@ func TestBonnieFieldsMapped(t *testing.T) {
 		}
 	}
 }
+
+func TestLAVAGolden(t *testing.T) {
+	r := loadRun(t)
+	// A failed cell and a skipped variant, as a board run may have them.
+	r.Measurements = append(r.Measurements, results.Measurement{Variant: "ext4", Test: "nosuch_test", Rep: 1, Status: results.Failed, Error: "EIO"})
+	for _, format := range []string{LAVACommands, LAVAResultTxt} {
+		var b bytes.Buffer
+		n, err := LAVA(&b, r, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 || strings.Count(b.String(), "\n") != n {
+			t.Errorf("%s: %d results, %d lines", format, n, strings.Count(b.String(), "\n"))
+		}
+		golden.Check(t, "lava-"+strings.ReplaceAll(format, ".", "_")+".golden", b.Bytes())
+	}
+	var b bytes.Buffer
+	LAVA(&b, r, LAVACommands)
+	for _, want := range []string{
+		"lava-test-case fsbench_ext4_nosuch_test --result fail\n",
+		"lava-test-case fsbench_f2fs --result skip\n",
+		"lava-test-case fsbench_ext4_write --result pass --measurement ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q", want)
+		}
+	}
+	if _, err := LAVA(&b, r, "junit"); err == nil {
+		t.Error("an unknown format was accepted")
+	}
+}
