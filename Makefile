@@ -54,7 +54,7 @@ bench-probe:
 # fsbench's bonnie and randio suites against bonnie++ and fio on the same filesystem, with the
 # commands used (needs the Debian packages bonnie++ and fio).
 bench-reference:
-	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestReferenceBench' -v -timeout 30m ./internal/suite/
+	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestReferenceBench' -v -timeout 90m ./internal/suite/
 
 # The Free Electrons 2010 study in full: jffs2, ubifs and squashfs on UBI at 8, 32, 128 and
 # 252 MiB on a simulated NAND chip in a QEMU guest, 3 repetitions (CI runs 8 MiB once).

@@ -8,36 +8,41 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/stats"
 )
 
 // TestReferenceBench (FSBENCH_BENCH=1, root, bonnie++ and fio installed) runs fsbench's bonnie
-// and randio tests and then bonnie++ and fio with the same jobs on the same filesystem, and
-// prints the ratios fsbench ÷ reference with the exact commands. Goals: bonnie within 15 %,
-// randio within 10 %. It reports; it fails only when a tool fails.
+// and randio tests and bonnie++ and fio with the same jobs on the same filesystem, in
+// alternating rounds, and prints per test fsbench's median, the reference's, the median of the
+// per-round ratios with their range, and whether the noise sentinel saw other work during a
+// round. Goals on a quiet machine: bonnie within 15 %, randio within 10 %. It reports; it fails
+// only when a tool fails.
 //
-// Three things make the two sides measure the same work on a shared machine:
+// What makes the two sides measure the same work:
 //   - Memory: the whole test process (fsbench's tests, and bonnie++ and fio, its children)
-//     runs in a cgroup v1 memory group limited to refMemLimit, and the block I/O file is twice
-//     that, so that neither side's block figures come from the page cache (bonnie++'s
-//     -r tells it the RAM it may assume; on a 24 GiB machine a 512 MiB file is all cache).
+//     runs in a cgroup v1 memory group limited to refMemLimit, and the block I/O file is 8 times
+//     that, so that neither side's block figures come from the page cache (bonnie++'s -r tells
+//     it the RAM it may assume; on a 24 GiB machine a 512 MiB file is all cache).
 //   - sync: bonnie++ ends each create and delete phase with sync(2), which waits for every
 //     filesystem of the machine (other users' builds, other loop devices), while fsbench
 //     syncs only the filesystem under test (syncfs). bonnie++ runs under strace (system call
-//     sync only, through seccomp, so nothing else is slowed down), and the time of each sync
-//     is taken out of its figure for the "nosync" comparison.
-//   - Load: the random 4 KiB jobs run in alternating short rounds (fsbench, fio, fio,
-//     fsbench, ...) and the median of the per-round ratios is reported, so that other load on
-//     the machine weighs on both sides alike.
+//     sync only, through seccomp, so nothing else is slowed down), and the time of each sync is
+//     taken out of its figure for the "nosync" comparison, which fsbench's rate_before_sync
+//     matches.
+//   - Files: 256 × 1024 of them, so that even the stat phases take more than the 0.5 s under
+//     which both tools print no figure (+++++).
+//   - Load: rounds alternate which side goes first (ABBA), each on a freshly made filesystem,
+//     and the figures are medians over the rounds, so that other load weighs on both sides.
 func TestReferenceBench(t *testing.T) {
 	if os.Getenv("FSBENCH_BENCH") != "1" {
 		t.Skip("set FSBENCH_BENCH=1 to run the side-by-side benchmark against bonnie++ and fio")
@@ -47,23 +52,122 @@ func TestReferenceBench(t *testing.T) {
 			t.Skipf("%s not installed (apt-get install bonnie++ fio)", tool)
 		}
 	}
-	const size = 4 << 30 // room for the file, and inodes for the files (ext4: one per 16 KiB)
-
+	const size = 6 << 30 // room for the file, and inodes for the files (ext4: one per 16 KiB)
+	rounds := 5
+	if v, err := strconv.Atoi(os.Getenv("FSBENCH_REF_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	env, done := mounted(t, size, "bonnie,randio")
 	defer done()
-	env.Params.Bonnie.FileSize = refFileSize
-	env.Params.Bonnie.Files = refFiles * 1024 // enough that stat and delete take over 0.5 s
-	env.Params.Randio.FileSize, env.Params.Randio.Runtime = 256<<20, plan.Duration{Duration: 10 * time.Second}
-	Bonnie := env.Params.Bonnie
 	defer memLimit(t, refMemLimit)()
+	env.Params.Bonnie.FileSize = refFileSize
+	env.Params.Bonnie.Files = refFiles * 1024
+	env.Params.Randio.FileSize, env.Params.Randio.Runtime = 256<<20, plan.Duration{Duration: 10 * time.Second}
+	env.Sentinel = measure.NewSentinel(env.DeviceName)
 	k, _ := fs.Lookup("ext4")
-	ours := map[string]results.Measurement{}
-	v := plan.Variant{Name: "ext4", FS: "ext4"}
-	if err := RunRepetition(context.Background(), env, Job{Variant: v, Kind: k}, 1, false, func(m results.Measurement) error { ours[m.Test] = m; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	// The references, on the same filesystem made afresh.
 	ctx := context.Background()
+	v := plan.Variant{Name: "ext4", FS: "ext4"}
+
+	// One side of a round: fsbench's bonnie suite on a fresh filesystem (RunRepetition makes
+	// it), or bonnie++ on one made the same way.
+	type side = map[string]float64 // test → figure (and test+"/nosync")
+	ourRound := func() (side, bool) {
+		got, busy := side{}, false
+		err := RunRepetition(ctx, env, Job{Variant: v, Kind: k}, 1, false, func(m results.Measurement) error {
+			if m.Value != nil {
+				got[m.Test] = *m.Value
+			}
+			if ns, ok := m.Extra["rate_before_sync"]; ok {
+				got[m.Test+"/nosync"] = ns
+			}
+			busy = busy || m.Disturbed()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, busy
+	}
+	bonnieCmd := []string{"bonnie++", "-d", env.Mountpoint, "-s", fmt.Sprintf("%d:8192:8192:3", refFileSize>>20), "-r", fmt.Sprint(refMemLimit >> 20),
+		"-n", fmt.Sprintf("%d:0:0:1", refFiles), "-u", "root", "-f", "-q", "-x", "1", "-m", "ext4"}
+	pairs := []struct {
+		test, field string
+		sync        int // index of bonnie++'s sync(2) in the phase, or -1
+	}{
+		{BonnieWrite, "put_block", -1}, {BonnieRewrite, "rewrite", -1}, {BonnieRead, "get_block", -1}, {BonnieSeeks, "seeks", -1},
+		{BonnieSeqCreate, "seq_create", 0}, {BonnieSeqStat, "seq_stat", -1}, {BonnieSeqDelete, "seq_del", 1},
+		{BonnieRandCreate, "ran_create", 2}, {BonnieRandStat, "ran_stat", -1}, {BonnieRandDelete, "ran_del", 3},
+	}
+	refRound := func() (side, bool) {
+		if err := fs.Mkfs(ctx, env.Run, k, env.Device, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.Mount(ctx, k, env.Device, env.Mountpoint, ""); err != nil {
+			t.Fatal(err)
+		}
+		defer fs.Unmount(context.Background(), k, env.Mountpoint)
+		syncLog := filepath.Join(t.TempDir(), "sync.strace")
+		cmd := bonnieCmd
+		if _, err := exec.LookPath("strace"); err == nil {
+			cmd = append([]string{"strace", "-f", "--seccomp-bpf", "-T", "-e", "trace=sync", "-o", syncLog}, bonnieCmd...)
+		}
+		w := env.Sentinel.Start()
+		out, err := exec.Command(cmd[0], cmd[1:]...).Output()
+		busy := w.Stop().Busy
+		if err != nil {
+			t.Fatalf("%s: %v", strings.Join(cmd, " "), err)
+		}
+		syncs := syncTimes(syncLog) // seq create, seq delete, random create, random delete
+		recs, err := report.ParseBonnieCSV(bytes.NewReader(lastLine(out)))
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("bonnie++ output %q: %v", out, err)
+		}
+		got := side{}
+		for _, p := range pairs {
+			r, err := strconv.ParseFloat(recs[0][p.field], 64)
+			if err != nil || r <= 0 {
+				continue // +++++: under 0.5 s
+			}
+			got[p.test] = r
+			if p.sync >= 0 && p.sync < len(syncs) {
+				files := float64(refFiles * 1024)
+				if secs := files/r - syncs[p.sync]; secs > 0 {
+					got[p.test+"/nosync"] = files / secs
+				}
+			}
+		}
+		return got, busy
+	}
+	fmt.Printf("bonnie++: %s\n  (RAM %d MiB; memory cgroup limit %d MiB; %d rounds, alternating which side goes first)\n",
+		strings.Join(bonnieCmd, " "), mustRAM()>>20, refMemLimit>>20, rounds)
+	var ours, refs []side
+	busyRounds := 0
+	for i := 0; i < rounds; i++ {
+		var o, r side
+		var ob, rb bool
+		if i%2 == 0 {
+			o, ob = ourRound()
+			r, rb = refRound()
+		} else {
+			r, rb = refRound()
+			o, ob = ourRound()
+		}
+		ours, refs = append(ours, o), append(refs, r)
+		if ob || rb {
+			busyRounds++
+		}
+	}
+	fmt.Printf("%-24s %12s %12s %8s %18s  %s\n", "test", "fsbench", "bonnie++", "ratio", "range of rounds", "")
+	for _, p := range pairs {
+		for _, key := range []string{p.test, p.test + "/nosync"} {
+			printRounds(key, ours, refs, busyRounds)
+		}
+	}
+
+	// randio against fio: the sequential write once per round, then the random jobs in
+	// alternating short rounds on fio's own file (same file, same preconditioning: fio's
+	// sequential write laid it out).
+	fioFile := filepath.Join(env.Mountpoint, "fio.file")
 	if err := fs.Mkfs(ctx, env.Run, k, env.Device, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -71,47 +175,6 @@ func TestReferenceBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fs.Unmount(context.Background(), k, env.Mountpoint)
-
-	ramMiB := mustRAM() >> 20
-	bonnieCmd := []string{"bonnie++", "-d", env.Mountpoint, "-s", fmt.Sprintf("%d:8192:8192:3", Bonnie.FileSize>>20), "-r", fmt.Sprint(refMemLimit >> 20),
-		"-n", fmt.Sprintf("%d:0:0:1", refFiles), "-u", "root", "-f", "-q", "-x", "1", "-m", "ext4"}
-	syncLog := filepath.Join(t.TempDir(), "sync.strace")
-	cmd := bonnieCmd
-	if _, err := exec.LookPath("strace"); err == nil {
-		cmd = append([]string{"strace", "-f", "--seccomp-bpf", "-T", "-e", "trace=sync", "-o", syncLog}, bonnieCmd...)
-	}
-	out, err := exec.Command(cmd[0], cmd[1:]...).Output()
-	if err != nil {
-		t.Fatalf("%s: %v", strings.Join(cmd, " "), err)
-	}
-	syncs := syncTimes(syncLog) // seq create, seq delete, random create, random delete
-	recs, err := report.ParseBonnieCSV(bytes.NewReader(lastLine(out)))
-	if err != nil || len(recs) != 1 {
-		t.Fatalf("bonnie++ output %q: %v", out, err)
-	}
-	b := recs[0]
-	fmt.Printf("bonnie++: %s\n  (RAM %d MiB; memory cgroup limit %d MiB; sync(2) times %v)\n", strings.Join(cmd, " "), ramMiB, refMemLimit>>20, syncs)
-	fmt.Printf("%-20s %14s %14s %14s %14s  %s\n", "test", "fsbench", "fsbench-nosync", "reference", "ref-nosync", "ratio")
-	pairs := []struct {
-		test, field string
-		sync        int // index in syncs, or -1
-	}{
-		{BonnieWrite, "put_block", -1}, {BonnieRewrite, "rewrite", -1}, {BonnieRead, "get_block", -1}, {BonnieSeeks, "seeks", -1},
-		{BonnieSeqCreate, "seq_create", 0}, {BonnieSeqStat, "seq_stat", -1}, {BonnieSeqDelete, "seq_del", 1},
-		{BonnieRandCreate, "ran_create", 2}, {BonnieRandStat, "ran_stat", -1}, {BonnieRandDelete, "ran_del", 3},
-	}
-	for _, p := range pairs {
-		refNosync := ""
-		if r, err := strconv.ParseFloat(b[p.field], 64); err == nil && r > 0 && p.sync >= 0 && p.sync < len(syncs) {
-			files := float64(Bonnie.Files)
-			if secs := files/r - syncs[p.sync]; secs > 0 {
-				refNosync = strconv.FormatFloat(files/secs, 'f', 1, 64)
-			}
-		}
-		printRatio(ours[p.test], b[p.field], refNosync)
-	}
-
-	fioFile := filepath.Join(env.Mountpoint, "fio.file")
 	fio := func(args ...string) (iops, bw float64, cmd string) {
 		args = append([]string{"--filename=" + fioFile, "--direct=1", "--iodepth=1", "--ioengine=psync", "--output-format=json"}, args...)
 		out, err := exec.Command("fio", args...).Output()
@@ -135,13 +198,33 @@ func TestReferenceBench(t *testing.T) {
 		}
 		return io.IOPS, io.BwBytes, "fio " + strings.Join(args, " ")
 	}
-	_, bw, fcmd := fio("--name="+RandSeqWrite, "--rw=write", "--bs=512k", "--size=256M", "--end_fsync=1")
+	var seqOurs, seqRefs []side
+	var fcmd string
+	for i := 0; i < rounds; i++ {
+		ourSeq := func() side {
+			os.Remove(fioFile)
+			p, _, err := seqWriteDirect(ctx, osOps{}, fioFile, 256<<20, 512<<10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return side{RandSeqWrite: float64(p.ops) * (512 << 10) / 1e6 / p.work.Seconds()}
+		}
+		refSeq := func() side {
+			os.Remove(fioFile)
+			var bw float64
+			_, bw, fcmd = fio("--name="+RandSeqWrite, "--rw=write", "--bs=512k", "--size=256M", "--end_fsync=1")
+			return side{RandSeqWrite: bw / 1e6}
+		}
+		if i%2 == 0 {
+			seqOurs, seqRefs = append(seqOurs, ourSeq()), append(seqRefs, refSeq())
+		} else {
+			seqRefs, seqOurs = append(seqRefs, refSeq()), append(seqOurs, ourSeq())
+		}
+	}
 	fmt.Println(fcmd)
-	printRatio(ours[RandSeqWrite], strconv.FormatFloat(bw/1e6, 'f', 1, 64), "")
-
-	// The random jobs: fsbench's own figures from the run above, then alternating rounds of
-	// randomIO (the loop of randio_rand_*) and fio on fio's file.
-	const rounds, roundSecs = 10, 2
+	fmt.Printf("%-24s %12s %12s %8s %18s\n", "test", "fsbench", "fio", "ratio", "range of rounds")
+	printRounds(RandSeqWrite, seqOurs, seqRefs, -1)
+	const randRounds, roundSecs = 10, 2
 	for _, j := range []struct {
 		test  string
 		write bool
@@ -150,38 +233,70 @@ func TestReferenceBench(t *testing.T) {
 		{RandWrite4K, true, []string{"--rw=randwrite", "--end_fsync=1"}},
 		{RandRead4K, false, []string{"--rw=randread"}},
 	} {
-		var ratios []float64
-		var fcmd string
-		var ourSum, fioSum float64
-		for i := 0; i < rounds; i++ {
-			ourRound := func() float64 {
+		var o, r []side
+		for i := 0; i < randRounds; i++ {
+			ourRound := func() side {
 				p, _, err := randomIO(ctx, osOps{}, fioFile, 256<<20, 4096, j.write, roundSecs*time.Second, 1<<30, uint64(i)+2)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return float64(p.ops) / p.work.Seconds()
+				return side{j.test: float64(p.ops) / p.work.Seconds()}
 			}
-			fioRound := func() float64 {
+			fioRound := func() side {
 				var iops float64
 				iops, _, fcmd = fio(append([]string{"--name=" + j.test, "--bs=4k", "--size=256M", fmt.Sprintf("--runtime=%d", roundSecs), "--time_based"}, j.args...)...)
-				return iops
+				return side{j.test: iops}
 			}
-			var our, ref float64
 			if i%2 == 0 { // ABBA: neither side always goes first
-				our, ref = ourRound(), fioRound()
+				o, r = append(o, ourRound()), append(r, fioRound())
 			} else {
-				ref, our = fioRound(), ourRound()
+				r, o = append(r, fioRound()), append(o, ourRound())
 			}
-			ratios = append(ratios, our/ref)
-			ourSum, fioSum = ourSum+our, fioSum+ref
 		}
 		fmt.Println(fcmd)
-		printRatio(ours[j.test], "", "")
-		slices.Sort(ratios)
-		med := (ratios[rounds/2-1] + ratios[rounds/2]) / 2
-		fmt.Printf("%-20s %14.1f %14s %14.1f %14s IOPS %.2f (median of %d alternating %d s rounds; per-round ratios %.2f)\n",
-			"  rounds", ourSum/rounds, "", fioSum/rounds, "", med, rounds, roundSecs, ratios)
+		printRounds(j.test, o, r, -1)
 	}
+}
+
+// printRounds prints one test's line: both sides' medians over the rounds, the median of the
+// per-round ratios and their range, and how many rounds the sentinel saw disturbed (-1: not
+// watched).
+func printRounds(key string, ours, refs []map[string]float64, busy int) {
+	var o, r, ratios []float64
+	for i := range ours {
+		a, okA := ours[i][key]
+		b, okB := refs[i][key]
+		if okA {
+			o = append(o, a)
+		}
+		if okB {
+			r = append(r, b)
+		}
+		if okA && okB && b > 0 {
+			ratios = append(ratios, a/b)
+		}
+	}
+	if len(o) == 0 && len(r) == 0 {
+		return
+	}
+	med := func(v []float64) string {
+		if len(v) == 0 {
+			return "+++++"
+		}
+		s := stats.Summarize(v)
+		return strconv.FormatFloat(s.Median, 'f', 1, 64)
+	}
+	ratio, span := "-", ""
+	if len(ratios) > 0 {
+		s := stats.Summarize(ratios)
+		ratio = fmt.Sprintf("%.2f", s.Median)
+		span = fmt.Sprintf("%.2f to %.2f", s.Min, s.Max)
+	}
+	note := ""
+	if busy > 0 {
+		note = fmt.Sprintf("(%d rounds disturbed by other work)", busy)
+	}
+	fmt.Printf("%-24s %12s %12s %8s %18s  %s\n", key, med(o), med(r), ratio, span, note)
 }
 
 // The reference benchmark's sizes: a memory limit, a block I/O file of at least twice that
@@ -191,7 +306,7 @@ func TestReferenceBench(t *testing.T) {
 const (
 	refMemLimit = 256 << 20
 	refFileSize = 2 << 30
-	refFiles    = 64
+	refFiles    = 256
 )
 
 // memLimit moves the test process into a new cgroup v1 memory group limited to limit bytes
@@ -248,29 +363,4 @@ func syncTimes(path string) []float64 {
 func lastLine(b []byte) []byte {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return []byte(lines[len(lines)-1] + "\n")
-}
-
-func printRatio(m results.Measurement, ref, refNosync string) {
-	our, nosync := "n/a", ""
-	if m.Value != nil {
-		our = strconv.FormatFloat(*m.Value, 'f', 1, 64)
-	} else {
-		our = "(" + m.Note + ")"
-	}
-	if v, ok := m.Extra["rate_before_sync"]; ok {
-		nosync = strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	ratio := ""
-	if r, err := strconv.ParseFloat(ref, 64); err == nil && r > 0 && m.Value != nil {
-		ratio = fmt.Sprintf("%.2f", *m.Value/r)
-		if nosync != "" {
-			ns, _ := strconv.ParseFloat(nosync, 64)
-			rn := r
-			if v, err := strconv.ParseFloat(refNosync, 64); err == nil && v > 0 {
-				rn = v // both sides without their final sync
-			}
-			ratio += fmt.Sprintf(" (nosync %.2f)", ns/rn)
-		}
-	}
-	fmt.Printf("%-20s %14s %14s %14s %14s  %s %s\n", m.Test, our, nosync, ref, refNosync, m.Unit, ratio)
 }
