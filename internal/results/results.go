@@ -180,6 +180,9 @@ type Source struct {
 	Dir    string `json:"dir"`             // the results directory it was merged from
 	Kernel string `json:"kernel"`          // release of the kernel that ran it (uname -r)
 	Guest  string `json:"guest,omitempty"` // "qemu tcg" or "qemu kvm" when it ran in a guest
+	// Label is the name the user gave that run when merging (fsbench merge --label), typically
+	// the card it ran on: runs of several cards on one kernel differ in nothing else.
+	Label string `json:"label,omitempty"`
 }
 
 // Measurement is one test of one variant in one repetition.

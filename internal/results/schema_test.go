@@ -56,7 +56,7 @@ func fullRun() *Run {
 		Variants: []Variant{
 			{Name: "ext4", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}, MountOptions: "noatime", ReadOnly: true, Status: OK,
 				Reason: "none", Kernel: "built-in", Repetitions: 6, Unstable: []string{"write", "read"},
-				Base: "ext4", PartitionBytes: 64 << 20, PartitionStart: 63 * 512, Source: &Source{Dir: "guest-run", Kernel: "6.1.0-56-amd64", Guest: "qemu tcg"}},
+				Base: "ext4", PartitionBytes: 64 << 20, PartitionStart: 63 * 512, Source: &Source{Dir: "guest-run", Kernel: "6.1.0-56-amd64", Guest: "qemu tcg", Label: "sandisk-16G"}},
 			{Name: "f2fs", FS: "f2fs", Status: Skipped, Reason: "this kernel has no f2fs"},
 		},
 		Order: []string{"ext4#0", "ext4#1", "f2fs#1"},
