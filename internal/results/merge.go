@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // statusRank orders run statuses from best to worst, for the status of a merged run: a merge
@@ -14,8 +15,15 @@ var statusRank = map[string]int{RunComplete: 0, RunRunning: 1, RunInterrupted: 2
 
 // Merge combines runs into one, so that variants measured in different runs (typically a host
 // run that skipped the filesystems its kernel lacks, and a guest run that filled them in) are
-// reported side by side. dirs[i] is the results directory runs[i] was loaded from; every
-// variant of the result records it, with the kernel that ran it, in Variant.Source.
+// reported side by side. It is MergeLabeled without labels.
+func Merge(runs []*Run, dirs []string) (*Run, error) {
+	return MergeLabeled(runs, dirs, nil)
+}
+
+// MergeLabeled combines any number of runs into one. dirs[i] is the results directory runs[i]
+// was loaded from and labels[i] the name the user gave it ("" for none; labels may be nil),
+// usually the card it ran on; every variant of the result records them, with the kernel that
+// ran it, in Variant.Source.
 //
 // The run-wide parts (schema, tool, configuration, dataset, target, device, methods,
 // machine) are the first run's; Status is complete only when every run is, else the worst of
@@ -25,15 +33,28 @@ var statusRank = map[string]int{RunComplete: 0, RunRunning: 1, RunInterrupted: 2
 //
 // A variant name present in several runs appears once: a variant that ran (status OK) wins
 // over a skipped one, the first skipped entry stands when it was skipped everywhere, and
-// when it ran in two runs the later one is kept as "<name>@<kernel release>" with its
-// measurements renamed too. Measurements travel with their variant; those of a variant that
-// is dropped, or that name no variant of their run, are left out.
-func Merge(runs []*Run, dirs []string) (*Run, error) {
+// when it ran in several runs the first keeps its name and each later one is renamed
+// "<name>@<label>", or "<name>@<kernel release>" when its run has no label (three cards
+// measured on one kernel would all be "@<release>"), with "#2", "#3" ... added when that
+// name is taken too, so that no set of runs fails to merge over a name. Measurements travel
+// with their variant; those of a variant that is dropped, or that name no variant of their
+// run, are left out.
+func MergeLabeled(runs []*Run, dirs, labels []string) (*Run, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("merge: no runs given: name at least two results directories")
 	}
 	if len(dirs) != len(runs) {
 		return nil, fmt.Errorf("merge: %d runs but %d directories: pass one directory per run", len(runs), len(dirs))
+	}
+	if labels != nil && len(labels) != len(runs) {
+		return nil, fmt.Errorf("merge: %d runs but %d labels: pass one label per run (\"\" for none)", len(runs), len(labels))
+	}
+	for i, l := range labels {
+		// A label becomes part of variant names, which a results file never holds with
+		// control characters (the configuration refuses them too).
+		if strings.ContainsFunc(l, unicode.IsControl) {
+			return nil, fmt.Errorf("merge: the label %q of %s contains a control character: use letters, digits and punctuation", l, dirs[i])
+		}
 	}
 	for i, r := range runs {
 		if r == nil {
@@ -93,6 +114,9 @@ func Merge(runs []*Run, dirs []string) (*Run, error) {
 	kept := map[string]int{}
 	for i, r := range runs {
 		src := sourceOf(r, dirs[i])
+		if labels != nil {
+			src.Label = labels[i]
+		}
 		names := map[string]bool{}
 		for _, v := range r.Variants {
 			names[v.Name] = true
@@ -101,9 +125,14 @@ func Merge(runs []*Run, dirs []string) (*Run, error) {
 		rename := map[string]string{}
 		for _, v := range r.Variants {
 			// A variant of an already merged file keeps the source it was merged from: the
-			// merged file's machine is only its first run's.
+			// merged file's machine is only its first run's. The label given to that file
+			// names it when its own merge gave none.
 			if v.Source == nil {
 				s := src
+				v.Source = &s
+			} else if v.Source.Label == "" && src.Label != "" {
+				s := *v.Source
+				s.Label = src.Label
 				v.Source = &s
 			}
 			j, seen := kept[v.Name]
@@ -121,13 +150,13 @@ func Merge(runs []*Run, dirs []string) (*Run, error) {
 			case v.Status == Skipped:
 				// Ran before, or skipped before too: the earlier entry stands.
 			default:
-				// Ran in both: both sets of figures are worth keeping (two kernels, or two
-				// accelerators); the later is told apart by the kernel that ran it.
-				name := v.Name + "@" + releaseOf(v.Source, i)
-				if _, taken := kept[name]; taken || names[name] {
-					return nil, fmt.Errorf("merge: variant %q of %s ran in an earlier run too, and the name it would be renamed to, %q, is taken: merge these runs in separate steps or leave one out",
-						v.Name, dirs[i], name)
-				}
+				// Ran in an earlier run too: both sets of figures are worth keeping (two cards,
+				// two kernels, or two accelerators); the later is told apart by its run's label,
+				// else the kernel that ran it, and by a count when that name is taken too.
+				name := freeName(v.Name, suffixOf(v.Source, i), func(n string) bool {
+					_, taken := kept[n]
+					return taken || names[n]
+				})
 				rename[v.Name] = name
 				v.Name = name
 				kept[name] = len(out.Variants)
@@ -160,13 +189,31 @@ func sourceOf(r *Run, dir string) Source {
 	return s
 }
 
-// releaseOf is the suffix that tells apart a variant that ran in two runs: the release of the
-// kernel that ran it, or "run<N>" when the run did not record its kernel.
-func releaseOf(s *Source, i int) string {
-	if s != nil && s.Kernel != "" {
+// suffixOf is what tells apart a variant that ran in several runs: the label of its run, or
+// the release of the kernel that ran it when the run has none, or "run<N>" when the run did
+// not record its kernel either.
+func suffixOf(s *Source, i int) string {
+	switch {
+	case s != nil && s.Label != "":
+		return s.Label
+	case s != nil && s.Kernel != "":
 		return s.Kernel
 	}
 	return "run" + strconv.Itoa(i+1)
+}
+
+// freeName is "<name>@<suffix>", or "<name>@<suffix>#2", "#3" ... the first that is not
+// taken: the same card or kernel can well appear in several runs (three runs of one card to
+// see its spread), and merging them must not fail over a name. "#" and not "-": kernel
+// releases and card names are full of dashes ("6.1.0-56-amd64"), so "-2" would read as part
+// of them.
+func freeName(name, suffix string, taken func(string) bool) string {
+	base := name + "@" + suffix
+	n := base
+	for k := 2; taken(n); k++ {
+		n = base + "#" + strconv.Itoa(k)
+	}
+	return n
 }
 
 // dropVariant returns ms without the measurements of variant (in place).

@@ -40,13 +40,17 @@ func mergeRun(kernel, accel, status string, start int, variants ...string) *Run 
 }
 
 // describe flattens what Merge decided about variants and measurements: one line per
-// variant (name, status, source) and one per measurement (variant and the run it came from).
+// variant (name, status, source, and label when there is one) and one per measurement
+// (variant and the run it came from).
 func describe(r *Run) []string {
 	var out []string
 	for _, v := range r.Variants {
 		s := fmt.Sprintf("%s %s", v.Name, v.Status)
 		if v.Source != nil {
 			s += fmt.Sprintf(" from %s kernel %s guest %q", v.Source.Dir, v.Source.Kernel, v.Source.Guest)
+			if v.Source.Label != "" {
+				s += fmt.Sprintf(" label %q", v.Source.Label)
+			}
 		}
 		if v.Reason != "" {
 			s += " (" + v.Reason + ")"
@@ -61,10 +65,11 @@ func describe(r *Run) []string {
 
 func TestMerge(t *testing.T) {
 	tests := []struct {
-		name string
-		runs []*Run
-		dirs []string
-		want []string
+		name   string
+		runs   []*Run
+		dirs   []string
+		labels []string // nil: Merge, else MergeLabeled
+		want   []string
 	}{
 		{
 			name: "guest fills what the host skipped; both ran ext4",
@@ -116,10 +121,61 @@ func TestMerge(t *testing.T) {
 				"m ext4@5.10.0 write=2",
 			},
 		},
+		{
+			// This failed before labels: the third ext4 had nowhere to go.
+			name: "two guests on one kernel: the second is counted",
+			runs: []*Run{
+				mergeRun("6.18.44", "", RunComplete, 0, "ext4"),
+				mergeRun("6.1.0", "tcg", RunComplete, 1, "ext4"),
+				mergeRun("6.1.0", "kvm", RunComplete, 2, "ext4"),
+			},
+			dirs: []string{"a", "b", "c"},
+			want: []string{
+				`ext4 ok from a kernel 6.18.44 guest ""`,
+				`ext4@6.1.0 ok from b kernel 6.1.0 guest "qemu tcg"`,
+				`ext4@6.1.0#2 ok from c kernel 6.1.0 guest "qemu kvm"`,
+				"m ext4 write=0",
+				"m ext4@6.1.0 write=1",
+				"m ext4@6.1.0#2 write=2",
+			},
+		},
+		{
+			name: "the renamed name is a variant of the same run",
+			runs: []*Run{
+				mergeRun("6.18.44", "", RunComplete, 0, "ext4"),
+				mergeRun("6.1.0", "tcg", RunComplete, 1, "ext4", "ext4@6.1.0"),
+			},
+			dirs: []string{"a", "b"},
+			want: []string{
+				`ext4 ok from a kernel 6.18.44 guest ""`,
+				`ext4@6.1.0#2 ok from b kernel 6.1.0 guest "qemu tcg"`,
+				`ext4@6.1.0 ok from b kernel 6.1.0 guest "qemu tcg"`,
+				"m ext4 write=0",
+				"m ext4@6.1.0#2 write=1",
+				"m ext4@6.1.0 write=1",
+			},
+		},
+		{
+			name: "a run without a kernel is told apart by its place",
+			runs: []*Run{
+				mergeRun("6.18.44", "", RunComplete, 0, "ext4"),
+				mergeRun("", "", RunComplete, 1, "ext4"),
+			},
+			dirs: []string{"a", "b"},
+			want: []string{
+				`ext4 ok from a kernel 6.18.44 guest ""`,
+				`ext4@run2 ok from b kernel  guest ""`,
+				"m ext4 write=0",
+				"m ext4@run2 write=1",
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Merge(tc.runs, tc.dirs)
+			if tc.labels != nil {
+				got, err = MergeLabeled(tc.runs, tc.dirs, tc.labels)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,6 +194,134 @@ func TestMerge(t *testing.T) {
 			}
 			if len(got.Summary) != ran {
 				t.Errorf("%d summary cells, want %d", len(got.Summary), ran)
+			}
+		})
+	}
+}
+
+// TestMergeThreeCards merges three runs on one kernel with the same variants, as the Pandora
+// study's three SD cards: nothing but the label tells the runs apart, and no combination of
+// labels may make the merge fail.
+func TestMergeThreeCards(t *testing.T) {
+	cards := func(variants ...[]string) []*Run {
+		var runs []*Run
+		for i, vs := range variants {
+			runs = append(runs, mergeRun("6.18.44", "", RunComplete, i, vs...))
+		}
+		return runs
+	}
+	both := []string{"ext4", "vfat"}
+	dirs := []string{"r/64G", "r/16G", "r/micro"}
+	tests := []struct {
+		name   string
+		runs   []*Run
+		labels []string
+		want   []string
+	}{
+		{
+			name:   "labelled: the later cards are renamed after their labels",
+			runs:   cards(both, both, both),
+			labels: []string{"sandisk-64G", "sandisk-16G", "micro-16G"},
+			want: []string{
+				`ext4 ok from r/64G kernel 6.18.44 guest "" label "sandisk-64G"`,
+				`vfat ok from r/64G kernel 6.18.44 guest "" label "sandisk-64G"`,
+				`ext4@sandisk-16G ok from r/16G kernel 6.18.44 guest "" label "sandisk-16G"`,
+				`vfat@sandisk-16G ok from r/16G kernel 6.18.44 guest "" label "sandisk-16G"`,
+				`ext4@micro-16G ok from r/micro kernel 6.18.44 guest "" label "micro-16G"`,
+				`vfat@micro-16G ok from r/micro kernel 6.18.44 guest "" label "micro-16G"`,
+				"m ext4 write=0", "m vfat write=0",
+				"m ext4@sandisk-16G write=1", "m vfat@sandisk-16G write=1",
+				"m ext4@micro-16G write=2", "m vfat@micro-16G write=2",
+			},
+		},
+		{
+			name: "no labels: the kernel, then a count",
+			runs: cards(both, both, both),
+			want: []string{
+				`ext4 ok from r/64G kernel 6.18.44 guest ""`,
+				`vfat ok from r/64G kernel 6.18.44 guest ""`,
+				`ext4@6.18.44 ok from r/16G kernel 6.18.44 guest ""`,
+				`vfat@6.18.44 ok from r/16G kernel 6.18.44 guest ""`,
+				`ext4@6.18.44#2 ok from r/micro kernel 6.18.44 guest ""`,
+				`vfat@6.18.44#2 ok from r/micro kernel 6.18.44 guest ""`,
+				"m ext4 write=0", "m vfat write=0",
+				"m ext4@6.18.44 write=1", "m vfat@6.18.44 write=1",
+				"m ext4@6.18.44#2 write=2", "m vfat@6.18.44#2 write=2",
+			},
+		},
+		{
+			name:   "some labelled: the unlabelled run falls back to the kernel",
+			runs:   cards([]string{"ext4"}, []string{"ext4"}, []string{"ext4"}),
+			labels: []string{"sandisk-64G", "", "micro-16G"},
+			want: []string{
+				`ext4 ok from r/64G kernel 6.18.44 guest "" label "sandisk-64G"`,
+				`ext4@6.18.44 ok from r/16G kernel 6.18.44 guest ""`,
+				`ext4@micro-16G ok from r/micro kernel 6.18.44 guest "" label "micro-16G"`,
+				"m ext4 write=0", "m ext4@6.18.44 write=1", "m ext4@micro-16G write=2",
+			},
+		},
+		{
+			name:   "one card three times: the label, then a count",
+			runs:   cards([]string{"ext4"}, []string{"ext4"}, []string{"ext4"}),
+			labels: []string{"card", "card", "card"},
+			want: []string{
+				`ext4 ok from r/64G kernel 6.18.44 guest "" label "card"`,
+				`ext4@card ok from r/16G kernel 6.18.44 guest "" label "card"`,
+				`ext4@card#2 ok from r/micro kernel 6.18.44 guest "" label "card"`,
+				"m ext4 write=0", "m ext4@card write=1", "m ext4@card#2 write=2",
+			},
+		},
+		{
+			name:   "skipped on the first card: the second fills the place, the third is renamed",
+			runs:   cards([]string{"ext4", "vfat!"}, both, both),
+			labels: []string{"a", "b", "c"},
+			want: []string{
+				`ext4 ok from r/64G kernel 6.18.44 guest "" label "a"`,
+				`vfat ok from r/16G kernel 6.18.44 guest "" label "b"`,
+				`ext4@b ok from r/16G kernel 6.18.44 guest "" label "b"`,
+				`ext4@c ok from r/micro kernel 6.18.44 guest "" label "c"`,
+				`vfat@c ok from r/micro kernel 6.18.44 guest "" label "c"`,
+				"m ext4 write=0",
+				"m ext4@b write=1", "m vfat write=1",
+				"m ext4@c write=2", "m vfat@c write=2",
+			},
+		},
+		{
+			name:   "a label that a later run already uses as a variant name",
+			runs:   cards([]string{"ext4"}, []string{"ext4", "ext4@b"}, []string{"ext4"}),
+			labels: []string{"a", "b", "b"},
+			want: []string{
+				`ext4 ok from r/64G kernel 6.18.44 guest "" label "a"`,
+				`ext4@b#2 ok from r/16G kernel 6.18.44 guest "" label "b"`,
+				`ext4@b ok from r/16G kernel 6.18.44 guest "" label "b"`,
+				`ext4@b#3 ok from r/micro kernel 6.18.44 guest "" label "b"`,
+				"m ext4 write=0",
+				"m ext4@b#2 write=1", "m ext4@b write=1",
+				"m ext4@b#3 write=2",
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := MergeLabeled(tc.runs, dirs, tc.labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, describe(got)); d != "" {
+				t.Errorf("merged variants and measurements (-want +got):\n%s", d)
+			}
+			// Every merged name is unique, and every measurement names a merged variant.
+			seen := map[string]bool{}
+			for _, v := range got.Variants {
+				if seen[v.Name] {
+					t.Errorf("variant %q twice", v.Name)
+				}
+				seen[v.Name] = true
+			}
+			for _, m := range got.Measurements {
+				if !seen[m.Variant] {
+					t.Errorf("measurement of %q, which is no merged variant", m.Variant)
+				}
 			}
 		})
 	}
@@ -229,32 +413,61 @@ func TestMergeKeepsSourceOfMergedInput(t *testing.T) {
 	}
 }
 
+func TestMergeKeepsLabelsOfMergedInput(t *testing.T) {
+	// A labelled merge merged again: its variants keep their labels; the label given to the
+	// merged file names only the variants its own merge left unlabelled.
+	merged, err := MergeLabeled([]*Run{
+		mergeRun("6.18.44", "", RunComplete, 0, "ext4"),
+		mergeRun("6.18.44", "", RunComplete, 1, "ext4"),
+	}, []string{"a", "b"}, []string{"card-a", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := MergeLabeled([]*Run{merged, mergeRun("6.18.44", "", RunComplete, 2, "ext4")},
+		[]string{"merged", "c"}, []string{"outer", "card-c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`ext4 ok from a kernel 6.18.44 guest "" label "card-a"`,
+		`ext4@6.18.44 ok from b kernel 6.18.44 guest "" label "outer"`,
+		`ext4@card-c ok from c kernel 6.18.44 guest "" label "card-c"`,
+		"m ext4 write=0",
+		"m ext4@6.18.44 write=1",
+		"m ext4@card-c write=2",
+	}
+	if d := cmp.Diff(want, describe(again)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	// The input runs are not changed: their variants' sources are shared, not rewritten.
+	if l := merged.Variants[1].Source.Label; l != "" {
+		t.Errorf("the merged input's variant now has label %q", l)
+	}
+}
+
 func TestMergeErrors(t *testing.T) {
 	other := mergeRun("6.1.0", "", RunComplete, 1, "ext4")
 	other.Schema = "fsbench.results/v0"
+	two := func() []*Run {
+		return []*Run{mergeRun("a", "", RunComplete, 0, "ext4"), mergeRun("b", "", RunComplete, 0, "ext4")}
+	}
 	tests := []struct {
-		name string
-		runs []*Run
-		dirs []string
-		want string
+		name   string
+		runs   []*Run
+		dirs   []string
+		labels []string
+		want   string
 	}{
-		{"no runs", nil, nil, "no runs given"},
-		{"dirs do not match", []*Run{mergeRun("a", "", RunComplete, 0, "ext4")}, []string{"a", "b"}, "1 runs but 2 directories"},
-		{"nil run", []*Run{mergeRun("a", "", RunComplete, 0, "ext4"), nil}, []string{"a", "b"}, "run 2 (b) is missing"},
-		{"schema differs", []*Run{mergeRun("6.18.44", "", RunComplete, 0, "ext4"), other}, []string{"a", "b"}, `b has schema "fsbench.results/v0"`},
-		{"renamed name still taken", []*Run{
-			mergeRun("6.18.44", "", RunComplete, 0, "ext4"),
-			mergeRun("6.1.0", "tcg", RunComplete, 1, "ext4"),
-			mergeRun("6.1.0", "kvm", RunComplete, 2, "ext4"),
-		}, []string{"a", "b", "c"}, `"ext4@6.1.0", is taken`},
-		{"renamed name used by the same run", []*Run{
-			mergeRun("6.18.44", "", RunComplete, 0, "ext4"),
-			mergeRun("6.1.0", "tcg", RunComplete, 1, "ext4", "ext4@6.1.0"),
-		}, []string{"a", "b"}, `"ext4@6.1.0", is taken`},
+		{"no runs", nil, nil, nil, "no runs given"},
+		{"dirs do not match", []*Run{mergeRun("a", "", RunComplete, 0, "ext4")}, []string{"a", "b"}, nil, "1 runs but 2 directories"},
+		{"nil run", []*Run{mergeRun("a", "", RunComplete, 0, "ext4"), nil}, []string{"a", "b"}, nil, "run 2 (b) is missing"},
+		{"schema differs", []*Run{mergeRun("6.18.44", "", RunComplete, 0, "ext4"), other}, []string{"a", "b"}, nil, `b has schema "fsbench.results/v0"`},
+		{"labels do not match", two(), []string{"a", "b"}, []string{"x"}, "2 runs but 1 labels"},
+		{"control character in a label", two(), []string{"a", "b"}, []string{"", "x\ny"}, `the label "x\ny" of b contains a control character`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Merge(tc.runs, tc.dirs)
+			_, err := MergeLabeled(tc.runs, tc.dirs, tc.labels)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Merge error = %v, want one containing %q", err, tc.want)
 			}
