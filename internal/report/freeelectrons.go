@@ -385,26 +385,31 @@ func sources(r *results.Run) map[string]string {
 	out := map[string]string{}
 	distinct := map[string]bool{}
 	for _, v := range r.Variants {
-		kernel, where := r.Machine.Kernel, "host"
-		if r.Guest != nil {
-			where = "qemu " + r.Guest.Accel
-		}
-		if v.Source != nil {
-			kernel, where = v.Source.Kernel, "host"
-			if v.Source.Guest != "" {
-				where = v.Source.Guest
-			}
-		}
-		if kernel == "" {
-			kernel = "unknown kernel"
-		}
-		out[v.Name] = kernel + " (" + where + ")"
+		out[v.Name] = ranOn(r, v)
 		distinct[out[v.Name]] = true
 	}
 	if r.Guest == nil && len(distinct) < 2 {
 		return nil
 	}
 	return out
+}
+
+// ranOn is where v of r ran: "6.18.44 (host)", "6.1.0-56-amd64 (qemu tcg)".
+func ranOn(r *results.Run, v results.Variant) string {
+	kernel, where := r.Machine.Kernel, "host"
+	if r.Guest != nil {
+		where = "qemu " + r.Guest.Accel
+	}
+	if v.Source != nil {
+		kernel, where = v.Source.Kernel, "host"
+		if v.Source.Guest != "" {
+			where = v.Source.Guest
+		}
+	}
+	if kernel == "" {
+		kernel = "unknown kernel"
+	}
+	return kernel + " (" + where + ")"
 }
 
 // skippedOutside are the skipped variants that the raw-flash tables do not already footnote.

@@ -92,6 +92,10 @@ type htmlPage struct {
 	// marks of the matrix's cells; GuestHint offers a guest run for the filesystems this kernel
 	// lacks.
 	Busy, Marks, GuestHint string
+	// ShowLabel adds the column with the label of the run each variant came from, and Runs
+	// lists those runs, when a merge labelled them (fsbench merge --label: one card per run).
+	ShowLabel bool
+	Runs      []mergedRun
 }
 
 // htmlFlash is the "What the flash sees" section: what the block requests of the write tests
@@ -112,6 +116,7 @@ type htmlHead struct {
 type htmlRow struct {
 	Variant, Detail string
 	Source          string // where it ran, when the run mixes kernels or ran in a guest
+	Label           string // the label of its run, in a labelled merge
 	Cells           []htmlCell
 }
 
@@ -137,6 +142,8 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	p.FE = freeElectrons(full)
 	src := sources(full)
 	p.ShowSource = src != nil
+	lab := labels(full)
+	p.ShowLabel, p.Runs = lab != nil, mergedRuns(full)
 	ran := ranVariants(r)
 	p.Title = "fsbench: which filesystem for " + deviceName(r) + "?"
 	names := make([]string, 0, len(ran))
@@ -167,7 +174,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 		tables[i] = evaluate(r, m, opt.Alpha)
 	}
 	for _, v := range ran {
-		row := htmlRow{Variant: v.Name, Detail: variantDetail(v), Source: src[v.Name]}
+		row := htmlRow{Variant: v.Name, Detail: variantDetail(v), Source: src[v.Name], Label: lab[v.Name]}
 		for i, t := range tables {
 			c, ok := t.cells[v.Name]
 			if !ok {
@@ -464,7 +471,11 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 <p class="question">{{.Question}}</p>
 <p class="setup">{{.Setup}}</p>
 {{if .Busy}}<p class="busy"><strong>Note:</strong> {{.Busy}}.</p>{{end}}
-
+{{if .Runs}}<p class="setup">Merged from {{len .Runs}} runs, each with the rows it measured:</p>
+<ul class="muted">
+{{range .Runs}}<li><b>{{.Label}}</b>: {{.Dir}}, {{.Where}}: {{range $i, $v := .Variants}}{{if $i}}, {{end}}{{$v}}{{end}}</li>
+{{end}}</ul>
+{{end}}
 {{if .Rows}}<h2 id="verdict">Verdict</h2>
 <div class="scroll">
 <table class="verdict">
@@ -478,8 +489,8 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{range .Legend}}<span style="{{.Style}}">{{.Text}}</span>{{end}}{{if .Marks}}<br><small class="muted">{{.Marks}}</small>{{end}}</p>
 <div class="scroll">
 <table class="matrix">
-<tr><th>variant</th>{{if .ShowSource}}<th>ran on</th>{{end}}{{range .Head}}<th class="num" title="{{.Long}}">{{.Title}}<br><small>{{.Unit}}{{if .Higher}} ↑{{else}} ↓{{end}}</small></th>{{end}}</tr>
-{{range .Rows}}<tr><td class="variant">{{.Variant}}<small>{{.Detail}}</small></td>{{if $.ShowSource}}<td class="variant">{{.Source}}</td>{{end}}{{range .Cells}}{{if .Rating}}<td class="rated" style="{{.Style}}" title="{{.Title}}">{{.Text}}<small>{{.Rating}}</small></td>{{else}}<td class="rated muted">{{.Text}}</td>{{end}}{{end}}</tr>
+<tr><th>variant</th>{{if .ShowLabel}}<th>run</th>{{end}}{{if .ShowSource}}<th>ran on</th>{{end}}{{range .Head}}<th class="num" title="{{.Long}}">{{.Title}}<br><small>{{.Unit}}{{if .Higher}} ↑{{else}} ↓{{end}}</small></th>{{end}}</tr>
+{{range .Rows}}<tr><td class="variant">{{.Variant}}<small>{{.Detail}}</small></td>{{if $.ShowLabel}}<td class="variant">{{.Label}}</td>{{end}}{{if $.ShowSource}}<td class="variant">{{.Source}}</td>{{end}}{{range .Cells}}{{if .Rating}}<td class="rated" style="{{.Style}}" title="{{.Title}}">{{.Text}}<small>{{.Rating}}</small></td>{{else}}<td class="rated muted">{{.Text}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 </div>
 

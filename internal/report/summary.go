@@ -45,11 +45,13 @@ var ansi = map[Rating]string{
 // Raw-flash variants (suite free-electrons) are shown as the 2010 study's tables instead,
 // one per test with a row per partition size; a run of only those has no matrix. When the
 // variants ran on different kernels (a merged run) or in a guest, the matrix has a kernel
-// column and the tables say where each filesystem ran.
+// column and the tables say where each filesystem ran. A merge whose runs were labelled
+// (fsbench merge --label) lists its runs before the matrix and has a run column.
 func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	r := blockRun(full)
 	fe := freeElectrons(full)
 	src := sources(full)
+	lab := labels(full)
 	card := CardFor(r, opt.Card)
 	var cols []table
 	for _, m := range matrixFor(r, card) {
@@ -60,11 +62,16 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	if r.Target.Kind != "" {
 		fmt.Fprintf(w, "measured on %s\n\n", TargetText(full))
 	}
+	writeMergedRuns(w, full)
 	ran := ranVariants(r)
 	if len(ran) > 0 && len(cols) > 0 {
 		rows := [][]string{{"variant"}, {""}}
+		if lab != nil {
+			// The label of the run (the card) the row came from, beside the kernel.
+			rows = [][]string{{"variant", "run"}, {"", ""}}
+		}
 		if src != nil {
-			rows = [][]string{{"variant", "kernel"}, {"", ""}}
+			rows[0], rows[1] = append(rows[0], "kernel"), append(rows[1], "")
 		}
 		first := len(rows[0]) // the index of the first figure column
 		for _, c := range cols {
@@ -74,6 +81,9 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 		colour := map[[2]int]Rating{}
 		for _, v := range ran {
 			row := []string{v.Name}
+			if lab != nil {
+				row = append(row, lab[v.Name])
+			}
 			if src != nil {
 				row = append(row, src[v.Name])
 			}
