@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,23 +17,35 @@ import (
 func newMergeCmd(stdio IO) *cobra.Command {
 	var out string
 	var force bool
+	var labelFlags []string
 	cmd := &cobra.Command{
-		Use:   "merge -o DIR RUN_DIR RUN_DIR...",
-		Short: "Merge runs into one results directory, e.g. a host run and the guest run that filled its gaps",
-		Long: `merge combines the results of several runs into DIR (results.json, results.csv and report.html)
-so that they are compared in one report. The typical use: the host's kernel lacks some
-filesystems (its run skipped them), and a run in a QEMU guest (--target vm) measured them.
+		Use:   "merge -o DIR [--label RUN=NAME]... RUN_DIR RUN_DIR...",
+		Short: "Merge runs into one results directory: host and guest, or several cards side by side",
+		Long: `merge combines the results of two or more runs into DIR (results.json, results.csv and
+report.html) so that they are compared in one report. Two typical uses: the host's kernel lacks
+some filesystems (its run skipped them) and a run in a QEMU guest (--target vm) measured them;
+or the same variants ran on several cards (one run per card) and the cards are to be compared.
+
+--label RUN=NAME names a run, usually after the card it ran on: RUN is one of the runs as given
+on the command line (a results directory or its results.json), NAME what the report shows for
+its rows (NAME cannot contain "="). Give one --label per run to be named; a run without one is
+named by its kernel. A
+label is tied to its run by name rather than by position, so that leaving a run unlabelled or
+reordering the runs can never put one card's name on another card's rows.
 
 A variant skipped in one run and measured in another appears once, measured. A variant measured
-in two runs keeps the first run's name and figures; the later one is renamed NAME@KERNEL after
-the kernel release that ran it. Every variant records the run it came from (directory, kernel,
-host or guest), and the report says where each row ran. Run-wide information (configuration,
-dataset, target, machine) is the first run's; the status is complete only if every run is.
+in several runs keeps the first run's name and figures; each later one is renamed NAME@LABEL,
+or NAME@KERNEL (the kernel release that ran it) when its run has no label, with #2, #3 ...
+added if that name is taken too (three unlabelled runs on one kernel), so that any number of
+runs merges. Every variant records the run it came from (directory, label, kernel, host or
+guest), and the report says where each row ran. Run-wide information (configuration, dataset,
+target, machine) is the first run's; the status is complete only if every run is.
 
 Figures taken on different kernels, or in a guest under TCG emulation, measure the kernel and
 the emulation as much as the filesystem: compare rows from the same source first.`,
 		Example: `  fsbench merge -o fsbench-results/merged fsbench-results/host fsbench-results/guest
-  fsbench merge -o merged --force a/results.json b c`,
+  fsbench merge -o merged --force a/results.json b c
+  fsbench merge -o cards --label r/card1=sandisk-64G --label r/card2=sandisk-16G --label r/card3=micro-16G r/card1 r/card2 r/card3`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usagef("merge takes at least two results directories or results.json files (got %d)", len(args))
@@ -49,6 +62,10 @@ the emulation as much as the filesystem: compare rows from the same source first
 			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("checking the output directory: %w", err)
 			}
+			labels, err := runLabels(labelFlags, args)
+			if err != nil {
+				return err
+			}
 			runs := make([]*results.Run, len(args))
 			dirs := make([]string, len(args))
 			for i, a := range args {
@@ -58,7 +75,7 @@ the emulation as much as the filesystem: compare rows from the same source first
 				}
 				runs[i], dirs[i] = r, resultsDir(a)
 			}
-			merged, err := results.Merge(runs, dirs)
+			merged, err := results.MergeLabeled(runs, dirs, labels)
 			if err != nil {
 				return err
 			}
@@ -84,7 +101,45 @@ the emulation as much as the filesystem: compare rows from the same source first
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "directory to write the merged results.json, results.csv and report.html to (created if missing)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace a results.json already in the output directory")
+	cmd.Flags().StringArrayVar(&labelFlags, "label", nil, "RUN=NAME: show the rows of RUN (one of the runs, as given) as NAME, e.g. the card it ran on; once per run")
 	return cmd
+}
+
+// runLabels turns the --label RUN=NAME flags into one label per run argument ("" for a run
+// given none). RUN is matched as a results directory, so that "a", "a/" and "a/results.json"
+// name the same run; a run given twice gets the label of both. Anything that would leave a
+// label unused or ambiguous is refused rather than guessed: a wrong card name on a row is
+// worse than none.
+func runLabels(flags, args []string) ([]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	labels := make([]string, len(args))
+	for _, f := range flags {
+		// The last "=": a directory may contain one, a label may not.
+		i := strings.LastIndex(f, "=")
+		if i <= 0 {
+			return nil, usagef("--label %q: write RUN=NAME, RUN being one of the runs given, e.g. --label %s=sandisk-16G", f, args[0])
+		}
+		run, name := f[:i], strings.TrimSpace(f[i+1:])
+		if name == "" {
+			return nil, usagef("--label %q gives no name: write RUN=NAME, e.g. --label %s=sandisk-16G", f, run)
+		}
+		found := false
+		for j, a := range args {
+			if resultsDir(a) != resultsDir(run) {
+				continue
+			}
+			if labels[j] != "" && labels[j] != name {
+				return nil, usagef("run %s is labelled twice, %q and %q: give it one --label", a, labels[j], name)
+			}
+			labels[j], found = name, true
+		}
+		if !found {
+			return nil, usagef("--label %q: %s is none of the runs given (%s); RUN must name one of them", f, run, strings.Join(args, ", "))
+		}
+	}
+	return labels, nil
 }
 
 // resultsDir is the results directory an argument names: itself, or the directory of a

@@ -47,6 +47,10 @@ func saveRun(t *testing.T, kernel string, guest bool, ran, skipped []string) str
 func TestMergeCmd(t *testing.T) {
 	host := saveRun(t, "6.18.44", false, []string{"ext4"}, []string{"f2fs", "vfat"})
 	guest := saveRun(t, "6.1.0-56-amd64", true, []string{"f2fs", "vfat"}, nil)
+	// Three cards, one kernel: the Pandora study's comparison.
+	card1 := saveRun(t, "6.18.44", false, []string{"ext4", "vfat"}, nil)
+	card2 := saveRun(t, "6.18.44", false, []string{"ext4", "vfat"}, nil)
+	card3 := saveRun(t, "6.18.44", false, []string{"ext4", "vfat"}, nil)
 	// occupied is a directory that already holds a results.json.
 	occupied := func() string {
 		dir := t.TempDir()
@@ -57,19 +61,58 @@ func TestMergeCmd(t *testing.T) {
 	}
 	kept := occupied()
 	noOut := filepath.Join(t.TempDir(), "never")
+	hostGuest := []string{
+		"ext4 ok " + host + " 6.18.44  ",
+		"f2fs ok " + guest + " 6.1.0-56-amd64 qemu tcg ",
+		"vfat ok " + guest + " 6.1.0-56-amd64 qemu tcg ",
+	}
 	tests := []struct {
 		name    string
 		args    []string
-		out     string // the output directory, when the merge must succeed
-		usage   bool   // the error must be a UsageError
+		out     string   // the output directory, when the merge must succeed
+		want    []string // then: name, status, dir, kernel, guest and label of each variant
+		usage   bool     // the error must be a UsageError
 		errText string
 		// created is the output directory a failed merge must not leave behind.
 		created string
 	}{
 		{name: "new nested directory", out: filepath.Join(t.TempDir(), "a", "merged"),
-			args: []string{host, filepath.Join(guest, "results.json")}},
+			args: []string{host, filepath.Join(guest, "results.json")}, want: hostGuest},
 		{name: "existing results.json replaced with --force", out: occupied(),
-			args: []string{host, guest, "--force"}},
+			args: []string{host, guest, "--force"}, want: hostGuest},
+		{name: "labels by directory or results.json", out: t.TempDir(),
+			args: []string{"--label", host + "=sandisk-64G", "--label", filepath.Join(guest, "results.json") + "=sandisk-16G", host, guest + "/"},
+			want: []string{
+				"ext4 ok " + host + " 6.18.44  sandisk-64G",
+				"f2fs ok " + guest + " 6.1.0-56-amd64 qemu tcg sandisk-16G",
+				"vfat ok " + guest + " 6.1.0-56-amd64 qemu tcg sandisk-16G",
+			}},
+		// This failed before labels: the third f2fs had nowhere to go.
+		{name: "the same guest run three times, unlabelled", out: t.TempDir(),
+			args: []string{host, guest, guest, guest},
+			want: append(hostGuest[:3:3],
+				"f2fs@6.1.0-56-amd64 ok "+guest+" 6.1.0-56-amd64 qemu tcg ",
+				"vfat@6.1.0-56-amd64 ok "+guest+" 6.1.0-56-amd64 qemu tcg ",
+				"f2fs@6.1.0-56-amd64#2 ok "+guest+" 6.1.0-56-amd64 qemu tcg ",
+				"vfat@6.1.0-56-amd64#2 ok "+guest+" 6.1.0-56-amd64 qemu tcg ")},
+		{name: "three cards on one kernel, one unlabelled", out: t.TempDir(),
+			args: []string{"--label", card1 + "=sandisk-64G", "--label", card3 + "=micro-16G", card1, card2, card3},
+			want: []string{
+				"ext4 ok " + card1 + " 6.18.44  sandisk-64G",
+				"vfat ok " + card1 + " 6.18.44  sandisk-64G",
+				"ext4@6.18.44 ok " + card2 + " 6.18.44  ",
+				"vfat@6.18.44 ok " + card2 + " 6.18.44  ",
+				"ext4@micro-16G ok " + card3 + " 6.18.44  micro-16G",
+				"vfat@micro-16G ok " + card3 + " 6.18.44  micro-16G",
+			}},
+		{name: "label without a run", args: []string{"-o", noOut, "--label", "sandisk", host, guest},
+			usage: true, errText: `--label "sandisk": write RUN=NAME`},
+		{name: "label without a name", args: []string{"-o", noOut, "--label", host + "=", host, guest},
+			usage: true, errText: "gives no name"},
+		{name: "label of no run given", args: []string{"-o", noOut, "--label", card1 + "=sandisk", host, guest},
+			usage: true, errText: "is none of the runs given", created: noOut},
+		{name: "run labelled twice", args: []string{"-o", noOut, "--label", host + "=a", "--label", host + "/results.json=b", host, guest},
+			usage: true, errText: `is labelled twice, "a" and "b"`, created: noOut},
 		{name: "existing results.json kept without --force", args: []string{"-o", kept, host, guest},
 			usage: true, errText: "pass --force"},
 		{name: "one input", args: []string{"-o", t.TempDir(), host}, usage: true, errText: "at least two"},
@@ -112,36 +155,46 @@ func TestMergeCmd(t *testing.T) {
 			}
 			var got []string
 			for _, v := range merged.Variants {
-				got = append(got, v.Name+" "+v.Status+" "+v.Source.Dir+" "+v.Source.Kernel+" "+v.Source.Guest)
+				got = append(got, v.Name+" "+v.Status+" "+v.Source.Dir+" "+v.Source.Kernel+" "+v.Source.Guest+" "+v.Source.Label)
 			}
-			want := []string{
-				"ext4 ok " + host + " 6.18.44 ",
-				"f2fs ok " + guest + " 6.1.0-56-amd64 qemu tcg",
-				"vfat ok " + guest + " 6.1.0-56-amd64 qemu tcg",
-			}
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Errorf("merged variants:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("merged variants:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 			page, err := os.ReadFile(filepath.Join(tc.out, "report.html"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(page), "<th>ran on</th>") || !strings.Contains(string(page), "6.1.0-56-amd64 (qemu tcg)") {
-				t.Error("report.html does not say where each variant ran")
-			}
 			if _, err := os.Stat(filepath.Join(tc.out, "results.csv")); err != nil {
 				t.Error(err)
 			}
-			for _, w := range []string{
-				"variant  kernel", "f2fs     6.1.0-56-amd64 (qemu tcg)", "ext4     6.18.44 (host)",
-				filepath.Join(tc.out, "results.json") + "\n" + filepath.Join(tc.out, "report.html") + "\n",
-			} {
+			if !strings.Contains(stdout.String(), filepath.Join(tc.out, "results.json")+"\n"+filepath.Join(tc.out, "report.html")+"\n") {
+				t.Errorf("output does not end with the files written:\n%s", stdout.String())
+			}
+			if strings.Contains(stdout.String(), "skipped variants") {
+				t.Errorf("every skipped variant was filled, yet some are listed:\n%s", stdout.String())
+			}
+			// Each row says where it ran: the kernel when kernels differ, the label when the
+			// runs have labels.
+			var wantOut, wantPage []string
+			if merged.Variants[0].Source.Kernel != merged.Variants[len(merged.Variants)-1].Source.Kernel {
+				wantOut = append(wantOut, "kernel", "6.1.0-56-amd64 (qemu tcg)", "6.18.44 (host)")
+				wantPage = append(wantPage, "<th>ran on</th>", "6.1.0-56-amd64 (qemu tcg)")
+			}
+			for _, v := range merged.Variants {
+				if l := v.Source.Label; l != "" {
+					wantOut = append(wantOut, "merged from ", "variant", " run ", l)
+					wantPage = append(wantPage, "<th>run</th>", "<b>"+l+"</b>")
+				}
+			}
+			for _, w := range wantOut {
 				if !strings.Contains(stdout.String(), w) {
 					t.Errorf("output lacks %q:\n%s", w, stdout.String())
 				}
 			}
-			if strings.Contains(stdout.String(), "skipped variants") {
-				t.Errorf("the guest filled every skipped variant, yet some are listed:\n%s", stdout.String())
+			for _, w := range wantPage {
+				if !strings.Contains(string(page), w) {
+					t.Errorf("report.html lacks %q", w)
+				}
 			}
 		})
 	}
