@@ -37,7 +37,13 @@ func newCompareCmd(stdio IO) *cobra.Command {
 their 95 % confidence intervals, the change in %, or "~" when the difference is not significant
 (two-sided Mann-Whitney U test, p > 0.05), with p and the number of repetitions. With 3
 repetitions per side nothing can be significant (the smallest possible p is 0.1): compare says
-so; run with -n 4 or more. A and B are results directories or results.json files.`,
+so; run with -n 4 or more. A confidence interval shown as "± ∞" (fewer than 6 repetitions) has
+a footnote saying so, in the terminal and on the --html page alike.
+
+A variant whose name is in both runs but whose filesystem, mkfs arguments or mount options
+differ is listed first ("ext4: mkfs -O ^has_journal in A, none in B — not the same variant")
+and its rows are marked: they compare two configurations, not one before and after a change.
+A and B are results directories or results.json files.`,
 		Example: `  fsbench compare fsbench-results/before fsbench-results/after
   fsbench compare a/results.json b/results.json --html compare.html --fail-on-regression`,
 		Args: func(_ *cobra.Command, args []string) error {

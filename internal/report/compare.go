@@ -20,6 +20,52 @@ type RunComparison struct {
 	Rows     []CompareRow
 	// OnlyIn lists "variant: only in A/B" lines for variants present in one run only.
 	OnlyIn []string
+	// Mismatches are the variants compared whose definition differs between the runs: the
+	// same name, another filesystem, mkfs arguments or mount options. Their rows compare two
+	// configurations, not one before and after a change, and both outputs say so.
+	Mismatches []Mismatch
+}
+
+// Mismatch is a variant name that both runs ran with different definitions.
+type Mismatch struct {
+	Variant string
+	// Diffs says what differs, one phrase per field: "mkfs -O ^has_journal in A, none in B".
+	Diffs []string
+}
+
+// String is the line both outputs show: "ext4: mkfs -O ^has_journal in A, none in B — not
+// the same variant".
+func (m Mismatch) String() string {
+	return m.Variant + ": " + strings.Join(m.Diffs, "; ") + " — not the same variant"
+}
+
+// mismatchNote is the footnote of every row of a mismatched variant; the lines above the
+// tables say what differs.
+const mismatchNote = "not the same variant in A and B (listed at the top): the difference is between two configurations, not a like-for-like change"
+
+// mismatch compares the definitions of variant a (in A) and b (in B) as the report shows them
+// (mkfs arguments joined by spaces); ok is false when they are the same variant. Mount
+// options are compared as written: "noatime,dirsync" and "dirsync,noatime" are reported as
+// different, since a later option can override an earlier one, and a difference named that
+// is not one costs less than a change presented as like for like that is not.
+func mismatch(a, b results.Variant) (Mismatch, bool) {
+	m := Mismatch{Variant: a.Name}
+	differs := func(what, x, y string) {
+		if x == y {
+			return
+		}
+		none := func(s string) string {
+			if s == "" {
+				return "none"
+			}
+			return s
+		}
+		m.Diffs = append(m.Diffs, fmt.Sprintf("%s %s in A, %s in B", what, none(x), none(y)))
+	}
+	differs("filesystem", a.FS, b.FS)
+	differs("mkfs", strings.Join(a.MkfsArgs, " "), strings.Join(b.MkfsArgs, " "))
+	differs("mount", a.MountOptions, b.MountOptions)
+	return m, len(m.Diffs) > 0
 }
 
 // CompareRow is one figure of one variant in both runs.
@@ -73,10 +119,17 @@ func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) Ru
 	}
 	var both []string
 	inA := map[string]bool{}
+	defB := map[string]results.Variant{}
+	for _, v := range ranVariants(b) {
+		defB[v.Name] = v
+	}
 	for _, v := range ranVariants(a) {
 		inA[v.Name] = true
 		if inB[v.Name] {
 			both = append(both, v.Name)
+			if m, ok := mismatch(v, defB[v.Name]); ok {
+				c.Mismatches = append(c.Mismatches, m)
+			}
 		} else {
 			c.OnlyIn = append(c.OnlyIn, v.Name+": only in "+oldLabel)
 		}
@@ -115,33 +168,78 @@ func ciText(iv stats.Interval) string {
 // notes collects footnotes: each distinct warning gets a number, in order of appearance.
 type notes struct{ list []string }
 
-func (n *notes) mark(s string) string {
+// number is the footnote number of s, 0 for no footnote ("").
+func (n *notes) number(s string) int {
 	if s == "" {
-		return ""
+		return 0
 	}
 	for i, x := range n.list {
 		if x == s {
-			return fmt.Sprintf(" (%d)", i+1)
+			return i + 1
 		}
 	}
 	n.list = append(n.list, s)
-	return fmt.Sprintf(" (%d)", len(n.list))
+	return len(n.list)
 }
 
+// ciWarning says why ciText shows "± ∞": every one gets a footnote, in the terminal and on
+// the page, so that nobody reads it as an infinite spread.
 func ciWarning(iv stats.Interval) string {
-	if iv.Finite() {
+	if !iv.Finite() {
+		return fmt.Sprintf("need >= %d samples for a confidence interval of the median at level %g", stats.NeedForCI(stats.DefaultConfidence), stats.DefaultConfidence)
+	}
+	if math.IsInf(iv.HalfWidth(), 0) {
+		return "the median is 0: its confidence interval cannot be given in % of it"
+	}
+	return ""
+}
+
+// rowNotes are the footnote numbers of one row (0: none): of its variant (a mismatch), of
+// A's and B's confidence intervals, and of the comparison.
+type rowNotes struct{ Variant, Old, New, Cmp int }
+
+// annotate numbers the footnotes of every row in the order WriteText shows them (row by row,
+// left to right), so that the terminal and the page give the same note the same number.
+func (c RunComparison) annotate() ([]rowNotes, []string) {
+	var fn notes
+	mismatched := map[string]bool{}
+	for _, m := range c.Mismatches {
+		mismatched[m.Variant] = true
+	}
+	out := make([]rowNotes, len(c.Rows))
+	for i, r := range c.Rows {
+		if mismatched[r.Variant] {
+			out[i].Variant = fn.number(mismatchNote)
+		}
+		out[i].Old = fn.number(ciWarning(r.OldCI))
+		out[i].New = fn.number(ciWarning(r.NewCI))
+		out[i].Cmp = fn.number(r.Cmp.Warning)
+	}
+	return out, fn.list
+}
+
+// markText is a footnote mark in the terminal: " (2)", or "" for none.
+func markText(n int) string {
+	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("need >= %d samples for a confidence interval of the median at level %g", stats.NeedForCI(stats.DefaultConfidence), stats.DefaultConfidence)
+	return fmt.Sprintf(" (%d)", n)
 }
 
-// WriteText writes the comparison as benchstat does: one block per figure, a row per variant
-// with both medians and their confidence intervals, then the change ("~" when not
-// significant) with p and n, numbered notes, and the list of regressions.
+// WriteText writes the comparison as benchstat does: first the variants whose definition
+// differs between the runs, then one block per figure, a row per variant with both medians
+// and their confidence intervals, then the change ("~" when not significant) with p and n,
+// numbered notes, and the list of regressions.
 func (c RunComparison) WriteText(w io.Writer) error {
 	var b strings.Builder
-	var fn notes
+	marks, fnotes := c.annotate()
 	fmt.Fprintf(&b, "A: %s\nB: %s\n", c.Old, c.New)
+	if len(c.Mismatches) > 0 {
+		b.WriteString("\nsame name, different variant (their rows compare two configurations, not a like-for-like change):\n")
+		for _, m := range c.Mismatches {
+			fmt.Fprintf(&b, "  %s\n", m)
+		}
+	}
 	for i := 0; i < len(c.Rows); {
 		j := i
 		for j < len(c.Rows) && c.Rows[j].Test == c.Rows[i].Test {
@@ -150,12 +248,13 @@ func (c RunComparison) WriteText(w io.Writer) error {
 		r0 := c.Rows[i]
 		dir := r0.Better.String()
 		rows := [][]string{{r0.Title, "A " + r0.Unit, "", "B " + r0.Unit, "", "vs A", ""}}
-		for _, r := range c.Rows[i:j] {
+		for k, r := range c.Rows[i:j] {
+			mk := marks[i+k]
 			rows = append(rows, []string{
-				r.Variant,
-				format(r.Cmp.Old.Median), ciText(r.OldCI) + fn.mark(ciWarning(r.OldCI)),
-				format(r.Cmp.New.Median), ciText(r.NewCI) + fn.mark(ciWarning(r.NewCI)),
-				r.Cmp.Delta(), "(" + r.Cmp.PN() + ")" + fn.mark(r.Cmp.Warning),
+				r.Variant + markText(mk.Variant),
+				format(r.Cmp.Old.Median), ciText(r.OldCI) + markText(mk.Old),
+				format(r.Cmp.New.Median), ciText(r.NewCI) + markText(mk.New),
+				r.Cmp.Delta(), "(" + r.Cmp.PN() + ")" + markText(mk.Cmp),
 			})
 		}
 		b.WriteString("\n")
@@ -166,9 +265,9 @@ func (c RunComparison) WriteText(w io.Writer) error {
 	if len(c.Rows) == 0 {
 		b.WriteString("\nno figure has samples in both runs for the same variant\n")
 	}
-	if len(fn.list) > 0 {
+	if len(fnotes) > 0 {
 		b.WriteString("\n")
-		for i, s := range fn.list {
+		for i, s := range fnotes {
 			fmt.Fprintf(&b, "(%d) %s\n", i+1, s)
 		}
 	}
@@ -178,7 +277,7 @@ func (c RunComparison) WriteText(w io.Writer) error {
 	if reg := c.Regressions(); len(reg) > 0 {
 		fmt.Fprintf(&b, "\nsignificant regressions (p <= %g):\n", c.Alpha)
 		for _, r := range reg {
-			fmt.Fprintf(&b, "  %s %s: %s → %s %s (%s)\n", r.Variant, r.Title, format(r.Cmp.Old.Median), format(r.Cmp.New.Median), r.Unit, r.Cmp.Delta())
+			fmt.Fprintf(&b, "  %s %s: %s → %s %s (%s)%s\n", r.Variant, r.Title, format(r.Cmp.Old.Median), format(r.Cmp.New.Median), r.Unit, r.Cmp.Delta(), c.mismatchSuffix(r.Variant))
 		}
 	} else {
 		fmt.Fprintf(&b, "\nno significant regression (p <= %g)\n", c.Alpha)
@@ -187,23 +286,40 @@ func (c RunComparison) WriteText(w io.Writer) error {
 	return err
 }
 
+// mismatchSuffix marks a regression of a variant that is not the same in A and B: it may be
+// the change of configuration, not a regression of the same thing.
+func (c RunComparison) mismatchSuffix(variant string) string {
+	for _, m := range c.Mismatches {
+		if m.Variant == variant {
+			return " — not the same variant in A and B"
+		}
+	}
+	return ""
+}
+
 // dirArrows mark which way a figure is better on the comparison page; none when not rated.
 var dirArrows = map[catalog.Direction]string{catalog.LowerIsBetter: "↓", catalog.HigherIsBetter: "↑"}
 
 type cmpHTMLRow struct {
-	Title, Unit, Dir, Variant, Old, New, Delta, PN, Warn string
-	Style                                                template.CSS
+	Title, Unit, Dir, Variant, Old, New, Delta, PN string
+	// Footnote numbers (0: none), the same as the terminal's.
+	VariantNote, OldNote, NewNote, PNNote int
+	Style                                 template.CSS
 }
 
 // WriteHTML writes the comparison as a self-contained page (same rules as HTML: no script,
-// no external resource).
+// no external resource), with the terminal's footnotes under the same numbers and the
+// variants that differ between the runs at the top.
 func (c RunComparison) WriteHTML(w io.Writer) error {
+	marks, fnotes := c.annotate()
 	var rows []cmpHTMLRow
-	for _, r := range c.Rows {
+	for i, r := range c.Rows {
 		dir := dirArrows[r.Better]
+		mk := marks[i]
 		row := cmpHTMLRow{Title: r.Title, Unit: r.Unit, Dir: dir, Variant: r.Variant,
 			Old: format(r.Cmp.Old.Median) + " " + ciText(r.OldCI), New: format(r.Cmp.New.Median) + " " + ciText(r.NewCI),
-			Delta: r.Cmp.Delta(), PN: r.Cmp.PN(), Warn: r.Cmp.Warning}
+			Delta: r.Cmp.Delta(), PN: r.Cmp.PN(),
+			VariantNote: mk.Variant, OldNote: mk.Old, NewNote: mk.New, PNNote: mk.Cmp}
 		switch {
 		case r.Regression():
 			row.Style = cellStyle(Bad)
@@ -212,14 +328,20 @@ func (c RunComparison) WriteHTML(w io.Writer) error {
 		}
 		rows = append(rows, row)
 	}
+	var mismatches []string
+	for _, m := range c.Mismatches {
+		mismatches = append(mismatches, m.String())
+	}
 	data := struct {
-		Old, New string
-		Alpha    float64
-		Rows     []cmpHTMLRow
-		OnlyIn   []string
-		Regs     int
-		Rules    string
-	}{c.Old, c.New, c.Alpha, rows, c.OnlyIn, len(c.Regressions()), SignificanceRules}
+		Old, New   string
+		Alpha      float64
+		Mismatches []string
+		Rows       []cmpHTMLRow
+		Notes      []string
+		OnlyIn     []string
+		Regs       int
+		Rules      string
+	}{c.Old, c.New, c.Alpha, mismatches, rows, fnotes, c.OnlyIn, len(c.Regressions()), SignificanceRules}
 	var buf bytes.Buffer
 	if err := compareTmpl.Execute(&buf, data); err != nil {
 		return fmt.Errorf("rendering the comparison page: %w", err)
@@ -228,7 +350,9 @@ func (c RunComparison) WriteHTML(w io.Writer) error {
 	return err
 }
 
-var compareTmpl = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
+var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
+	"inc": func(i int) int { return i + 1 },
+}).Parse(`{{define "mark"}}{{if .}} <a href="#note-{{.}}">({{.}})</a>{{end}}{{end}}<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -248,14 +372,21 @@ td.num { text-align: right; white-space: nowrap; }
 <body>
 <h1>fsbench: B compared with A</h1>
 <p>A: {{.Old}}<br>B: {{.New}}</p>
-<p>{{if .Regs}}<b>{{.Regs}} significant regression(s)</b> (p &lt;= {{.Alpha}}), highlighted in red; significant improvements in green.{{else}}No significant regression (p &lt;= {{.Alpha}}).{{end}} "~": no significant difference.</p>
+{{if .Mismatches}}<p><b>Same name, different variant:</b> their rows compare two configurations, not a like-for-like change.</p>
+<ul>
+{{range .Mismatches}}<li>{{.}}</li>
+{{end}}</ul>
+{{end}}<p>{{if .Regs}}<b>{{.Regs}} significant regression(s)</b> (p &lt;= {{.Alpha}}), highlighted in red; significant improvements in green.{{else}}No significant regression (p &lt;= {{.Alpha}}).{{end}} "~": no significant difference.</p>
 <div class="scroll">
 <table>
-<tr><th>figure</th><th>variant</th><th class="num">A</th><th class="num">B</th><th class="num">vs A</th><th>p, n</th><th>note</th></tr>
-{{range .Rows}}<tr style="{{.Style}}"><td>{{.Title}} <small>{{.Unit}} {{.Dir}}</small></td><td>{{.Variant}}</td><td class="num">{{.Old}}</td><td class="num">{{.New}}</td><td class="num">{{.Delta}}</td><td>{{.PN}}</td><td>{{.Warn}}</td></tr>
+<tr><th>figure</th><th>variant</th><th class="num">A</th><th class="num">B</th><th class="num">vs A</th><th>p, n</th></tr>
+{{range .Rows}}<tr style="{{.Style}}"><td>{{.Title}} <small>{{.Unit}} {{.Dir}}</small></td><td>{{.Variant}}{{template "mark" .VariantNote}}</td><td class="num">{{.Old}}{{template "mark" .OldNote}}</td><td class="num">{{.New}}{{template "mark" .NewNote}}</td><td class="num">{{.Delta}}</td><td>{{.PN}}{{template "mark" .PNNote}}</td></tr>
 {{end}}</table>
 </div>
-{{if .OnlyIn}}<ul>{{range .OnlyIn}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Notes}}<div class="notes">
+{{range $i, $n := .Notes}}<p id="note-{{inc $i}}">({{inc $i}}) {{$n}}</p>
+{{end}}</div>
+{{end}}{{if .OnlyIn}}<ul>{{range .OnlyIn}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <footer><p>{{.Rules}}</p></footer>
 </body>
 </html>

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -145,72 +144,6 @@ func TestHTMLDeterministic(t *testing.T) {
 	HTML(&b, loadRun(t), HTMLOptions{})
 	if a.String() != b.String() {
 		t.Error("two renderings of the same run differ")
-	}
-}
-
-func TestCompareGolden(t *testing.T) {
-	load := func(name string) *results.Run {
-		r, err := results.Load(filepath.Join("testdata", "compare", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	tests := []struct {
-		a, b, golden string
-		regressions  int
-		check        func(t *testing.T, c RunComparison)
-	}{
-		{"a.json", "b.json", "compare_ab.golden", 2, func(t *testing.T, c RunComparison) {
-			delta := map[string]string{}
-			for _, r := range c.Rows {
-				delta[r.Variant+" "+r.Test] = r.Cmp.Delta()
-			}
-			// ext4 write: 6 vs 6 clearly apart (100/1.005 → 100/1.20 MB/s).
-			if d := delta["ext4 write"]; d != "-16.25%" {
-				t.Errorf("ext4 write delta %q", d)
-			}
-			// ext4 read: overlapping samples.
-			if d := delta["ext4 read"]; d != "~" {
-				t.Errorf("ext4 read delta %q, want ~", d)
-			}
-			// btrfs write faster: significant, not a regression; btrfs space larger: regression.
-			if d := delta["btrfs write"]; !strings.HasPrefix(d, "+") {
-				t.Errorf("btrfs write delta %q", d)
-			}
-			if d := delta["btrfs space"]; !strings.HasPrefix(d, "+") {
-				t.Errorf("btrfs space delta %q", d)
-			}
-		}},
-		{"c.json", "d.json", "compare_cd.golden", 0, func(t *testing.T, c RunComparison) {
-			if len(c.Rows) != 1 || c.Rows[0].Cmp.Delta() != "~" || c.Rows[0].Cmp.P != 0.1 {
-				t.Fatalf("rows %+v", c.Rows)
-			}
-		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.golden, func(t *testing.T) {
-			c := CompareRuns(load(tc.a), load(tc.b), "A/"+tc.a, "B/"+tc.b, 0)
-			if got := len(c.Regressions()); got != tc.regressions {
-				t.Errorf("%d regressions, want %d", got, tc.regressions)
-			}
-			tc.check(t, c)
-			var buf bytes.Buffer
-			if err := c.WriteText(&buf); err != nil {
-				t.Fatal(err)
-			}
-			if tc.regressions == 0 && !strings.Contains(buf.String(), "need >= 4 repetitions per side") {
-				t.Error("3 against 3 does not say that 4 repetitions per side are needed")
-			}
-			golden.Check(t, tc.golden, buf.Bytes())
-			var page bytes.Buffer
-			if err := c.WriteHTML(&page); err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(page.String(), "<script") || !strings.Contains(page.String(), "vs A") {
-				t.Error("comparison page: script present or table missing")
-			}
-		})
 	}
 }
 
