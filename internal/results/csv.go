@@ -16,8 +16,9 @@ var csvHeader = []string{
 	"dev_read_bytes", "dev_write_bytes", "dev_read_ios", "dev_write_ios", "dev_discard_bytes", "dev_flush_ios", "dev_busy_ms",
 	"logical_bytes", "mb_per_s", "note", "error",
 	// Raw flash and merged runs: the MTD partition size of a free-electrons variant, and the
-	// kernel a merged variant ran on.
-	"partition_bytes", "ran_on",
+	// kernel a merged variant ran on, and the label its run was given (fsbench merge --label:
+	// which card or board the row is).
+	"partition_bytes", "ran_on", "run",
 }
 
 // csvError is the index of the error column (a skipped variant's reason goes there too).
@@ -51,7 +52,7 @@ func CSV(r *Run) ([]byte, error) {
 			strconv.Itoa(m.Rep), strconv.FormatBool(m.Warmup), m.Status,
 			"", m.Unit, num(m.WallSeconds), num(m.UserSeconds), num(m.SysSeconds),
 			"", "", "", "", "", "", "",
-			"", num(m.MBps), m.Note, m.Error, "", "",
+			"", num(m.MBps), m.Note, m.Error, "", "", "",
 		}
 		variantColumns(row, v)
 		if m.Value != nil {
@@ -91,6 +92,7 @@ func variantColumns(row []string, v Variant) {
 			where = v.Source.Kernel + " (" + v.Source.Guest + ")"
 		}
 		row[csvError+2] = where
+		row[csvError+3] = v.Source.Label
 	}
 }
 

@@ -35,7 +35,7 @@ func fixture() *Run {
 			{Name: "squashfs-lzo", FS: "squashfs", MkfsArgs: []string{"-comp", "lzo"}, ReadOnly: true, Status: OK, Kernel: "built-in"},
 			{Name: "f2fs", FS: "f2fs", Status: Skipped, Reason: "this kernel has no f2fs"},
 			{Name: "jffs2-8M", FS: "jffs2", Status: OK, Base: "jffs2", PartitionBytes: 8 << 20,
-				Source: &Source{Dir: "guest", Kernel: "6.1.0-56-amd64", Guest: "qemu tcg"}},
+				Source: &Source{Dir: "guest", Kernel: "6.1.0-56-amd64", Guest: "qemu tcg", Label: "nand-a"}},
 		},
 		Measurements: []Measurement{
 			{Variant: "ext4", Test: "write", Rep: 1, Status: OK, Value: Float(1.5), Unit: "s", WallSeconds: 1.5, UserSeconds: 0.1, SysSeconds: 0.7,
