@@ -907,7 +907,10 @@ func TestSuggest(t *testing.T) {
 }
 
 // FuzzParse checks that Parse never panics, that every error is located in the file (a
-// line within it, or none), and that what it accepts passes Validate.
+// line within it, or none), and that what it accepts passes Validate and makes at most
+// maxVariants variants. Run it as make fuzz does, with -fuzzminimizetime 0: by default the
+// fuzzer spends up to a minute shrinking each input that reaches new code, showing 0 execs/s
+// meanwhile (Parse itself takes well under a millisecond).
 func FuzzParse(f *testing.F) {
 	if ex, err := os.ReadFile(filepath.Join("testdata", "example.toml")); err == nil {
 		f.Add(ex)
