@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint test-faults bench bench-simcard bench-probe bench-reference bench-nand run clean
+.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-probe bench-reference bench-nand run clean
 
 all: build
 
@@ -21,9 +21,35 @@ lint:
 	$(GO) vet ./...
 
 # The README's test command. As root it includes the integration tests that make, mount and
-# measure real filesystems on loop devices over image files; without root those skip.
-test: lint cross
+# measure real filesystems on loop devices over image files; without root those skip. It fuzzes
+# each target for 5 s (FUZZTIME is a target-specific variable: fuzz, its prerequisite, sees it).
+test: FUZZTIME = 5s
+test: lint cross fuzz
 	$(GO) test -count=1 -timeout 40m ./...
+
+# Every fuzz target (func Fuzz... in a _test.go file) for FUZZTIME each, one after the other:
+# go test -fuzz takes a single target per run. The targets are found with grep and sed, so that
+# a new one is fuzzed without being listed here (not with go test -list, which would build every
+# package's tests once more: 5 s of fuzzing each would then cost more than 2 min on a cold
+# cache). A failure stops the loop and make; the failing input is then in the package's
+# testdata/fuzz/<FuzzName>/.
+#
+# FUZZMINIMIZETIME is 0: the fuzzer does not shrink the inputs that reach new code. It would
+# otherwise spend up to 60 s on each (an input of 1.5 KB is a million tries), reporting no
+# progress meanwhile: that was FuzzParse's "0 execs/s after 12 s". Crashers are kept as found;
+# run with FUZZMINIMIZETIME=60s to have them shrunk.
+FUZZTIME         ?= 10s
+FUZZMINIMIZETIME ?= 0
+FUZZPARALLEL     ?= 2
+fuzz:
+	@set -e; \
+	for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$pkg/*_test.go); do \
+			echo "fuzz: $$pkg $$t for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) \
+				-parallel $(FUZZPARALLEL) $$pkg; \
+		done; \
+	done
 
 # Every way a run can be given bad input, be killed or find its disk full, replayed through the
 # binary (the simulated card and the QEMU guest included); prints a table of the cases. make test

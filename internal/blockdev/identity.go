@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -121,6 +122,11 @@ func Identify(sysfs, dev string) (Identity, error) {
 	sectors, err := strconv.ParseUint(strings.TrimSpace(sz), 10, 64)
 	if err != nil {
 		return Identity{}, fmt.Errorf("identify %s: size %q: %w", name, sz, err)
+	}
+	// Bytes must fit a uint64 (no device has 8 EiB): beyond that the size would wrap to a
+	// wrong, smaller one.
+	if sectors > math.MaxUint64/SectorSize {
+		return Identity{}, fmt.Errorf("identify %s: size %q: %d sectors of %d bytes do not fit 64 bits", name, sz, sectors, SectorSize)
 	}
 	id.SizeBytes = sectors * SectorSize
 

@@ -52,6 +52,9 @@
 //     keep their spaces): "ext4/noatime,dirsync", "btrfs/-m single/noatime". The example
 //     above gives ext4/relatime, ext4/noatime, ext4/noatime,dirsync, xfs/relatime, ...,
 //     btrfs/noatime,dirsync and ext4-tuned. Two variants with the same name are an error.
+//   - A file makes at most 1000 variants (the product of each table's list lengths, summed
+//     over its tables); a larger matrix is refused before it is expanded: split it into
+//     several runs.
 //
 // Every error names the file and line ("matrix.toml:7: unknown key \"mout\" in
 // [[variant]]; did you mean \"mount\"? (known keys: fs, mkfs, mount, name)") and says what

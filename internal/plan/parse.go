@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"strings"
@@ -299,8 +300,39 @@ func (d decoder) variants(v any) (vs []Variant, origin []int) {
 		d.p.add(line, "variant is an empty list; add [[variant]] tables, or remove the key for the default variants")
 		return nil, nil
 	}
+	// Every table is read and checked before any is expanded, so that the number of
+	// variants is known (and refused when too large) before memory is spent on them.
+	matrices := make([]*matrix, len(tables))
+	var total uint64
+	tooLarge := false
 	for i, t := range tables {
-		expanded := d.variantTable(i, t)
+		m := d.variantTable(i, t)
+		if m == nil {
+			continue
+		}
+		matrices[i] = m
+		n := m.size()
+		if n > maxVariants {
+			d.p.add(m.line, "this [[variant]] table makes %s variants (%s); the limit is %d: "+
+				"split the matrix into several runs", formatCount(n), m.factors(), maxVariants)
+			tooLarge = true
+			continue
+		}
+		if !tooLarge && total+n > maxVariants {
+			d.p.add(m.line, "the [[variant]] tables up to this one make %d variants (this one %d: %s); "+
+				"the limit is %d per file: split the matrix into several runs", total+n, n, m.factors(), maxVariants)
+			tooLarge = true
+		}
+		total += n
+	}
+	if tooLarge {
+		return nil, nil
+	}
+	for i, m := range matrices {
+		if m == nil {
+			continue
+		}
+		expanded := m.expand()
 		vs = append(vs, expanded...)
 		for range expanded {
 			origin = append(origin, i)
@@ -309,8 +341,66 @@ func (d decoder) variants(v any) (vs []Variant, origin []int) {
 	return vs, origin
 }
 
-// variantTable expands the i-th [[variant]] table: fs × mkfs × mount, in that order.
-func (d decoder) variantTable(i int, t map[string]any) []Variant {
+// maxVariants bounds the variants one configuration file makes. A variant's repetition
+// takes a few minutes (mkfs, writing, reading and removing a tree on a 1 GiB device), so
+// 1000 variants at the default 3 repetitions are already days of benchmarking: more could
+// not finish within the lifetime of any CI job, and nobody means to ask for it. The bound
+// is checked on the product of the list lengths, before expanding: three lists of a hundred
+// values, a 2 KB file, would otherwise make a million variants, ten seconds of work and
+// 3 GiB of allocations before the first error could be shown.
+const maxVariants = 1000
+
+// matrix is one [[variant]] table, read and checked but not yet expanded.
+type matrix struct {
+	line     int // line of the [[variant]] header
+	name     string
+	hasName  bool
+	hasMkfs  bool // the table has a mkfs key (for factors)
+	hasMount bool // the table has a mount key (for factors)
+	fss      []string
+	mkfsRaw  []string   // the mkfs values as written, for variant names
+	mkfsArgs [][]string // mkfsRaw split into arguments
+	mounts   []string
+}
+
+// size returns how many variants the table makes: the product of its list lengths,
+// saturated at math.MaxUint64 (which, with lists read from a file, it cannot reach).
+func (m *matrix) size() uint64 {
+	n := uint64(1)
+	for _, l := range []int{len(m.fss), len(m.mkfsRaw), len(m.mounts)} {
+		hi, lo := bits.Mul64(n, uint64(l))
+		if hi != 0 {
+			return math.MaxUint64
+		}
+		n = lo
+	}
+	return n
+}
+
+// factors spells out size for an error message: "fs 3 × mkfs 2 × mount 4".
+func (m *matrix) factors() string {
+	f := []string{fmt.Sprintf("fs %d", len(m.fss))}
+	if m.hasMkfs {
+		f = append(f, fmt.Sprintf("mkfs %d", len(m.mkfsRaw)))
+	}
+	if m.hasMount {
+		f = append(f, fmt.Sprintf("mount %d", len(m.mounts)))
+	}
+	return strings.Join(f, " × ")
+}
+
+// formatCount writes a variant count; the saturated value of size says "more than".
+func formatCount(n uint64) string {
+	if n == math.MaxUint64 {
+		return fmt.Sprintf("more than %d", uint64(math.MaxUint64))
+	}
+	return fmt.Sprint(n)
+}
+
+// variantTable reads and checks the i-th [[variant]] table. It returns nil when a value
+// could not be read (the problem is reported); an unknown key does not stop it, so that the
+// variants are still checked.
+func (d decoder) variantTable(i int, t map[string]any) *matrix {
 	at := func(key string) int { return d.kl.variantKey(i, key) }
 	keys := make([]string, 0, len(t))
 	for k := range t {
@@ -364,31 +454,39 @@ func (d decoder) variantTable(i int, t map[string]any) []Variant {
 	if len(d.p.list) > before {
 		return nil
 	}
+	_, hasMkfs := t["mkfs"]
+	_, hasMount := t["mount"]
+	return &matrix{
+		line: d.kl.variantLine(i), name: name, hasName: hasName, hasMkfs: hasMkfs, hasMount: hasMount,
+		fss: fss, mkfsRaw: mkfsRaw, mkfsArgs: mkfsArgs, mounts: mounts,
+	}
+}
 
-	line := d.kl.variantLine(i)
-	var out []Variant
-	for _, fs := range fss {
-		for j, mk := range mkfsRaw {
-			for _, mount := range mounts {
+// expand makes the table's variants: fs × mkfs × mount, in that order.
+func (m *matrix) expand() []Variant {
+	out := make([]Variant, 0, m.size())
+	for _, fs := range m.fss {
+		for j, mk := range m.mkfsRaw {
+			for _, mount := range m.mounts {
 				n := fs
-				if hasName {
-					n = name
-					if len(fss) > 1 {
+				if m.hasName {
+					n = m.name
+					if len(m.fss) > 1 {
 						n += "/" + fs
 					}
 				}
-				if len(mkfsRaw) > 1 {
+				if len(m.mkfsRaw) > 1 {
 					n += "/" + orDefaults(mk)
 				}
-				if len(mounts) > 1 {
+				if len(m.mounts) > 1 {
 					n += "/" + orDefaults(mount)
 				}
 				out = append(out, Variant{
 					Name:         n,
 					FS:           fs,
-					MkfsArgs:     slices.Clone(mkfsArgs[j]),
+					MkfsArgs:     slices.Clone(m.mkfsArgs[j]),
 					MountOptions: mount,
-					Line:         line,
+					Line:         m.line,
 				})
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -658,6 +659,103 @@ mkfs = []
 	}
 }
 
+// tomlList writes n strings, prefix followed by 1..n, as a TOML array.
+func tomlList(prefix string, n int) string {
+	q := make([]string, n)
+	for i := range q {
+		q[i] = strconv.Quote(prefix + strconv.Itoa(i+1))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// TestParseMatrixBound checks that a file making more than maxVariants variants is refused
+// with the line of the table and the counts that multiply to the total, and that the count
+// is taken before the matrix is expanded.
+func TestParseMatrixBound(t *testing.T) {
+	tenFS := `["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2", "vfat", "squashfs", "erofs"]`
+	tests := []struct {
+		name string
+		in   string
+		want []string // the problems, one per line of the error; nil: accepted
+		n    int      // variants when accepted
+	}{
+		{
+			name: "exactly the limit",
+			in:   "[[variant]]\nfs = " + tenFS + "\nmkfs = " + tomlList("-L l", 10) + "\nmount = " + tomlList("o", 10) + "\n",
+			n:    1000,
+		},
+		{
+			name: "one table over the limit",
+			in:   "seed = 2\n\n[[variant]]\nfs = " + tomlList("ext", 7) + "\nmkfs = " + tomlList("-L l", 11) + "\nmount = " + tomlList("o", 13) + "\n",
+			want: []string{"matrix.toml:3: this [[variant]] table makes 1001 variants (fs 7 × mkfs 11 × mount 13); " +
+				"the limit is 1000: split the matrix into several runs"},
+		},
+		{
+			name: "only the lists given are named",
+			in:   "# big\n[[variant]]\nmount = " + tomlList("o", 600) + "\nfs = [\"ext4\", \"xfs\"]\n",
+			want: []string{"matrix.toml:2: this [[variant]] table makes 1200 variants (fs 2 × mount 600); " +
+				"the limit is 1000: split the matrix into several runs"},
+		},
+		{
+			name: "tables that are over the limit together",
+			in: "[[variant]]\nfs = [\"ext4\", \"xfs\"]\nmount = " + tomlList("o", 300) + "\n" +
+				"[[variant]]\nfs = \"btrfs\"\nmkfs = \"-m single\"\n" +
+				"[[variant]]\nname = \"b\"\nfs = [\"btrfs\", \"f2fs\"]\nmount = " + tomlList("o", 200) + "\n",
+			want: []string{"matrix.toml:7: the [[variant]] tables up to this one make 1001 variants (this one 400: fs 2 × mount 200); " +
+				"the limit is 1000 per file: split the matrix into several runs"},
+		},
+		{
+			name: "inline array of tables",
+			in:   "size = \"1G\"\nvariant = [{fs = \"ext4\", mount = " + tomlList("o", 1024) + "}]\n",
+			want: []string{"matrix.toml:2: this [[variant]] table makes 1024 variants (fs 1 × mount 1024); " +
+				"the limit is 1000: split the matrix into several runs"},
+		},
+		{
+			name: "other problems are still reported",
+			in:   "[[variant]]\nfs = " + tomlList("ext", 40) + "\nmount = " + tomlList("o", 40) + "\nmout = 1\n",
+			want: []string{
+				"matrix.toml:1: this [[variant]] table makes 1600 variants (fs 40 × mount 40); " +
+					"the limit is 1000: split the matrix into several runs",
+				`matrix.toml:4: unknown key "mout" in [[variant]]; did you mean "mount"? (known keys: fs, mkfs, mount, name)`,
+			},
+		},
+		{
+			name: "a million variants",
+			in:   "[[variant]]\nfs = " + tomlList("ext", 100) + "\nmkfs = " + tomlList("-L l", 100) + "\nmount = " + tomlList("o", 100) + "\n",
+			want: []string{"matrix.toml:1: this [[variant]] table makes 1000000 variants (fs 100 × mkfs 100 × mount 100); " +
+				"the limit is 1000: split the matrix into several runs"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			c, err := Parse("matrix.toml", []byte(tt.in), testOpts)
+			runtime.ReadMemStats(&after)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				if len(c.Variants) != tt.n {
+					t.Errorf("got %d variants, want %d", len(c.Variants), tt.n)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Parse accepted %d variants, want %q", len(c.Variants), tt.want)
+			}
+			if diff := cmp.Diff(tt.want, strings.Split(err.Error(), "\n")); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			// Expanding a million variants allocated 3 GiB before the bound; refusing them
+			// must cost about what reading the file does.
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+				t.Errorf("Parse allocated %d MiB to refuse the matrix: it expanded it first", alloc>>20)
+			}
+		})
+	}
+}
+
 // TestParseErrorKeepsCause checks that decoder and size errors stay reachable.
 func TestParseErrorKeepsCause(t *testing.T) {
 	_, err := Parse("m.toml", []byte("a = 1\nb = [\n"), testOpts)
@@ -809,7 +907,10 @@ func TestSuggest(t *testing.T) {
 }
 
 // FuzzParse checks that Parse never panics, that every error is located in the file (a
-// line within it, or none), and that what it accepts passes Validate.
+// line within it, or none), and that what it accepts passes Validate and makes at most
+// maxVariants variants. Run it as make fuzz does, with -fuzzminimizetime 0: by default the
+// fuzzer spends up to a minute shrinking each input that reaches new code, showing 0 execs/s
+// meanwhile (Parse itself takes well under a millisecond).
 func FuzzParse(f *testing.F) {
 	if ex, err := os.ReadFile(filepath.Join("testdata", "example.toml")); err == nil {
 		f.Add(ex)
@@ -822,6 +923,8 @@ func FuzzParse(f *testing.F) {
 		"s = \"\"\"\n[[variant]]\n\"\"\"\n[[variant]]\nfs = 'btrfs'\nmkfs = '-L \"a b'\n",
 		"size = 9223372036854775807\nrepetitions = 9223372036854775807\n",
 		"tests = [[]]\ntimeout = 1979-05-27\n",
+		"[[variant]]\nfs = [\"ext4\", \"xfs\", \"btrfs\"]\nmkfs = [\"\", \"-L a\"]\nmount = [\"a\", \"b\", \"c\", \"d\"]\n" +
+			"[[variant]]\nname = \"n\"\nfs = [\"ext2\", \"ext3\"]\nmount = [\"a\", \"b\"]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -838,6 +941,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if err := c.Validate(testOpts); err != nil {
 			t.Fatalf("Parse accepted a config that Validate rejects: %v", err)
+		}
+		if len(c.Variants) > maxVariants {
+			t.Fatalf("Parse accepted %d variants, more than the limit of %d", len(c.Variants), maxVariants)
 		}
 	})
 }

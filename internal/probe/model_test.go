@@ -18,7 +18,7 @@ type modelDevice struct {
 	rng      *rand.Rand
 }
 
-func newModelDevice(t *testing.T, profile string, size uint64) *modelDevice {
+func newModelDevice(t testing.TB, profile string, size uint64) *modelDevice {
 	t.Helper()
 	p, err := flash.Lookup(profile)
 	if err != nil {

@@ -257,11 +257,16 @@ func writeLineChart(w io.Writer, title, yLabel string, ss []series, markX uint64
 	fmt.Fprintf(w, `<path d="M%d %d V%d H%d" stroke="#000" fill="none"/>`+"\n", plotL, plotT, plotT+plotHgt, plotL+plotWidth)
 	every := max(1, int(span)/10)
 	i := 0
-	for x := lo; x <= hi; x *= 2 {
+	for x := lo; ; x *= 2 {
 		if i%every == 0 {
 			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", xpos(x), plotT+plotHgt+15, strings.ReplaceAll(formatSize(x), " ", ""))
 		}
 		i++
+		// Stop before the tick past hi. Not "x <= hi" in the loop condition: with hi of 2^63
+		// or more (a probe.json says what it likes) x*2 wraps to 0 and the loop never ended.
+		if x > hi/2 {
+			break
+		}
 	}
 	for k := 0; k <= 4; k++ {
 		y := top / 1.1 * float64(k) / 4

@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // runModel probes a model of profile (no real time passes) and returns the result.
-func runModel(t *testing.T, profile string, write bool) *Result {
+func runModel(t testing.TB, profile string, write bool) *Result {
 	t.Helper()
 	d := newModelDevice(t, profile, 256<<20)
 	r, err := Run(context.Background(), d, Options{Write: write, MaxReadBlock: 16 << 20})

@@ -41,7 +41,15 @@ func median(sorted []float64) float64 {
 	if n%2 == 1 {
 		return sorted[n/2]
 	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
+	a, b := sorted[n/2-1], sorted[n/2]
+	m := (a + b) / 2
+	if math.IsInf(m, 0) && !math.IsInf(a, 0) && !math.IsInf(b, 0) {
+		// a+b overflowed (both beyond MaxFloat64/2): halve first. Only then, so that every
+		// other median stays bit for bit what results files already hold. An infinite median
+		// of finite values could not be written to results.json (JSON has no Inf).
+		m = a/2 + b/2
+	}
+	return m
 }
 
 // Spread is (max-min)/median, a quick indicator of how repeatable a figure was; 0 when the

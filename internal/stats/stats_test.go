@@ -19,6 +19,8 @@ func TestSummarize(t *testing.T) {
 		{"even", []float64{4, 1, 3, 2}, Summary{N: 4, Median: 2.5, Min: 1, Max: 4}},
 		{"NaN ignored", []float64{5, nan, 1}, Summary{N: 2, Median: 3, Min: 1, Max: 5}},
 		{"outlier does not move median", []float64{1, 1, 100}, Summary{N: 3, Median: 1, Min: 1, Max: 100}},
+		{"even, sum beyond float64", []float64{math.MaxFloat64, math.MaxFloat64}, Summary{N: 2, Median: math.MaxFloat64, Min: math.MaxFloat64, Max: math.MaxFloat64}},
+		{"even, opposite extremes", []float64{-math.MaxFloat64, math.MaxFloat64}, Summary{N: 2, Median: 0, Min: -math.MaxFloat64, Max: math.MaxFloat64}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -80,7 +80,12 @@ func parseRWBS(s string) (Op, Flags, error) {
 // for filesystem I/O. Timestamps have microsecond resolution: trace_pipe prints no more.
 func parseLine(line string) (ev event, ok bool, lost uint64, err error) {
 	if i := strings.Index(line, "[LOST "); i >= 0 && strings.HasPrefix(line, "CPU:") {
-		n, err := strconv.ParseUint(strings.Fields(line[i+len("[LOST "):])[0], 10, 64)
+		// "CPU:1 [LOST 42 EVENTS]"; a line cut after "[LOST " has no count.
+		f := strings.Fields(line[i+len("[LOST "):])
+		if len(f) == 0 {
+			return ev, false, 0, fmt.Errorf("bad LOST line %q", line)
+		}
+		n, err := strconv.ParseUint(f[0], 10, 64)
 		if err != nil {
 			return ev, false, 0, fmt.Errorf("bad LOST line %q", line)
 		}
@@ -130,6 +135,11 @@ func parseLine(line string) (ev event, ok bool, lost uint64, err error) {
 	}
 	if ev.sectors, err = strconv.ParseUint(g[2], 10, 32); err != nil {
 		return ev, false, 0, fmt.Errorf("bad length in %q", line)
+	}
+	// No device has 2^55 sectors (16 EiB); beyond that, byte offsets (sector × 512) would
+	// overflow a uint64 and the trace could not be stored (Request.check refuses it).
+	if ev.sectors > 0 && ev.sector >= maxSector-ev.sectors {
+		return ev, false, 0, fmt.Errorf("sector %d + %d out of range in %q", ev.sector, ev.sectors, line)
 	}
 	if ev.kind == "complete" && len(g) >= 5 {
 		ev.err = strings.Trim(g[len(g)-1], "[]") != "0"

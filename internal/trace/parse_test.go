@@ -62,9 +62,14 @@ func TestParseLine(t *testing.T) {
 		{line: "  dd-1 [000] ..... 5.5: block_rq_insert: 7,2 W 4096 () 8 + 8 be,0,4 [dd]"},
 		{line: "# tracer: nop"},
 		{line: "CPU:1 [LOST 42 EVENTS]", lost: 42},
+		{line: "CPU:1 [LOST ", bad: true},
+		{line: "CPU:1 [LOST x EVENTS]", bad: true},
 		{line: "  dd-1 [000] ..... 5.5: block_rq_issue: 7,2 WS 4096 () 8 - 8 [dd]", bad: true},
 		{line: "  dd-1 [000] ..... 5.5: block_rq_issue: 7,2 QS 4096 () 8 + 8 [dd]", bad: true},
 		{line: "  dd-1 [000] ..... 5x5: block_rq_issue: 7,2 WS 4096 () 8 + 8 [dd]", bad: true},
+		{line: "  dd-1 [000] ..... 5.5: block_rq_issue: 7,2 W 4096 () 36028797018963960 + 8 be,0,4 [dd]", bad: true},
+		{line: "  dd-1 [000] ..... 5.5: block_rq_issue: 7,2 W 4096 () 36028797018963959 + 8 be,0,4 [dd]",
+			ok: true, ev: event{kind: "issue", ts: 5500000000, sector: 1<<55 - 9, sectors: 8, op: OpWrite}},
 	}
 	for _, tt := range tests {
 		ev, ok, lost, err := parseLine(tt.line)
