@@ -295,6 +295,10 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 				p.add(at("mkfs", i), "%s%v", prefix, err)
 			}
 		}
+		if v.PartitionStart > 0 && (v.PartitionStart >= c.Size || c.Size-v.PartitionStart < MinSize) {
+			p.add(at("partition_start", i), "%spartition_start %s leaves less than %s of the %s device for the partition: "+
+				"start earlier or make size larger", prefix, FormatSize(v.PartitionStart), FormatSize(MinSize), FormatSize(c.Size))
+		}
 		if j, dup := first[v.Name]; dup {
 			switch other := c.Variants[j].Line; {
 			case v.Line > 0 && other == v.Line:

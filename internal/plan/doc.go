@@ -52,12 +52,18 @@
 //     keep their spaces): "ext4/noatime,dirsync", "btrfs/-m single/noatime". The example
 //     above gives ext4/relatime, ext4/noatime, ext4/noatime,dirsync, xfs/relatime, ...,
 //     btrfs/noatime,dirsync and ext4-tuned. Two variants with the same name are an error.
+//   - partition_start (a string or list; "63s" in 512-byte sectors, "4MiB" as a size, or an
+//     integer of bytes) is one more dimension: each start puts the variant's filesystem in a
+//     partition window starting there, all windows as long as the device less the largest
+//     start, and appends "/start=" and the start as written to the name ("ext3/start=63s"),
+//     even when it is the only one. 0 is refused (the whole device is not such a window).
+//     The Pandaboard study's misaligned against aligned partition is ["63s", "4MiB"].
 //   - A file makes at most 1000 variants (the product of each table's list lengths, summed
 //     over its tables); a larger matrix is refused before it is expanded: split it into
 //     several runs.
 //
 // Every error names the file and line ("matrix.toml:7: unknown key \"mout\" in
-// [[variant]]; did you mean \"mount\"? (known keys: fs, mkfs, mount, name)") and says what
+// [[variant]]; did you mean \"mount\"? (known keys: fs, mkfs, mount, name, partition_start)") and says what
 // would be accepted. Parse reports all problems of a file at once, except that a TOML
 // syntax error stops it at the first.
 package plan

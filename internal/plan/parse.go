@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ type rawFile struct {
 var (
 	topKeys = []string{"dataset", "dataset_size", "nand_sizes", "repetitions", "results", "scheduler", "seed", "size", "suite",
 		"tests", "timeout", "variant", "video_size", "warmup"}
-	variantKeys = []string{"fs", "mkfs", "mount", "name"}
+	variantKeys = []string{"fs", "mkfs", "mount", "name", "partition_start"}
 )
 
 // maxRepetitions bounds repetitions well below what an int holds on 32-bit ARM.
@@ -361,13 +362,16 @@ type matrix struct {
 	mkfsRaw  []string   // the mkfs values as written, for variant names
 	mkfsArgs [][]string // mkfsRaw split into arguments
 	mounts   []string
+	hasStart bool     // the table has a partition_start key (for factors and names)
+	startRaw []string // the partition starts as written ("63s", "4MiB"), for variant names
+	starts   []uint64 // in bytes; a single 0 without the key: the whole device
 }
 
 // size returns how many variants the table makes: the product of its list lengths,
 // saturated at math.MaxUint64 (which, with lists read from a file, it cannot reach).
 func (m *matrix) size() uint64 {
 	n := uint64(1)
-	for _, l := range []int{len(m.fss), len(m.mkfsRaw), len(m.mounts)} {
+	for _, l := range []int{len(m.fss), len(m.mkfsRaw), len(m.mounts), len(m.starts)} {
 		hi, lo := bits.Mul64(n, uint64(l))
 		if hi != 0 {
 			return math.MaxUint64
@@ -385,6 +389,9 @@ func (m *matrix) factors() string {
 	}
 	if m.hasMount {
 		f = append(f, fmt.Sprintf("mount %d", len(m.mounts)))
+	}
+	if m.hasStart {
+		f = append(f, fmt.Sprintf("partition_start %d", len(m.starts)))
 	}
 	return strings.Join(f, " × ")
 }
@@ -451,6 +458,11 @@ func (d decoder) variantTable(i int, t map[string]any) *matrix {
 	if v, ok := t["mount"]; ok {
 		mounts, _ = d.strList(v, at("mount"), "mount", `use mount = "" for the default options`)
 	}
+	startRaw, starts := []string{""}, []uint64{0}
+	v, hasStart := t["partition_start"]
+	if hasStart {
+		startRaw, starts = d.partitionStarts(v, at("partition_start"))
+	}
 	if len(d.p.list) > before {
 		return nil
 	}
@@ -459,35 +471,106 @@ func (d decoder) variantTable(i int, t map[string]any) *matrix {
 	return &matrix{
 		line: d.kl.variantLine(i), name: name, hasName: hasName, hasMkfs: hasMkfs, hasMount: hasMount,
 		fss: fss, mkfsRaw: mkfsRaw, mkfsArgs: mkfsArgs, mounts: mounts,
+		hasStart: hasStart, startRaw: startRaw, starts: starts,
 	}
 }
 
-// expand makes the table's variants: fs × mkfs × mount, in that order.
+// partitionStarts reads a partition_start value: a start or a list of them, each a string
+// in sectors of 512 bytes ("63s", fdisk's unit and the one the old DOS tables misaligned by)
+// or a size ("1MiB", "4M"), or an integer number of bytes.
+func (d decoder) partitionStarts(v any, line int) (raw []string, starts []uint64) {
+	var list []any
+	switch v := v.(type) {
+	case []any:
+		list = v
+	default:
+		list = []any{v}
+	}
+	if len(list) == 0 {
+		d.p.add(line, `partition_start is an empty list; give starts such as ["63s", "4MiB"], or remove the key for the whole device`)
+		return nil, nil
+	}
+	for _, e := range list {
+		var n uint64
+		var s string
+		switch e := e.(type) {
+		case string:
+			s = strings.TrimSpace(e)
+			var err error
+			if num, ok := strings.CutSuffix(s, "s"); ok && num != "" && strings.Trim(num, "0123456789") == "" {
+				var sectors uint64
+				sectors, err = strconv.ParseUint(num, 10, 64)
+				if err == nil && sectors > math.MaxUint64/512 {
+					err = fmt.Errorf("%s sectors do not fit in 64 bits", num)
+				}
+				n = sectors * 512
+			} else {
+				n, err = ParseSize(s)
+			}
+			if err != nil {
+				d.p.addErr(line, err, "partition_start %q: %v (sectors of 512 bytes are written \"63s\")", e, err)
+				continue
+			}
+		case int64:
+			if e < 0 {
+				d.p.add(line, "partition_start must not be negative, not %d", e)
+				continue
+			}
+			n, s = uint64(e), strconv.FormatInt(e, 10)
+		default:
+			d.p.add(line, `partition_start must be a string such as "63s" or "4MiB", an integer number of bytes, or a list of them, not %s`, tomlType(e))
+			continue
+		}
+		switch {
+		case n == 0:
+			d.p.add(line, "partition_start %q is the whole device, larger than the other partitions: start the aligned partition at \"1MiB\" or \"4MiB\" instead", s)
+			continue
+		case n%512 != 0:
+			d.p.add(line, "partition_start %q is not a whole number of 512-byte sectors, which no partition table can express: write it in sectors, e.g. \"63s\"", s)
+			continue
+		case slices.Contains(starts, n):
+			d.p.add(line, "partition_start %q is given twice; list each start once", s)
+			continue
+		}
+		raw, starts = append(raw, s), append(starts, n)
+	}
+	return raw, starts
+}
+
+// expand makes the table's variants: fs × mkfs × mount × partition start, in that order.
 func (m *matrix) expand() []Variant {
 	out := make([]Variant, 0, m.size())
 	for _, fs := range m.fss {
 		for j, mk := range m.mkfsRaw {
 			for _, mount := range m.mounts {
-				n := fs
-				if m.hasName {
-					n = m.name
-					if len(m.fss) > 1 {
-						n += "/" + fs
+				for k, start := range m.starts {
+					n := fs
+					if m.hasName {
+						n = m.name
+						if len(m.fss) > 1 {
+							n += "/" + fs
+						}
 					}
+					if len(m.mkfsRaw) > 1 {
+						n += "/" + orDefaults(mk)
+					}
+					if len(m.mounts) > 1 {
+						n += "/" + orDefaults(mount)
+					}
+					// A start is named even when it is the only one: a variant in a partition is
+					// not the same as the whole device, and its name should say so.
+					if m.hasStart {
+						n += "/start=" + m.startRaw[k]
+					}
+					out = append(out, Variant{
+						Name:           n,
+						FS:             fs,
+						MkfsArgs:       slices.Clone(m.mkfsArgs[j]),
+						MountOptions:   mount,
+						Line:           m.line,
+						PartitionStart: start,
+					})
 				}
-				if len(m.mkfsRaw) > 1 {
-					n += "/" + orDefaults(mk)
-				}
-				if len(m.mounts) > 1 {
-					n += "/" + orDefaults(mount)
-				}
-				out = append(out, Variant{
-					Name:         n,
-					FS:           fs,
-					MkfsArgs:     slices.Clone(m.mkfsArgs[j]),
-					MountOptions: mount,
-					Line:         m.line,
-				})
 			}
 		}
 	}

@@ -179,6 +179,26 @@ mkfs = ["-comp lzo", "-comp xz"]
 			},
 		},
 		{
+			name: "partition starts: sectors, sizes and bytes, named as written",
+			in: `[[variant]]
+fs = ["ext3", "ext4"]
+partition_start = ["63s", "4MiB", 1048576]
+`,
+			want: []Variant{
+				{Name: "ext3/start=63s", FS: "ext3", Line: 1, PartitionStart: 63 * 512},
+				{Name: "ext3/start=4MiB", FS: "ext3", Line: 1, PartitionStart: 4 << 20},
+				{Name: "ext3/start=1048576", FS: "ext3", Line: 1, PartitionStart: 1 << 20},
+				{Name: "ext4/start=63s", FS: "ext4", Line: 1, PartitionStart: 63 * 512},
+				{Name: "ext4/start=4MiB", FS: "ext4", Line: 1, PartitionStart: 4 << 20},
+				{Name: "ext4/start=1048576", FS: "ext4", Line: 1, PartitionStart: 1 << 20},
+			},
+		},
+		{
+			name: "a single partition start is named too",
+			in:   "[[variant]]\nname = \"card\"\nfs = \"ext4\"\npartition_start = \"2048s\"\n",
+			want: []Variant{{Name: "card/start=2048s", FS: "ext4", Line: 1, PartitionStart: 1 << 20}},
+		},
+		{
 			name: "no variant tables: the defaults",
 			in:   "repetitions = 5\n",
 			want: DefaultVariants(),
@@ -341,7 +361,7 @@ fs = "ext4"
 mout = "noatime"
 fs = "xfs"
 `,
-			want: []string{`matrix.toml:7: unknown key "mout" in [[variant]]; did you mean "mount"? (known keys: fs, mkfs, mount, name)`},
+			want: []string{`matrix.toml:7: unknown key "mout" in [[variant]]; did you mean "mount"? (known keys: fs, mkfs, mount, name, partition_start)`},
 		},
 		{
 			name: "unknown variant key by alias",
@@ -351,7 +371,7 @@ fs = "xfs"
 		{
 			name: "unknown variant key without suggestion",
 			in:   "[[variant]]\nfs = \"ext4\"\ncolour = \"blue\"\n",
-			want: []string{`matrix.toml:3: unknown key "colour" in [[variant]] (known keys: fs, mkfs, mount, name)`},
+			want: []string{`matrix.toml:3: unknown key "colour" in [[variant]] (known keys: fs, mkfs, mount, name, partition_start)`},
 		},
 		{
 			name: "unknown top-level key",
@@ -381,7 +401,7 @@ fs = "xfs"
 		{
 			name: "subtable of a variant",
 			in:   "[[variant]]\nfs = \"ext4\"\n[variant.extra]\nx = 1\n",
-			want: []string{`matrix.toml:3: unknown key "extra" in [[variant]] (known keys: fs, mkfs, mount, name)`},
+			want: []string{`matrix.toml:3: unknown key "extra" in [[variant]] (known keys: fs, mkfs, mount, name, partition_start)`},
 		},
 		{
 			name: "syntax error",
@@ -541,6 +561,32 @@ fs = "ext5"
 			name: "unterminated quote in mkfs",
 			in:   "[[variant]]\nfs = \"ext4\"\nmkfs = '-E \"stride=4'\n",
 			want: []string{`matrix.toml:3: mkfs "-E \"stride=4": unterminated double quote ("): close it`},
+		},
+		{
+			name: "bad partition starts",
+			in: `size = "256M"
+[[variant]]
+fs = "ext4"
+partition_start = ["0s", "100", "63x", "63s", 32256, -1, 1.5]
+`,
+			want: []string{
+				`matrix.toml:4: partition_start "0s" is the whole device, larger than the other partitions: start the aligned partition at "1MiB" or "4MiB" instead`,
+				`matrix.toml:4: partition_start "100" is not a whole number of 512-byte sectors`,
+				`matrix.toml:4: partition_start "63x": `,
+				`matrix.toml:4: partition_start "32256" is given twice; list each start once`,
+				`matrix.toml:4: partition_start must not be negative, not -1`,
+				`matrix.toml:4: partition_start must be a string such as "63s" or "4MiB", an integer number of bytes, or a list of them, not the float 1.5`,
+			},
+		},
+		{
+			name: "partition start too far into the device",
+			in:   "size = \"256M\"\n[[variant]]\nfs = \"ext4\"\npartition_start = [\"4M\", \"200M\"]\n",
+			want: []string{`matrix.toml:4: partition_start 200 MiB leaves less than 64 MiB of the 256 MiB device for the partition: start earlier or make size larger`},
+		},
+		{
+			name: "empty partition start list",
+			in:   "[[variant]]\nfs = \"ext4\"\npartition_start = []\n",
+			want: []string{`matrix.toml:3: partition_start is an empty list; give starts such as ["63s", "4MiB"], or remove the key for the whole device`},
 		},
 		{
 			name: "blanks in mount options",
@@ -716,7 +762,7 @@ func TestParseMatrixBound(t *testing.T) {
 			want: []string{
 				"matrix.toml:1: this [[variant]] table makes 1600 variants (fs 40 × mount 40); " +
 					"the limit is 1000: split the matrix into several runs",
-				`matrix.toml:4: unknown key "mout" in [[variant]]; did you mean "mount"? (known keys: fs, mkfs, mount, name)`,
+				`matrix.toml:4: unknown key "mout" in [[variant]]; did you mean "mount"? (known keys: fs, mkfs, mount, name, partition_start)`,
 			},
 		},
 		{

@@ -24,6 +24,7 @@ type Info struct {
 
 // catalog lists the presets with what their files cannot say.
 var catalog = []Info{
+	{Name: "alignment"},
 	{Name: "btrfs-tuning"},
 	{Name: "erofs-compression"},
 	{Name: "ext4-tuning"},

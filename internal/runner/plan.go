@@ -74,6 +74,11 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 		}
 	}
 	skipper, _ := t.(target.Skipper)
+	// Variants in a partition window get the device less the largest start (engine.partitionSize).
+	var maxStart uint64
+	for _, v := range cfg.Variants {
+		maxStart = max(maxStart, v.PartitionStart)
+	}
 	for _, e := range t.Expand(cfg) {
 		v := e.Variant
 		k, ok := fs.Lookup(v.FS)
@@ -99,9 +104,13 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 		// A real device's size is known once it is checked; the trial mkfs then skips what
 		// does not fit (preflight).
 		sizeKnown := t.Spec().Kind != plan.TargetDevice && e.PartitionBytes == 0
-		if size := cfg.Size; reason == "" && sizeKnown && k.MinBytes > 0 && size < k.MinBytes && !mixedBtrfs(v) {
-			reason = fmt.Sprintf("%s needs a device of at least %s: %s; this one is %s (use --size %s or more)",
-				k.Name, plan.FormatSize(k.MinBytes), k.MinWhy, plan.FormatSize(size), plan.SizeLabel((k.MinBytes+(1<<20)-1)>>20<<20))
+		size, what := cfg.Size, "device"
+		if v.PartitionStart > 0 && maxStart < size {
+			size, what = (size-maxStart)>>20<<20, "partition (the device less its largest partition start)"
+		}
+		if reason == "" && sizeKnown && k.MinBytes > 0 && size < k.MinBytes && !mixedBtrfs(v) {
+			reason = fmt.Sprintf("%s needs a device of at least %s: %s; this %s is %s (use --size %s or more)",
+				k.Name, plan.FormatSize(k.MinBytes), k.MinWhy, what, plan.FormatSize(size), plan.SizeLabel((k.MinBytes+cfg.Size-size+(1<<20)-1)>>20<<20))
 		}
 		if reason != "" {
 			rv.Status, rv.Reason = results.Skipped, reason

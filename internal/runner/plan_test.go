@@ -80,8 +80,12 @@ func TestMakePlan(t *testing.T) {
 		{name: "known size limits, said in one line", facts: workstation, config: func(c *plan.Config) {
 			c.Size, c.Variants = 100<<20, []plan.Variant{c.Variants[0], c.Variants[4], c.Variants[5], {Name: "btrfs-mixed", FS: "btrfs", MkfsArgs: []string{"--mixed"}}}
 		}, jobs: "ext4 btrfs-mixed", skipped: map[string]string{
-			"xfs":   "xfs needs a device of at least 300 MiB: mkfs.xfs (xfsprogs 5.19 and later) refuses smaller devices; this one is 100 MiB (use --size 300M or more)",
+			"xfs":   "xfs needs a device of at least 300 MiB: mkfs.xfs (xfsprogs 5.19 and later) refuses smaller devices; this device is 100 MiB (use --size 300M or more)",
 			"btrfs": "btrfs needs a device of at least 109 MiB"}},
+		{name: "a partition window is smaller than the device", facts: workstation, config: func(c *plan.Config) {
+			c.Size, c.Variants = 320<<20, []plan.Variant{{Name: "xfs", FS: "xfs"}, {Name: "xfs/start=64MiB", FS: "xfs", PartitionStart: 64 << 20}}
+		}, jobs: "xfs", skipped: map[string]string{
+			"xfs/start=64MiB": "xfs needs a device of at least 300 MiB: mkfs.xfs (xfsprogs 5.19 and later) refuses smaller devices; this partition (the device less its largest partition start) is 256 MiB (use --size 364M or more)"}},
 		{name: "a test the suite lacks", facts: workstation, config: func(c *plan.Config) { c.Tests = []string{"init_time"} },
 			wantErr: `suite bootlin has no test "init_time"`},
 	}
