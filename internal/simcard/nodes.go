@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -69,8 +70,13 @@ func (n *cardNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 	return n.Getattr(ctx, f, out)
 }
 
+// The handlers below take the arrival time first, before anything else: the card's clock
+// starts from it (see Card.DoAt), so the less of the server's own path lies before it, the
+// less of it is added to what a tool sees.
+
 func (n *cardNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	k, err := n.card.Do(flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
+	arrival := time.Now()
+	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
 	if err != nil {
 		return nil, fs.ToErrno(err)
 	}
@@ -78,10 +84,11 @@ func (n *cardNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 }
 
 func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	arrival := time.Now()
 	if uint64(off)+uint64(len(data)) > n.card.model.Size() {
 		return 0, syscall.ENOSPC // past the end of the card
 	}
-	k, err := n.card.Do(flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
+	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
 	if err != nil {
 		return uint32(k), fs.ToErrno(err)
 	}
@@ -91,7 +98,8 @@ func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 // Fsync is the card's cache flush: a loop device turns REQ_PREFLUSH (and FUA) into
 // vfs_fsync on its backing file, which reaches here.
 func (n *cardNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
-	if _, err := n.card.Do(flash.Request{Op: flash.OpFlush}, nil); err != nil {
+	arrival := time.Now()
+	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpFlush}, nil); err != nil {
 		return fs.ToErrno(err)
 	}
 	return 0
@@ -101,6 +109,7 @@ func (n *cardNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sys
 // fallocate(PUNCH_HOLE|KEEP_SIZE) and REQ_OP_WRITE_ZEROES into ZERO_RANGE or PUNCH_HOLE.
 // Zeroing a range is modelled as a discard too, which is how SD cards implement it (erase).
 func (n *cardNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	arrival := time.Now()
 	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) == 0 {
 		return 0 // plain preallocation: the card is fully allocated already
 	}
@@ -108,7 +117,7 @@ func (n *cardNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, si
 		return 0
 	}
 	size = min(size, n.card.model.Size()-off)
-	if _, err := n.card.Do(flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
+	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
 		return fs.ToErrno(err)
 	}
 	return 0
