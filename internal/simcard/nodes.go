@@ -5,6 +5,7 @@ package simcard
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"syscall"
 	"time"
 
@@ -15,19 +16,89 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 )
 
-// rootNode is the mount's directory: card and stats.
+// rootNode is the mount's directory: card and stats. While the server calibrates the FUSE
+// round trip at start-up (calib set), it holds a hidden calibration file instead of card, so
+// that nobody (target.StartSimcard waits for card to appear) uses the card before then.
 type rootNode struct {
 	fs.Inode
-	card *Card
+	card  *Card
+	calib *calibNode
 }
 
 var _ fs.NodeOnAdder = (*rootNode)(nil)
 
 func (r *rootNode) OnAdd(ctx context.Context) {
-	card := r.NewPersistentInode(ctx, &cardNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
-	r.AddChild(CardFile, card, false)
 	stats := r.NewPersistentInode(ctx, &statsNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 3})
 	r.AddChild(StatsFile, stats, false)
+	if r.calib != nil {
+		r.AddChild(CalibrationFile, r.NewPersistentInode(ctx, r.calib, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 4}), false)
+		return
+	}
+	r.addCard(ctx)
+}
+
+// addCard serves the card file.
+func (r *rootNode) addCard(ctx context.Context) {
+	card := r.NewPersistentInode(ctx, &cardNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
+	r.AddChild(CardFile, card, false)
+}
+
+// endCalibration replaces the calibration file by the card file.
+func (r *rootNode) endCalibration(ctx context.Context) {
+	r.RmChild(CalibrationFile)
+	r.addCard(ctx)
+}
+
+// calibNode is the hidden calibration file served before the card file (see calibrate.go).
+// A read spends CalibrationHold in the handler and returns the time it spent there in its
+// first 8 bytes; it touches neither the model nor the backing file. A write delivers an
+// external calibrator's CalibrationMessage to Serve.
+type calibNode struct {
+	fs.Inode
+	msgs chan string
+}
+
+var (
+	_ fs.NodeOpener    = (*calibNode)(nil)
+	_ fs.NodeReader    = (*calibNode)(nil)
+	_ fs.NodeWriter    = (*calibNode)(nil)
+	_ fs.NodeGetattrer = (*calibNode)(nil)
+	_ fs.NodeSetattrer = (*calibNode)(nil)
+)
+
+func (n *calibNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return nil, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (n *calibNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o600
+	out.Size = calibSize
+	out.Nlink = 1
+	return 0
+}
+
+// Setattr ignores truncation (a shell's > redirection truncates before it writes).
+func (n *calibNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return n.Getattr(ctx, f, out)
+}
+
+func (n *calibNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	arrival := time.Now()
+	clear(dest)
+	waitUntil(arrival.Add(CalibrationHold))
+	if len(dest) >= 8 {
+		binary.LittleEndian.PutUint64(dest, uint64(time.Since(arrival)))
+	}
+	return fuse.ReadResultData(dest), 0
+}
+
+func (n *calibNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	select {
+	case n.msgs <- string(data):
+		return uint32(len(data)), 0
+	default:
+		return 0, syscall.EBUSY // one message only
+	}
 }
 
 // cardNode is the card file.

@@ -39,7 +39,15 @@ type Config struct {
 	UnmountTimeout time.Duration
 	// Log receives progress and problems (nil: discarded).
 	Log io.Writer
+	// PathOffset says how the card's path offset is set (Card.SetPathOffset): "auto"
+	// measures the FUSE round trip at start-up, "off" or "0" uses none, and a duration
+	// ("40us") is used as given. Empty: the environment variable PathOffsetEnv, else
+	// "auto" ("fsbench simcard serve" has no flag for it).
+	PathOffset string
 }
+
+// PathOffsetEnv names the environment variable that sets Config.PathOffset when it is empty.
+const PathOffsetEnv = "FSBENCH_SIMCARD_PATH_OFFSET"
 
 // Stats is what the stats file holds, and what Serve returns at exit.
 //
