@@ -77,6 +77,9 @@ type Stats struct {
 	// 0: none. PathCalibration says how it was obtained.
 	PathOffsetNs    uint64 `json:"path_offset_ns"`
 	PathCalibration string `json:"path_calibration,omitempty"`
+	// PathOffsetCapped counts the requests that started with less than PathOffsetNs because
+	// a recent round trip of the tool was faster than it (see Card.SetPathOffset).
+	PathOffsetCapped uint64 `json:"path_offset_capped"`
 	// ServerTime is, per request, the server's own time: from the request's arrival in the
 	// FUSE handler to its reply being ready (queueing for the model, the model, the backing
 	// file I/O), before any waiting for the deadline.
@@ -105,7 +108,18 @@ type Card struct {
 	nextFree   time.Time // the modelled card is busy until then: it does one request at a time
 	stats      Stats
 	server     hist
+	// For the live check of the path offset: requests in the server, when the last reply
+	// left, and the most recent gaps from a reply to the next request arriving at an idle
+	// server.
+	inFlight int
+	lastDone time.Time
+	gaps     [gapWindow]time.Duration
+	nGaps    int
 }
+
+// gapWindow is how many recent idle gaps bound the path offset: enough to hold the fastest
+// of a tool's usual round trips, few enough to follow a change of load within a second.
+const gapWindow = 32
 
 // NewCard makes the model and opens (creating, sparse, of the card's size) the backing file.
 func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card, error) {
@@ -145,6 +159,14 @@ func (c *Card) Close() error { return c.backing.Close() }
 // sooner than the model says, except on a round trip faster than every one measured), it is
 // taken only from time the card was idle (a request never starts before the previous one
 // has completed), and modelled busy time (Counters.BusyNs) does not depend on it at all.
+//
+// A calibration taken under load can still come out larger than the path is later, on a
+// quieter host. So the Card also checks it against the live stream: when a request arrives
+// at an idle server, the time since the last reply left is the tool's whole round trip plus
+// its own think time, never less than the path. Each request starts with the offset capped
+// at the shortest of the last gapWindow such gaps, so a reply can be early by at most the
+// tool's think time, and only while a faster round trip has not been seen (counted in
+// Stats.PathOffsetCapped).
 func (c *Card) SetPathOffset(d time.Duration, how string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -209,12 +231,7 @@ func (c *Card) DoAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	case flash.OpWrite:
 		c.stats.WriteSizes[r.Len]++
 	}
-	start := arrival.Add(-c.pathOffset)
-	if start.Before(c.nextFree) {
-		start = c.nextFree // the card is still busy with earlier requests
-	}
-	deadline := start.Add(time.Duration(float64(lat) * c.scale))
-	c.nextFree = deadline
+	deadline := c.schedule(arrival, time.Duration(float64(lat)*c.scale))
 	c.mu.Unlock()
 
 	n, err := c.data(r, buf)
@@ -223,12 +240,15 @@ func (c *Card) DoAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 		c.mu.Lock()
 		c.stats.Errors++
 		c.server.add(ready.Sub(arrival))
+		c.replied(ready)
 		c.mu.Unlock()
 		return n, err
 	}
 	waited := waitUntil(deadline)
-	late := time.Since(deadline)
+	done := time.Now()
+	late := done.Sub(deadline)
 	c.mu.Lock()
+	c.replied(done)
 	c.stats.WaitedNs += uint64(waited)
 	c.server.add(ready.Sub(arrival))
 	if late > LateSlack {
@@ -238,6 +258,44 @@ func (c *Card) DoAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	}
 	c.mu.Unlock()
 	return n, nil
+}
+
+// schedule books the modelled card for a request that arrived at arrival and keeps it busy
+// for d (already scaled) and returns the request's deadline: it starts at arrival less the
+// path offset, capped by the recent idle gaps, or when the card completes the previous
+// request, whichever is later. c.mu is held; replied must follow.
+func (c *Card) schedule(arrival time.Time, d time.Duration) time.Time {
+	offset := c.pathOffset
+	if c.inFlight == 0 && !c.lastDone.IsZero() {
+		copy(c.gaps[1:], c.gaps[:gapWindow-1])
+		c.gaps[0] = arrival.Sub(c.lastDone)
+		c.nGaps = min(c.nGaps+1, gapWindow)
+	}
+	if offset > 0 {
+		for _, g := range c.gaps[:c.nGaps] {
+			if g < offset {
+				offset = max(g, 0)
+			}
+		}
+		if offset < c.pathOffset {
+			c.stats.PathOffsetCapped++
+		}
+	}
+	c.inFlight++
+	start := arrival.Add(-offset)
+	if start.Before(c.nextFree) {
+		start = c.nextFree // the card is still busy with earlier requests
+	}
+	c.nextFree = start.Add(d)
+	return c.nextFree
+}
+
+// replied notes that a request's reply leaves at t; c.mu is held.
+func (c *Card) replied(t time.Time) {
+	c.inFlight--
+	if t.After(c.lastDone) {
+		c.lastDone = t
+	}
 }
 
 func (c *Card) data(r flash.Request, buf []byte) (int, error) {
