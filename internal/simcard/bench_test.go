@@ -258,6 +258,7 @@ type span struct {
 	late     uint64               // replies that left after their deadline
 	lateNs   time.Duration
 	offset   time.Duration // the card's path offset
+	capped   uint64        // requests that started with less, a faster round trip seen
 	load     [2]string     // 1-minute load average at the start and the end
 }
 
@@ -273,6 +274,7 @@ func spanOf(a, z sample) span {
 		late:     z.st.LateRequests - a.st.LateRequests,
 		lateNs:   time.Duration(z.st.LateNs - a.st.LateNs),
 		offset:   time.Duration(z.st.PathOffsetNs),
+		capped:   z.st.PathOffsetCapped - a.st.PathOffsetCapped,
 		load:     [2]string{a.load, z.load},
 	}
 }
@@ -675,7 +677,7 @@ func printTable(rows []row) {
 	fmt.Printf("modelled: Measure = flash.Measure's headline figure (fresh card, its own request pattern); model(sent) = the model's time for the requests that reached the card.\n")
 	fmt.Printf("sent: the figure the model's time for the requests the tool actually sent gives, and measured/sent. Per card request: host = the time the tool saw beyond the modelled time\n")
 	fmt.Printf("(loop device, FUSE, server, less the card's path offset); server p50/p99 = the server's own time (arrival to reply ready, from DIR/stats); late = replies that left after\n")
-	fmt.Printf("their modelled completion (count, total); offset = the card's calibrated path offset; load = 1-minute load average at the start and end of the measurement.\n")
+	fmt.Printf("their modelled completion (count, total); offset = the card's calibrated path offset (/requests capped by a faster round trip); load = 1-minute load average at the start and end of the measurement.\n")
 	w := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "profile\tmeasure\tunit\tmeasured\tmodelled\tsource\tratio\tgoal ±15%\tsent\tmeas/sent\tmodelled µs/req\thost µs/req\tserver p50/p99 µs\tlate\toffset µs\tload\trequest sizes")
 	within := 0
@@ -691,11 +693,11 @@ func printTable(rows []row) {
 			within++
 		}
 		n := float64(r.sp.requests)
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.4g\t%.4g\t%s\t%.3f\t%s\t%.4g\t%.3f\t%.0f\t%.0f\t%.0f/%.0f\t%d, %v\t%.0f\t%s→%s\t%s\n",
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.4g\t%.4g\t%s\t%.3f\t%s\t%.4g\t%.3f\t%.0f\t%.0f\t%.0f/%.0f\t%d, %v\t%.0f/%d\t%s→%s\t%s\n",
 			r.profile, r.measure, r.unit, r.measured, r.modelled, r.source, ratio, verdict, r.sent, r.measured/r.sent,
 			float64(r.sp.busy.Microseconds())/n, float64((r.tool-r.sp.busy).Microseconds())/n,
 			float64(r.sp.server.P50Ns)/1e3, float64(r.sp.server.P99Ns)/1e3, r.sp.late, r.sp.lateNs.Round(time.Microsecond),
-			float64(r.sp.offset.Nanoseconds())/1e3, r.sp.load[0], r.sp.load[1], r.sp.sizes)
+			float64(r.sp.offset.Nanoseconds())/1e3, r.sp.capped, r.sp.load[0], r.sp.load[1], r.sp.sizes)
 		server = merge(server, r.sp.server)
 		late += r.sp.late
 		lateNs += r.sp.lateNs
