@@ -66,7 +66,10 @@ unit:
 bench: build
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestCopyReadVsTools|TestBenchPeakRSS' -v -timeout 60m ./internal/dataset/ ./cmd/fsbench/
 
-# The simulated card against fio, dd and flashbench, measured vs modelled figures side by side.
+# The simulated card against fio, dd and flashbench, measured vs modelled figures side by side,
+# with the host's share beside each (server time, late replies, path offset, load average) and
+# a final "N of M figures within 15 %" line. Timing figures on a busy machine say more about
+# the machine: run it when `cat /proc/loadavg` is low, and more than once.
 # flashbench is not packaged in a working form: build it from its public source and point
 # FLASHBENCH at the binary (the flashbench part is skipped without it).
 bench-simcard:

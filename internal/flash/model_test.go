@@ -193,7 +193,9 @@ func TestFATAreaIsPageMapped(t *testing.T) {
 // TestHandTrace follows a short trace on a 24 MiB sd-typical card (8 MiB FAT area, then AUs
 // 0-3 of 4 MiB) whose latencies and counters were worked out by hand from the profile:
 // command 100us, read page 600us, cross page 50us, cross AU 300us, program 1820us, copy
-// 703us, AU close 60ms, erase 2ms per 2 MiB block.
+// 703us, AU close 60ms, erase 2ms per 2 MiB block. Every command programs the pages it
+// touches, partial ones included (read first when they hold data); closing a partly written
+// AU that has an older physical copy costs the AU close time plus its copies.
 func TestHandTrace(t *testing.T) {
 	m := mustModel(t, "sd-typical", 24*MiB)
 	us := time.Microsecond
@@ -204,18 +206,18 @@ func TestHandTrace(t *testing.T) {
 		want time.Duration
 	}{
 		{"open AU0, program 2 pages", Request{OpWrite, au(0), 32 * KiB, false}, 100*us + 2*1820*us},
-		{"8 KiB buffered in page 2", Request{OpWrite, au(0) + 32*KiB, 8 * KiB, false}, 100 * us},
-		{"skip: finish page 2, program page 3", Request{OpWrite, au(0) + 48*KiB, 16 * KiB, false}, 100*us + 2*1820*us},
-		{"backwards: free close, reopen, copy page 0, page 1 buffered", Request{OpWrite, au(0) + 16*KiB, 4 * KiB, false}, 100*us + 703*us},
+		{"8 KiB into page 2: the partial page is programmed with the command", Request{OpWrite, au(0) + 32*KiB, 8 * KiB, false}, 100*us + 1820*us},
+		{"page 3 follows page 2: nothing to copy", Request{OpWrite, au(0) + 48*KiB, 16 * KiB, false}, 100*us + 1820*us},
+		{"backwards: AU0 (first written, no old copy) closes free, reopens: copy page 0, read-modify-write page 1", Request{OpWrite, au(0) + 16*KiB, 4 * KiB, false}, 100*us + 703*us + 600*us + 1820*us},
 		{"flush: no cache", Request{Op: OpFlush}, 100 * us},
 		{"whole AU1 in one request", Request{OpWrite, au(1), 4 * MiB, false}, 100*us + 256*1820*us},
-		{"AU2 closes LRU AU0: merge, 1 pending + 2 copies", Request{OpWrite, au(2), 16 * KiB, false}, 100*us + 60000*us + 1820*us + 2*703*us + 1820*us},
+		{"AU2 closes LRU AU0: merge copying pages 2 and 3", Request{OpWrite, au(2), 16 * KiB, false}, 100*us + 60000*us + 2*703*us + 1820*us},
 		{"read across a page boundary", Request{OpRead, au(0) + 12*KiB, 8 * KiB, false}, 100*us + 2*600*us + 50*us},
 		{"read across an AU boundary", Request{OpRead, au(1) - 16*KiB, 32 * KiB, false}, 100*us + 2*600*us + 300*us},
 		{"discard open AU2", Request{OpDiscard, au(2), 4 * MiB, false}, 100*us + 100*us},
 		{"AU3 closes full AU1 for free", Request{OpWrite, au(3), 16 * KiB, false}, 100*us + 1820*us},
 		{"AU1 again closes AU2 (empty) for free", Request{OpWrite, au(1), 16 * KiB, false}, 100*us + 1820*us},
-		{"AU2 gets the recycled physical AU: 2 erases", Request{OpWrite, au(2), 16 * KiB, false}, 100*us + 2*2000*us + 1820*us},
+		{"AU2 closes LRU AU3 (no old copy: free), gets the recycled physical AU: 2 erases", Request{OpWrite, au(2), 16 * KiB, false}, 100*us + 2*2000*us + 1820*us},
 	}
 	var busy time.Duration
 	for _, s := range steps {
@@ -230,7 +232,7 @@ func TestHandTrace(t *testing.T) {
 	want := Counters{
 		Reads: 2, Writes: 9, Discards: 1, Flushes: 1,
 		HostBytesRead: 40 * KiB, HostBytesWritten: 4*MiB + 76*KiB + 3*16*KiB, HostBytesDiscard: 4 * MiB,
-		PagesRead: 4, PagesProgrammed: 2 + 2 + 1 + 256 + 4 + 3, PagesCopied: 3, BlocksErased: 2, AUMerges: 1,
+		PagesRead: 1 + 4, PagesProgrammed: 2 + 1 + 1 + 2 + 256 + 3 + 3, PagesCopied: 3, BlocksErased: 2, AUMerges: 1,
 		BusyNs: uint64(busy), PageSize: 16 * KiB, Endurance: 3000, MaxErases: 1,
 		EraseBlocks: 7 + 6*2, // FAT pool: 4 data + 3 spare blocks; AU pool: (4 + 2 open) × 2
 	}

@@ -32,8 +32,10 @@ import (
 // the point is to see what dd, fio and flashbench measure through a loop device, in seconds
 // of the wall clock, against what the model says.
 const (
-	benchCardSize = 1 << 30
-	benchScale    = 1.0
+	// measureRandomWrites is how many 4 KiB random writes flash.Measure's figure is made of.
+	measureRandomWrites = 1000
+	benchCardSize       = 1 << 30
+	benchScale          = 1.0
 	// goal is the tolerance the simulated card should meet against the modelled figures.
 	goal = 0.15
 	// ddBytes is how much each dd step moves: a few MiB, so that a 4 KiB step on the slowest
@@ -88,6 +90,7 @@ func TestBenchSimcardVsTools(t *testing.T) {
 	var rows []row
 	var cpus []cpuRow
 	var fbs []string
+	fmt.Printf("\nBENCH load average at the start: %s", procLoadavg())
 	for _, name := range benchProfiles {
 		t.Run(name, func(t *testing.T) {
 			b := startBenchCard(t, bin, name)
@@ -104,6 +107,7 @@ func TestBenchSimcardVsTools(t *testing.T) {
 		// The subtest's cleanups have run: nothing of this card may remain.
 		checkNothingLeft(t)
 	}
+	fmt.Printf("\nBENCH load average at the end: %s", procLoadavg())
 	printTable(rows)
 	printCPU(cpus)
 	for _, s := range fbs {
@@ -166,14 +170,16 @@ func startBenchCard(t *testing.T, bin, name string) *benchCard {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
+	var rt simcard.RoundTrip
 	sc, err := target.StartSimcard(context.Background(), target.SimcardOptions{
 		Profile: name, Size: benchCardSize, Dir: filepath.Join(tmp, "mnt"),
 		Backing: filepath.Join(tmp, "card.img"), TimeScale: benchScale,
-		Command: []string{bin},
+		Command: []string{bin}, PathCalibration: &rt,
 	})
 	if err != nil {
 		t.Fatalf("start %s card: %v", name, err)
 	}
+	fmt.Printf("\nBENCH %s: path offset %v, the %s (load %s)\n", name, rt.Offset(), rt, loadavg())
 	// Cleanups run last-registered first: the loop device is detached before the server is
 	// stopped, because the server cannot unmount while the kernel holds DIR/card open.
 	t.Cleanup(func() {
@@ -200,8 +206,9 @@ func startBenchCard(t *testing.T, bin, name string) *benchCard {
 
 // sample is the server's state at one moment.
 type sample struct {
-	st  simcard.Stats
-	cpu time.Duration // utime + stime of the whole server process (all threads)
+	st   simcard.Stats
+	cpu  time.Duration // utime + stime of the whole server process (all threads)
+	load string        // the machine's 1-minute load average
 }
 
 func (b *benchCard) sample(t *testing.T) sample {
@@ -213,7 +220,7 @@ func (b *benchCard) sample(t *testing.T) sample {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sample{st: st, cpu: cpu}
+	return sample{st: st, cpu: cpu, load: loadavg()}
 }
 
 // procCPU reads utime and stime (fields 14 and 15) from /proc/PID/stat. The command name
@@ -246,7 +253,13 @@ type span struct {
 	busy     time.Duration // modelled time of those requests (Counters.BusyNs)
 	waited   time.Duration // real time the server waited for them
 	cpu      time.Duration
-	sizes    string // request sizes that reached the card, most frequent first
+	sizes    string               // request sizes that reached the card, most frequent first
+	server   simcard.Distribution // the server's own time per request
+	late     uint64               // replies that left after their deadline
+	lateNs   time.Duration
+	offset   time.Duration // the card's path offset
+	capped   uint64        // requests that started with less, a faster round trip seen
+	load     [2]string     // 1-minute load average at the start and the end
 }
 
 func spanOf(a, z sample) span {
@@ -257,7 +270,35 @@ func spanOf(a, z sample) span {
 		waited:   time.Duration(z.st.WaitedNs - a.st.WaitedNs),
 		cpu:      z.cpu - a.cpu,
 		sizes:    sizeMix(a.st, z.st),
+		server:   z.st.ServerTime.Sub(a.st.ServerTime),
+		late:     z.st.LateRequests - a.st.LateRequests,
+		lateNs:   time.Duration(z.st.LateNs - a.st.LateNs),
+		offset:   time.Duration(z.st.PathOffsetNs),
+		capped:   z.st.PathOffsetCapped - a.st.PathOffsetCapped,
+		load:     [2]string{a.load, z.load},
 	}
+}
+
+// procLoadavg returns /proc/loadavg as it is.
+func procLoadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return err.Error() + "\n"
+	}
+	return string(b)
+}
+
+// loadavg returns the 1-minute load average: on this 2-core machine other builds and QEMU
+// run beside the benchmark, and a figure taken under load says more about them.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func sizeMix(a, z simcard.Stats) string {
@@ -325,6 +366,7 @@ type fioJob struct {
 	size     uint64 // 0: the whole device
 	runtime  int    // seconds
 	timed    bool   // time_based: run for runtime even when size is covered
+	ios      int    // number_ios: stop after this many I/Os (0: no limit)
 	endFsync bool
 	measure  string
 	unit     string
@@ -335,7 +377,10 @@ type fioJob struct {
 // models for each:
 //
 //  1. 4 KiB random write over the whole device on the FRESH card (all erased, nothing
-//     mapped), as Measure does. No preconditioning: on a full AU-mapped card every random
+//     mapped), exactly as many writes as Measure does (its figure depends on how many AUs
+//     the writes revisit, so a run of another length measures another card state: a
+//     10-second run did ~210 writes on sd-typical and came out 23 % faster). No
+//     preconditioning: on a full AU-mapped card every random
 //     write would copy most of an AU (sd-typical: ~4 MiB at 45 ms/MiB, ~0.2 s a write), and
 //     filling 1 GiB first takes 2 min (sd-typical) to 6 min (sd-cheap-old) in real time per
 //     card; the fresh-card figure is the one the profiles document. fio's random offsets may
@@ -354,7 +399,7 @@ func (b *benchCard) fioJobs(t *testing.T, fio string) ([]row, []cpuRow) {
 		seqStart = 0
 	}
 	jobs := []fioJob{
-		{name: "randwrite", rw: "randwrite", bs: 4 << 10, runtime: 10, timed: true, endFsync: true,
+		{name: "randwrite", rw: "randwrite", bs: 4 << 10, ios: measureRandomWrites, runtime: 600, endFsync: true,
 			measure: "fio 4K randwrite", unit: "IOPS", modelled: b.fig.RandWriteIOPS},
 		{name: "seqwrite", rw: "write", bs: 512 << 10, offset: seqStart, size: 64 << 20, runtime: 20, endFsync: true,
 			measure: "fio 512K seq write", unit: "MB/s", modelled: b.fig.SeqWriteMBps},
@@ -373,6 +418,9 @@ func (b *benchCard) fioJobs(t *testing.T, fio string) ([]row, []cpuRow) {
 			"--runtime=" + strconv.Itoa(j.runtime), "--output-format=json"}
 		if j.size > 0 {
 			args = append(args, "--size="+strconv.FormatUint(j.size, 10))
+		}
+		if j.ios > 0 {
+			args = append(args, "--number_ios="+strconv.Itoa(j.ios))
 		}
 		if j.timed {
 			args = append(args, "--time_based")
@@ -627,23 +675,52 @@ func plateauStart(pts []fbPoint, diff func(fbPoint) time.Duration) uint64 {
 func printTable(rows []row) {
 	fmt.Printf("\nBENCH simulated cards (1 GiB, time scale 1) through a direct-I/O loop device, queue depth 1\n")
 	fmt.Printf("modelled: Measure = flash.Measure's headline figure (fresh card, its own request pattern); model(sent) = the model's time for the requests that reached the card.\n")
-	fmt.Printf("sent: the figure the model's time for the requests the tool actually sent gives, and measured/sent; per card request: overshoot = real waiting minus modelled time (the server's timer),\n")
-	fmt.Printf("path = tool-seen time minus real waiting (loop device, FUSE round trip, server).\n")
+	fmt.Printf("sent: the figure the model's time for the requests the tool actually sent gives, and measured/sent. Per card request: host = the time the tool saw beyond the modelled time\n")
+	fmt.Printf("(loop device, FUSE, server, less the card's path offset); server p50/p99 = the server's own time (arrival to reply ready, from DIR/stats); late = replies that left after\n")
+	fmt.Printf("their modelled completion (count, total); offset = the card's calibrated path offset (/requests capped by a faster round trip); load = 1-minute load average at the start and end of the measurement.\n")
 	w := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(w, "profile\tmeasure\tunit\tmeasured\tmodelled\tsource\tratio\tgoal ±15%\tsent\tmeas/sent\tmodelled µs/req\tovershoot µs/req\tpath µs/req\trequest sizes")
+	fmt.Fprintln(w, "profile\tmeasure\tunit\tmeasured\tmodelled\tsource\tratio\tgoal ±15%\tsent\tmeas/sent\tmodelled µs/req\thost µs/req\tserver p50/p99 µs\tlate\toffset µs\tload\trequest sizes")
+	within := 0
+	var server simcard.Distribution
+	var late, requests uint64
+	var lateNs time.Duration
 	for _, r := range rows {
 		ratio := r.measured / r.modelled
 		verdict := "within"
 		if ratio < 1-goal || ratio > 1+goal {
 			verdict = "OUTSIDE"
+		} else {
+			within++
 		}
 		n := float64(r.sp.requests)
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.4g\t%.4g\t%s\t%.3f\t%s\t%.4g\t%.3f\t%.0f\t%.0f\t%.0f\t%s\n",
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.4g\t%.4g\t%s\t%.3f\t%s\t%.4g\t%.3f\t%.0f\t%.0f\t%.0f/%.0f\t%d, %v\t%.0f/%d\t%s→%s\t%s\n",
 			r.profile, r.measure, r.unit, r.measured, r.modelled, r.source, ratio, verdict, r.sent, r.measured/r.sent,
-			float64(r.sp.busy.Microseconds())/n, float64((r.sp.waited-r.sp.busy).Microseconds())/n,
-			float64((r.tool-r.sp.waited).Microseconds())/n, r.sp.sizes)
+			float64(r.sp.busy.Microseconds())/n, float64((r.tool-r.sp.busy).Microseconds())/n,
+			float64(r.sp.server.P50Ns)/1e3, float64(r.sp.server.P99Ns)/1e3, r.sp.late, r.sp.lateNs.Round(time.Microsecond),
+			float64(r.sp.offset.Nanoseconds())/1e3, r.sp.capped, r.sp.load[0], r.sp.load[1], r.sp.sizes)
+		server = merge(server, r.sp.server)
+		late += r.sp.late
+		lateNs += r.sp.lateNs
+		requests += r.sp.requests
 	}
 	w.Flush()
+	fmt.Printf("\nBENCH %d of %d figures within 15 %% of the profile; server's own time per request p50 %v, p99 %v; %d of %d replies late (%v in all)\n",
+		within, len(rows), time.Duration(server.P50Ns), time.Duration(server.P99Ns), late, requests, lateNs.Round(time.Millisecond))
+}
+
+// merge adds two distributions of disjoint sets of requests.
+func merge(a, b simcard.Distribution) simcard.Distribution {
+	counts := map[uint64]uint64{}
+	for _, x := range append(append([]simcard.Bucket(nil), a.Buckets...), b.Buckets...) {
+		counts[x.LeNs] += x.Count
+	}
+	out := simcard.Distribution{Count: a.Count + b.Count, SumNs: a.SumNs + b.SumNs, MaxNs: max(a.MaxNs, b.MaxNs)}
+	for le, n := range counts {
+		out.Buckets = append(out.Buckets, simcard.Bucket{LeNs: le, Count: n})
+	}
+	sort.Slice(out.Buckets, func(i, j int) bool { return out.Buckets[i].LeNs < out.Buckets[j].LeNs })
+	out.P50Ns, out.P99Ns = out.Quantile(0.5), out.Quantile(0.99)
+	return out
 }
 
 func printCPU(cpus []cpuRow) {

@@ -5,7 +5,9 @@ package simcard
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -14,19 +16,89 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 )
 
-// rootNode is the mount's directory: card and stats.
+// rootNode is the mount's directory: card and stats. While the server calibrates the FUSE
+// round trip at start-up (calib set), it holds a hidden calibration file instead of card, so
+// that nobody (target.StartSimcard waits for card to appear) uses the card before then.
 type rootNode struct {
 	fs.Inode
-	card *Card
+	card  *Card
+	calib *calibNode
 }
 
 var _ fs.NodeOnAdder = (*rootNode)(nil)
 
 func (r *rootNode) OnAdd(ctx context.Context) {
-	card := r.NewPersistentInode(ctx, &cardNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
-	r.AddChild(CardFile, card, false)
 	stats := r.NewPersistentInode(ctx, &statsNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 3})
 	r.AddChild(StatsFile, stats, false)
+	if r.calib != nil {
+		r.AddChild(CalibrationFile, r.NewPersistentInode(ctx, r.calib, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 4}), false)
+		return
+	}
+	r.addCard(ctx)
+}
+
+// addCard serves the card file.
+func (r *rootNode) addCard(ctx context.Context) {
+	card := r.NewPersistentInode(ctx, &cardNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
+	r.AddChild(CardFile, card, false)
+}
+
+// endCalibration replaces the calibration file by the card file.
+func (r *rootNode) endCalibration(ctx context.Context) {
+	r.RmChild(CalibrationFile)
+	r.addCard(ctx)
+}
+
+// calibNode is the hidden calibration file served before the card file (see calibrate.go).
+// A read spends CalibrationHold in the handler and returns the time it spent there in its
+// first 8 bytes; it touches neither the model nor the backing file. A write delivers an
+// external calibrator's CalibrationMessage to Serve.
+type calibNode struct {
+	fs.Inode
+	msgs chan string
+}
+
+var (
+	_ fs.NodeOpener    = (*calibNode)(nil)
+	_ fs.NodeReader    = (*calibNode)(nil)
+	_ fs.NodeWriter    = (*calibNode)(nil)
+	_ fs.NodeGetattrer = (*calibNode)(nil)
+	_ fs.NodeSetattrer = (*calibNode)(nil)
+)
+
+func (n *calibNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return nil, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (n *calibNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o600
+	out.Size = calibSize
+	out.Nlink = 1
+	return 0
+}
+
+// Setattr ignores truncation (a shell's > redirection truncates before it writes).
+func (n *calibNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return n.Getattr(ctx, f, out)
+}
+
+func (n *calibNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	arrival := time.Now()
+	clear(dest)
+	waitUntil(arrival.Add(CalibrationHold))
+	if len(dest) >= 8 {
+		binary.LittleEndian.PutUint64(dest, uint64(time.Since(arrival)))
+	}
+	return fuse.ReadResultData(dest), 0
+}
+
+func (n *calibNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	select {
+	case n.msgs <- string(data):
+		return uint32(len(data)), 0
+	default:
+		return 0, syscall.EBUSY // one message only
+	}
 }
 
 // cardNode is the card file.
@@ -69,8 +141,13 @@ func (n *cardNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 	return n.Getattr(ctx, f, out)
 }
 
+// The handlers below take the arrival time first, before anything else: the card's clock
+// starts from it (see Card.DoAt), so the less of the server's own path lies before it, the
+// less of it is added to what a tool sees.
+
 func (n *cardNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	k, err := n.card.Do(flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
+	arrival := time.Now()
+	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
 	if err != nil {
 		return nil, fs.ToErrno(err)
 	}
@@ -78,10 +155,11 @@ func (n *cardNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 }
 
 func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	arrival := time.Now()
 	if uint64(off)+uint64(len(data)) > n.card.model.Size() {
 		return 0, syscall.ENOSPC // past the end of the card
 	}
-	k, err := n.card.Do(flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
+	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
 	if err != nil {
 		return uint32(k), fs.ToErrno(err)
 	}
@@ -91,7 +169,8 @@ func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 // Fsync is the card's cache flush: a loop device turns REQ_PREFLUSH (and FUA) into
 // vfs_fsync on its backing file, which reaches here.
 func (n *cardNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
-	if _, err := n.card.Do(flash.Request{Op: flash.OpFlush}, nil); err != nil {
+	arrival := time.Now()
+	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpFlush}, nil); err != nil {
 		return fs.ToErrno(err)
 	}
 	return 0
@@ -101,6 +180,7 @@ func (n *cardNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sys
 // fallocate(PUNCH_HOLE|KEEP_SIZE) and REQ_OP_WRITE_ZEROES into ZERO_RANGE or PUNCH_HOLE.
 // Zeroing a range is modelled as a discard too, which is how SD cards implement it (erase).
 func (n *cardNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	arrival := time.Now()
 	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) == 0 {
 		return 0 // plain preallocation: the card is fully allocated already
 	}
@@ -108,7 +188,7 @@ func (n *cardNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, si
 		return 0
 	}
 	size = min(size, n.card.model.Size()-off)
-	if _, err := n.card.Do(flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
+	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
 		return fs.ToErrno(err)
 	}
 	return 0

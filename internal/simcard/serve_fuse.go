@@ -55,7 +55,27 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	defer card.Close()
 
+	mode := cfg.PathOffset
+	if mode == "" {
+		mode = os.Getenv(PathOffsetEnv)
+	}
+	switch mode {
+	case "", "auto":
+		mode = "auto"
+	case "off", "0":
+		mode = "off"
+	case "external":
+	default:
+		fixed, err := time.ParseDuration(mode)
+		if err != nil || fixed < 0 {
+			return Stats{}, fmt.Errorf("path offset %q: want auto, external, off or a duration such as 40us", mode)
+		}
+		card.SetPathOffset(fixed, "given")
+	}
 	root := &rootNode{card: card}
+	if mode == "auto" || mode == "external" {
+		root.calib = &calibNode{msgs: make(chan string, 1)}
+	}
 	sec := time.Second
 	server, err := fs.Mount(dir, root, &fs.Options{
 		EntryTimeout: &sec,
@@ -78,8 +98,19 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("mount FUSE on %s: %w (needs root and /dev/fuse)", dir, err)
 	}
-	fmt.Fprintf(logw, "simcard: serving %s %s card at %s (backing %s, time scale %g)\n",
-		cfg.Profile.Name, flash.FormatSize(cfg.Size), filepath.Join(dir, CardFile), backing, cfg.TimeScale)
+	if root.calib != nil {
+		// Calibrated before the card file appears, so that no card request runs meanwhile.
+		off, how, err := pathOffset(ctx, mode, dir, root.calib, logw)
+		if err != nil {
+			how = fmt.Sprintf("not calibrated: %v", err)
+			fmt.Fprintf(logw, "simcard: %s; the card's clock starts requests at their arrival\n", how)
+		}
+		card.SetPathOffset(off, how)
+		root.endCalibration(ctx)
+	}
+	fmt.Fprintf(logw, "simcard: serving %s %s card at %s (backing %s, time scale %g, path offset %v)\n",
+		cfg.Profile.Name, flash.FormatSize(cfg.Size), filepath.Join(dir, CardFile), backing, cfg.TimeScale,
+		time.Duration(card.Stats().PathOffsetNs))
 
 	done := make(chan struct{})
 	go func() { server.Wait(); close(done) }()
@@ -121,4 +152,28 @@ func unmount(server *fuse.Server, dir string, timeout time.Duration, logw io.Wri
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// pathOffset calibrates the path offset: in "external" mode it waits for a client's
+// CalibrationMessage on the calibration file (or "auto", or nothing within
+// calibExternalWait), otherwise, or then, it measures the FUSE round trip itself.
+func pathOffset(ctx context.Context, mode, dir string, n *calibNode, logw io.Writer) (time.Duration, string, error) {
+	if mode == "external" {
+		select {
+		case msg := <-n.msgs:
+			off, how, auto, err := parseCalibration(msg)
+			if err != nil || !auto {
+				return off, how, err
+			}
+		case <-time.After(calibExternalWait):
+			fmt.Fprintf(logw, "simcard: no external calibration within %v; measuring the FUSE path\n", calibExternalWait)
+		case <-ctx.Done():
+			return 0, "", ctx.Err()
+		}
+	}
+	rt, err := MeasureRoundTrip(filepath.Join(dir, CalibrationFile), "the FUSE file (a loop device's share is not included)")
+	if err != nil {
+		return 0, "", err
+	}
+	return rt.Offset(), rt.String(), nil
 }

@@ -39,9 +39,21 @@ type Config struct {
 	UnmountTimeout time.Duration
 	// Log receives progress and problems (nil: discarded).
 	Log io.Writer
+	// PathOffset says how the card's path offset is set (Card.SetPathOffset): "auto"
+	// measures the FUSE round trip at start-up, "off" or "0" uses none, and a duration
+	// ("40us") is used as given. Empty: the environment variable PathOffsetEnv, else
+	// "auto" ("fsbench simcard serve" has no flag for it).
+	PathOffset string
 }
 
+// PathOffsetEnv names the environment variable that sets Config.PathOffset when it is empty.
+const PathOffsetEnv = "FSBENCH_SIMCARD_PATH_OFFSET"
+
 // Stats is what the stats file holds, and what Serve returns at exit.
+//
+// Counters hold modelled card time (Counters.BusyNs): a function of the request sequence
+// alone, which host load cannot bend. The fields after them are real (wall-clock) times of
+// this host: what the server adds around the model, and whether it kept up with it.
 type Stats struct {
 	Profile   string         `json:"profile"`
 	Size      uint64         `json:"size"`
@@ -49,7 +61,8 @@ type Stats struct {
 	Backing   string         `json:"backing"`
 	Counters  flash.Counters `json:"counters"`
 	// WaitedNs is the real time requests spent waiting for their modelled completion
-	// (about Counters.BusyNs × TimeScale when the host keeps up).
+	// (about Counters.BusyNs × TimeScale, less the server's own time and the path offset,
+	// when the host keeps up).
 	WaitedNs uint64 `json:"waited_ns"`
 	// ReadSizes and WriteSizes count the requests that reached the card by size in bytes:
 	// what the loop device, the page cache or the tool above actually sent.
@@ -57,18 +70,56 @@ type Stats struct {
 	WriteSizes map[uint64]uint64 `json:"write_sizes"`
 	// Errors counts requests that failed (out of range, backing file errors).
 	Errors uint64 `json:"errors"`
+
+	// PathOffsetNs is how much earlier than a request's arrival in the server the card's
+	// clock may start it, when the card is idle: the fastest round trip between a reader and
+	// this server through the kernel's FUSE path, measured at start-up (see Card.SetPathOffset).
+	// 0: none. PathCalibration says how it was obtained.
+	PathOffsetNs    uint64 `json:"path_offset_ns"`
+	PathCalibration string `json:"path_calibration,omitempty"`
+	// PathOffsetCapped counts the requests that started with less than PathOffsetNs because
+	// a recent round trip of the tool was faster than it (see Card.SetPathOffset).
+	PathOffsetCapped uint64 `json:"path_offset_capped"`
+	// ServerTime is, per request, the server's own time: from the request's arrival in the
+	// FUSE handler to its reply being ready (queueing for the model, the model, the backing
+	// file I/O), before any waiting for the deadline.
+	ServerTime Distribution `json:"server_time"`
+	// LateRequests counts the requests whose reply left after their modelled completion
+	// (the deadline) by more than LateSlack: the server's own time, or a wake-up delayed by
+	// host load, exceeded the card's. LateNs is the total by which they missed it, MaxLateNs
+	// the worst. With a time scale of 0 every request is late by its server time.
+	LateRequests uint64 `json:"late_requests"`
+	LateNs       uint64 `json:"late_ns"`
+	MaxLateNs    uint64 `json:"max_late_ns"`
 }
 
+// LateSlack is how far past its deadline a reply may leave without counting as late: the
+// spin that ends a wait returns within a microsecond or two of the deadline on an idle host.
+const LateSlack = 5 * time.Microsecond
+
 // Card is the served state: the model, the backing file and the device clock. All requests
-// go through Do, which is safe for concurrent use.
+// go through Do or DoAt, which are safe for concurrent use.
 type Card struct {
-	mu       sync.Mutex
-	model    *flash.Model
-	backing  *os.File
-	scale    float64
-	nextFree time.Time // the modelled card is busy until then: it does one request at a time
-	stats    Stats
+	mu         sync.Mutex
+	model      *flash.Model
+	backing    *os.File
+	scale      float64
+	pathOffset time.Duration
+	nextFree   time.Time // the modelled card is busy until then: it does one request at a time
+	stats      Stats
+	server     hist
+	// For the live check of the path offset: requests in the server, when the last reply
+	// left, and the most recent gaps from a reply to the next request arriving at an idle
+	// server.
+	inFlight int
+	lastDone time.Time
+	gaps     [gapWindow]time.Duration
+	nGaps    int
 }
+
+// gapWindow is how many recent idle gaps bound the path offset: enough to hold the fastest
+// of a tool's usual round trips, few enough to follow a change of load within a second.
+const gapWindow = 32
 
 // NewCard makes the model and opens (creating, sparse, of the card's size) the backing file.
 func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card, error) {
@@ -96,6 +147,34 @@ func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card
 // Close closes the backing file.
 func (c *Card) Close() error { return c.backing.Close() }
 
+// SetPathOffset sets how much earlier than its arrival in the server a request may start on
+// the card's clock, with a note on how the figure was obtained (see Stats.PathOffsetNs).
+//
+// Why: a tool on a loop device over the card waits for the kernel's loop and FUSE path on
+// the way in and on the way out, about 50-100 µs per request on these machines, which a real
+// card's host controller does not add and the model does not contain. Starting the card's
+// clock that much earlier makes the reply reach the tool at about the time the modelled card
+// would have completed the request, instead of that long after it. It stays honest because
+// the offset is the fastest round trip measured (so a tool never sees a request complete
+// sooner than the model says, except on a round trip faster than every one measured), it is
+// taken only from time the card was idle (a request never starts before the previous one
+// has completed), and modelled busy time (Counters.BusyNs) does not depend on it at all.
+//
+// A calibration taken under load can still come out larger than the path is later, on a
+// quieter host. So the Card also checks it against the live stream: when a request arrives
+// at an idle server, the time since the last reply left is the tool's whole round trip plus
+// its own think time, never less than the path. Each request starts with the offset capped
+// at the shortest of the last gapWindow such gaps, so a reply can be early by at most the
+// tool's think time, and only while a faster round trip has not been seen (counted in
+// Stats.PathOffsetCapped).
+func (c *Card) SetPathOffset(d time.Duration, how string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pathOffset = max(d, 0)
+	c.stats.PathOffsetNs = uint64(c.pathOffset)
+	c.stats.PathCalibration = how
+}
+
 // Stats returns a snapshot of the counters.
 func (c *Card) Stats() Stats {
 	c.mu.Lock()
@@ -104,6 +183,7 @@ func (c *Card) Stats() Stats {
 	s.Counters = c.model.Counters()
 	s.ReadSizes = cloneMap(c.stats.ReadSizes)
 	s.WriteSizes = cloneMap(c.stats.WriteSizes)
+	s.ServerTime = c.server.distribution()
 	return s
 }
 
@@ -115,10 +195,22 @@ func cloneMap(m map[uint64]uint64) map[uint64]uint64 {
 	return out
 }
 
-// Do runs one request through the model and the backing file, then waits until the modelled
-// card would have completed it. buf is the data for writes and the destination for reads; it
-// returns the bytes transferred (reads stop at the end of the card).
+// Do runs one request that arrives now: DoAt(time.Now(), r, buf).
 func (c *Card) Do(r flash.Request, buf []byte) (int, error) {
+	return c.DoAt(time.Now(), r, buf)
+}
+
+// DoAt runs one request that arrived in the server at arrival through the model and the
+// backing file, and returns when the modelled card completes it. buf is the data for writes
+// and the destination for reads; it returns the bytes transferred (reads stop at the end of
+// the card).
+//
+// The card's latencies are applied by deadline: the modelled card starts the request at
+// max(arrival − path offset, when it completed the previous one) and completes it the scaled
+// modelled latency later. The server's own work (the backing file I/O) runs inside that time
+// instead of being added to it; only the remainder is waited for. When the work outlasts
+// the deadline the reply leaves late, and Stats counts it (LateRequests, LateNs).
+func (c *Card) DoAt(arrival time.Time, r flash.Request, buf []byte) (int, error) {
 	size := c.model.Size()
 	if r.Op == flash.OpRead && r.Off < size && r.Len > size-r.Off {
 		r.Len = size - r.Off // a read past the end is short, as on a block device file
@@ -139,27 +231,71 @@ func (c *Card) Do(r flash.Request, buf []byte) (int, error) {
 	case flash.OpWrite:
 		c.stats.WriteSizes[r.Len]++
 	}
-	now := time.Now()
-	start := c.nextFree
-	if start.Before(now) {
-		start = now
-	}
-	deadline := start.Add(time.Duration(float64(lat) * c.scale))
-	c.nextFree = deadline
+	deadline := c.schedule(arrival, time.Duration(float64(lat)*c.scale))
 	c.mu.Unlock()
 
 	n, err := c.data(r, buf)
+	ready := time.Now()
 	if err != nil {
 		c.mu.Lock()
 		c.stats.Errors++
+		c.server.add(ready.Sub(arrival))
+		c.replied(ready)
 		c.mu.Unlock()
 		return n, err
 	}
 	waited := waitUntil(deadline)
+	done := time.Now()
+	late := done.Sub(deadline)
 	c.mu.Lock()
+	c.replied(done)
 	c.stats.WaitedNs += uint64(waited)
+	c.server.add(ready.Sub(arrival))
+	if late > LateSlack {
+		c.stats.LateRequests++
+		c.stats.LateNs += uint64(late)
+		c.stats.MaxLateNs = max(c.stats.MaxLateNs, uint64(late))
+	}
 	c.mu.Unlock()
 	return n, nil
+}
+
+// schedule books the modelled card for a request that arrived at arrival and keeps it busy
+// for d (already scaled) and returns the request's deadline: it starts at arrival less the
+// path offset, capped by the recent idle gaps, or when the card completes the previous
+// request, whichever is later. c.mu is held; replied must follow.
+func (c *Card) schedule(arrival time.Time, d time.Duration) time.Time {
+	offset := c.pathOffset
+	if c.inFlight == 0 && !c.lastDone.IsZero() {
+		copy(c.gaps[1:], c.gaps[:gapWindow-1])
+		c.gaps[0] = arrival.Sub(c.lastDone)
+		c.nGaps = min(c.nGaps+1, gapWindow)
+	}
+	if offset > 0 {
+		for _, g := range c.gaps[:c.nGaps] {
+			if g < offset {
+				offset = max(g, 0)
+			}
+		}
+		if offset < c.pathOffset {
+			c.stats.PathOffsetCapped++
+		}
+	}
+	c.inFlight++
+	start := arrival.Add(-offset)
+	if start.Before(c.nextFree) {
+		start = c.nextFree // the card is still busy with earlier requests
+	}
+	c.nextFree = start.Add(d)
+	return c.nextFree
+}
+
+// replied notes that a request's reply leaves at t; c.mu is held.
+func (c *Card) replied(t time.Time) {
+	c.inFlight--
+	if t.After(c.lastDone) {
+		c.lastDone = t
+	}
 }
 
 func (c *Card) data(r flash.Request, buf []byte) (int, error) {

@@ -44,6 +44,13 @@ type SimcardOptions struct {
 	// OnStart, when set, is called with the server's pid as soon as it runs (before it serves),
 	// so that the caller can record it for the cleanup of a killed run.
 	OnStart func(pid int) error
+	// PathOffset says how the server's path offset is set (simcard.Card.SetPathOffset):
+	// "" or "loop" measures the round trip through a direct-I/O loop device over the served
+	// file, the path fsbench's own I/O takes; "auto" lets the server measure the FUSE path
+	// alone; "off" or a duration is passed on as it is (simcard.Config.PathOffset).
+	PathOffset string
+	// PathCalibration, when set, receives what the loop calibration measured.
+	PathCalibration *simcard.RoundTrip
 }
 
 // Simcard is a running simulated-card server: a child process, so that a crash of the server
@@ -95,7 +102,12 @@ func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 	// Not CommandContext: cancelling the run must not kill the server under a mounted
 	// filesystem; the caller unmounts, detaches and then calls Stop.
 	cmd := exec.Command(argv[0], args...)
-	cmd.Env = append(os.Environ(), opts.Env...)
+	loopCalib := opts.PathOffset == "" || opts.PathOffset == "loop"
+	serverMode := opts.PathOffset
+	if loopCalib {
+		serverMode = "external"
+	}
+	cmd.Env = append(append(os.Environ(), simcard.PathOffsetEnv+"="+serverMode), opts.Env...)
 	s := &Simcard{dir: dir, cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout = &s.stdout
 	cmd.Stderr = &s.stderr
@@ -120,9 +132,28 @@ func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 		timeout = 15 * time.Second
 	}
 	deadline := time.Now().Add(timeout)
+	calibrated := !loopCalib
 	for {
 		if st, err := os.Stat(s.CardPath()); err == nil && st.Mode().IsRegular() && mounted(dir) {
 			return s, nil
+		}
+		if !calibrated && mounted(dir) {
+			calib := filepath.Join(dir, simcard.CalibrationFile)
+			if st, err := os.Stat(calib); err == nil && st.Mode().IsRegular() {
+				calibrated = true
+				msg := "auto"
+				if rt, err := calibrateThroughLoop(calib); err != nil {
+					fmt.Fprintf(s.logw(opts.Log), "simcard: calibrating the path through a loop device: %v; the server measures the FUSE path alone\n", err)
+				} else {
+					msg = simcard.CalibrationMessage(rt.Offset(), rt.String())
+					if opts.PathCalibration != nil {
+						*opts.PathCalibration = rt
+					}
+				}
+				if err := os.WriteFile(calib, []byte(msg), 0); err != nil {
+					return nil, errors.Join(fmt.Errorf("simcard: hand the path calibration to the server: %w", err), s.Stop())
+				}
+			}
 		}
 		select {
 		case <-s.done:
@@ -135,6 +166,33 @@ func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 			return nil, errors.Join(fmt.Errorf("simcard server did not serve %s within %v: %s", s.CardPath(), timeout, bytes.TrimSpace(s.stderr.Bytes())), s.Stop())
 		}
 	}
+}
+
+// calibrateThroughLoop measures the round trip through a direct-I/O loop device over the
+// server's calibration file: the kernel path between a tool on the loop device and the
+// server, which the card's clock may start a request early by (see
+// simcard.Card.SetPathOffset). The loop device is attached only for the measurement.
+func calibrateThroughLoop(calib string) (rt simcard.RoundTrip, err error) {
+	l, err := AttachLoop(calib, LoopOptions{DirectIO: true, ReadOnly: true})
+	if err != nil {
+		return rt, err
+	}
+	defer func() {
+		if derr := l.Detach(); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}()
+	if !l.DirectIO {
+		return rt, fmt.Errorf("%s over %s: the kernel refused direct I/O, so its round trips would be the page cache's", l.Path, calib)
+	}
+	return simcard.MeasureRoundTrip(l.Path, "a direct-I/O loop device over the FUSE file")
+}
+
+func (s *Simcard) logw(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 // CardPath is the simulated card: attach a loop device to it (with DirectIO, so that the

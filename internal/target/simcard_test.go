@@ -233,3 +233,61 @@ func TestStartSimcardBadProfile(t *testing.T) {
 		t.Errorf("err = %v, want one listing the built-in profiles", err)
 	}
 }
+
+// TestSimcardPathCalibration: by default StartSimcard measures the round trip through a loop
+// device over the server's calibration file and hands it to the server, which uses it as its
+// path offset; "off" and a fixed duration are passed through; no calibration file, loop
+// device or mount is left behind.
+func TestSimcardPathCalibration(t *testing.T) {
+	requireFUSE(t)
+	tests := []struct {
+		name, mode string
+		want       func(rt simcard.RoundTrip) (time.Duration, string) // offset and a word of the note
+	}{
+		{"loop", "", func(rt simcard.RoundTrip) (time.Duration, string) { return rt.Offset(), "loop device" }},
+		{"off", "off", func(simcard.RoundTrip) (time.Duration, string) { return 0, "" }},
+		{"fixed", "25us", func(simcard.RoundTrip) (time.Duration, string) { return 25 * time.Microsecond, "given" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd, env := helperCommand()
+			var log bytes.Buffer
+			var rt simcard.RoundTrip
+			sc, err := StartSimcard(context.Background(), SimcardOptions{Profile: "emmc", Size: 16 << 20, Dir: filepath.Join(dir, "sim"),
+				TimeScale: 1, Command: cmd, Env: env, Log: &log, PathOffset: tt.mode, PathCalibration: &rt})
+			if err != nil {
+				t.Fatalf("StartSimcard: %v\n%s", err, log.String())
+			}
+			defer checkNothingLeft(t, dir)
+			defer func() {
+				if err := sc.Stop(); err != nil {
+					t.Errorf("stop: %v", err)
+				}
+			}()
+			st, err := sc.FullStats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantOff, word := tt.want(rt)
+			t.Logf("path offset %v: %s", time.Duration(st.PathOffsetNs), st.PathCalibration)
+			if time.Duration(st.PathOffsetNs) != wantOff || !strings.Contains(st.PathCalibration, word) {
+				t.Errorf("path offset %v (%q), want %v with %q", time.Duration(st.PathOffsetNs), st.PathCalibration, wantOff, word)
+			}
+			if tt.mode == "" && (rt.Reads == 0 || rt.Best <= 0 || rt.Best > rt.Median) {
+				t.Errorf("loop calibration %+v: want a positive fastest round trip below the median", rt)
+			}
+			ents, err := os.ReadDir(sc.Dir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			if strings.Join(names, " ") != "card stats" {
+				t.Errorf("served files %v, want card and stats only", names)
+			}
+		})
+	}
+}

@@ -149,3 +149,39 @@ func TestReplayTraceFile(t *testing.T) {
 		t.Errorf("counters %+v", c)
 	}
 }
+
+// TestReplayIgnoresTiming: the modelled device time of a replay depends on the requests and
+// their order, not on when they were issued: the model has no clock (no idle-time work), so
+// the same requests spread over an hour or issued back to back give the same counters.
+func TestReplayIgnoresTiming(t *testing.T) {
+	p := profile(t, "sd-typical")
+	spaced := func(gap time.Duration) *Trace {
+		tr := &Trace{Device: "loop0"}
+		for i := 0; i < 400; i++ {
+			op := OpWrite
+			if i%5 == 0 {
+				op = OpRead
+			}
+			sector := uint64((i*7919)%8192) * 64
+			tr.Requests = append(tr.Requests, Request{Issue: time.Duration(i) * gap, Sector: sector, Sectors: 8 + uint64(i%3)*8, Op: op})
+		}
+		return tr
+	}
+	var first flash.Counters
+	for i, gap := range []time.Duration{0, time.Microsecond, 10 * time.Second} {
+		c, err := Replay(spaced(gap), p, 256<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = c
+			if c.BusyNs == 0 {
+				t.Fatal("the replay modelled no busy time")
+			}
+			continue
+		}
+		if d := cmp.Diff(first, c); d != "" {
+			t.Errorf("requests %v apart give other counters than back to back:\n%s", gap, d)
+		}
+	}
+}
