@@ -92,6 +92,8 @@ type htmlPage struct {
 	// marks of the matrix's cells; GuestHint offers a guest run for the filesystems this kernel
 	// lacks.
 	Busy, Marks, GuestHint string
+	// Server says when a simulated card's server could not keep up with its model (ServerNote).
+	Server string
 	// ShowLabel adds the column with the label of the run each variant came from, and Runs
 	// lists those runs, when a merge labelled them (fsbench merge --label: one card per run).
 	ShowLabel bool
@@ -162,6 +164,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	p.Verdicts = VerdictsFor(r, opt.Alpha, card)
 
 	p.Busy = BusyText(r)
+	p.Server = ServerNote(r)
 	var cols []metric
 	for _, m := range matrixFor(r, card) {
 		if present(r, m) && !(m.key == mBoot.key && !anyModuleLoad(r)) {
@@ -222,7 +225,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	p.Raw = rawRows(full)
 	if len(p.Rows) > 0 {
 		// The rules of the matrix and verdicts, which a run of raw-flash variants only lacks.
-		p.Rules = []string{RatingRules, VerdictRules, SignificanceRules, WearRules,
+		p.Rules = []string{RatingRules, VerdictRules, SignificanceRules, WearRules, CardTimeRules,
 			"Throughputs (MB/s) are the bytes the test moved through the filesystem over its wall time; read-write variants " +
 				"store several copies of the dataset and read-only images one, so seconds would not compare but MB/s do. " +
 				"Space is the used bytes (statfs) over the logical bytes stored."}
@@ -470,7 +473,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 <h1>{{.Title}}</h1>
 <p class="question">{{.Question}}</p>
 <p class="setup">{{.Setup}}</p>
-{{if .Busy}}<p class="busy"><strong>Note:</strong> {{.Busy}}.</p>{{end}}
+{{if .Busy}}<p class="busy"><strong>Note:</strong> {{.Busy}}.</p>{{end}}{{if .Server}}<p class="busy"><strong>Note:</strong> {{.Server}}.</p>{{end}}
 {{if .Runs}}<p class="setup">Merged from {{len .Runs}} runs, each with the rows it measured:</p>
 <ul class="muted">
 {{range .Runs}}<li><b>{{.Label}}</b>: {{.Dir}}, {{.Where}}: {{range $i, $v := .Variants}}{{if $i}}, {{end}}{{$v}}{{end}}</li>

@@ -116,6 +116,9 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 		if busy := BusyText(r); busy != "" {
 			fmt.Fprintln(w, "\nNOTE: "+busy+".")
 		}
+		if srv := ServerNote(r); srv != "" {
+			fmt.Fprintln(w, "\nNOTE: "+srv+".")
+		}
 		for _, c := range cols {
 			if c.group != nil {
 				fmt.Fprintln(w, "kernel: "+GroupRule+".")
@@ -123,8 +126,11 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 			}
 		}
 		for _, c := range cols {
-			if c.m.key == "flash_wear" {
+			switch c.m.key {
+			case "flash_wear":
 				fmt.Fprintf(w, "wear: flash bytes programmed on %s per byte written through the filesystem (write tests; traces replayed through the card model).\n", card)
+			case "card_time":
+				fmt.Fprintf(w, "card: seconds the %s model was busy with the write tests' requests, computed from the requests alone: a busy host cannot change it.\n", card)
 			}
 		}
 

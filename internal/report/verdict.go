@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/results"
@@ -56,6 +57,10 @@ func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 		pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha),
 		pick("space", evaluate(r, mSpace, alpha), alpha),
 		wearVerdict(r, CardFor(r, card), alpha),
+	}
+	// Card time only where it was measured: a run without traces says so once, under flash wear.
+	if c := CardFor(r, card); hasCardTime(r, c) {
+		out = slices.Insert(out, 3, cardTimeVerdict(r, c, alpha))
 	}
 	return out
 }

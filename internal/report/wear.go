@@ -207,12 +207,15 @@ func traced(r *results.Run) bool {
 	return false
 }
 
-// matrixFor is the observation matrix's columns for r: the fixed concerns, then flash wear on
-// card when the run's traces were replayed through it.
+// matrixFor is the observation matrix's columns for r: the fixed concerns, then flash wear and
+// card time on card when the run's traces were replayed through it (or it ran on that card).
 func matrixFor(r *results.Run, card string) []metric {
 	cols := slices.Clone(matrixMetrics)
 	if slices.Contains(replayedCards(r), card) && len(runWriteTests(r)) > 0 {
 		cols = append(cols, wearMetric(r, card))
+	}
+	if hasCardTime(r, card) {
+		cols = append(cols, cardTimeMetric(r, card))
 	}
 	return cols
 }

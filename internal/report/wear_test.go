@@ -304,9 +304,15 @@ func TestWearRunGolden(t *testing.T) {
 	if strings.Contains(s, "not measured in this run") {
 		t.Error("report says flash wear is not measured, but the run has traces")
 	}
-	v := Verdicts(r, 0)[4]
-	if v.Priority != "flash wear" || v.Winner == "" || v.RunnerUp == "" || v.Significance == "" {
-		t.Errorf("flash wear verdict %+v", v)
+	got := map[string]Verdict{}
+	for _, v := range Verdicts(r, 0) {
+		got[v.Priority] = v
+	}
+	// wear.json predates card times in replays: its card-time verdict is TestCardTimeVerdict's.
+	for _, p := range []string{"flash wear"} {
+		if v := got[p]; v.Winner == "" || v.RunnerUp == "" || v.Significance == "" {
+			t.Errorf("%s verdict %+v", p, v)
+		}
 	}
 }
 

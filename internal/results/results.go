@@ -250,6 +250,21 @@ type FlashIO struct {
 	AUMerges           uint64  `json:"au_merges,omitempty"`
 	GCCollections      uint64  `json:"gc_collections,omitempty"`
 	BusyNs             uint64  `json:"busy_ns"` // modelled device time
+	// Server is what the simulated card's server itself spent over the measurement (live
+	// simulated cards only; trace replays have no server).
+	Server *CardServer `json:"server,omitempty"`
+}
+
+// CardServer is the simulated card's own overhead over one measurement: how long the server
+// took per request before the modelled card time began to count, and how many replies left
+// after their modelled completion because of it (or because the host was busy). A late reply
+// makes the wall-clock figure slower than the card would be; the card time does not change.
+type CardServer struct {
+	Requests     uint64 `json:"requests"`
+	P50Ns        uint64 `json:"p50_ns"`
+	P99Ns        uint64 `json:"p99_ns"`
+	LateRequests uint64 `json:"late_requests"`
+	LateNs       uint64 `json:"late_ns"` // total by which the late replies missed their deadlines
 }
 
 // FromFlash converts a counter delta of the flash model.

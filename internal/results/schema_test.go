@@ -66,7 +66,11 @@ func fullRun() *Run {
 				Device:       &DeviceIO{ReadBytes: 4096, WriteBytes: 5 << 20, ReadIOs: 1, WriteIOs: 40, DiscardBytes: 1 << 20, DiscardIOs: 2, FlushIOs: 3, BusyMs: 900},
 				LogicalBytes: 5 << 20, MBps: 3.4952533333333333,
 				Extra: map[string]float64{"block_amplification": 1.0625, "image_bytes": 1e21, "latency_p99_s": 1e-7},
-				Flash: flashIO(5),
+				Flash: func() *FlashIO {
+					f := flashIO(5)
+					f.Server = &CardServer{Requests: 1200, P50Ns: 11e3, P99Ns: 108e3, LateRequests: 60, LateNs: 4e6}
+					return f
+				}(),
 				Trace: &TraceInfo{
 					Summary: TraceSummary{Requests: 50, Read: TraceDir{Requests: 1, Bytes: 4096}, Write: TraceDir{Requests: 40, Bytes: 5 << 20},
 						Discard: TraceDir{Requests: 2, Bytes: 1 << 20}, Other: TraceDir{Requests: 4, Bytes: 8 << 20},

@@ -205,7 +205,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		// the server still runs (the session's cleanup stops it).
 		defer func() {
 			if c, cerr := prep.Card(); cerr == nil && measured {
-				run.Card = results.FromCounters(c)
+				run.Card = results.FromCounters(c.Counters)
 				if serr := eng.save(); serr != nil && err == nil {
 					err = serr
 				}

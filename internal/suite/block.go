@@ -16,11 +16,11 @@ import (
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/dataset"
-	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -49,7 +49,7 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 		return c.Stop()
 	}
 	defer stopTrace() // on the error paths
-	var card0 flash.Counters
+	var card0 simcard.Stats
 	if r.env.Card != nil {
 		var err error
 		if card0, err = r.env.Card(); err != nil {
@@ -73,7 +73,10 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 		if err != nil {
 			return results.Measurement{}, fmt.Errorf("reading the simulated card's counters: %w", err)
 		}
-		flashIO = results.FromFlash(card1.Sub(card0))
+		flashIO = results.FromFlash(card1.Counters.Sub(card0.Counters))
+		st := card1.ServerTime.Sub(card0.ServerTime)
+		flashIO.Server = &results.CardServer{Requests: st.Count, P50Ns: st.P50Ns, P99Ns: st.P99Ns,
+			LateRequests: card1.LateRequests - card0.LateRequests, LateNs: card1.LateNs - card0.LateNs}
 	}
 	var traceInfo *results.TraceInfo
 	if r.env.Tracing != nil {

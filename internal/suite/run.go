@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/simcard"
 )
 
 // Env is what the repetitions of a run work with. Everything in it was made or named by the
@@ -43,8 +44,9 @@ type Env struct {
 	Log func(format string, args ...any)
 	// OnTest is called before each test starts (for a progress display); may be nil.
 	OnTest func(test string)
-	// Card reads the simulated card's counters (simcard target); nil for other targets.
-	Card func() (flash.Counters, error)
+	// Card reads the simulated card's counters and its server's overhead (simcard target); nil
+	// for other targets.
+	Card func() (simcard.Stats, error)
 	// Tracing, when set, captures each timed test's block requests from tracefs.
 	Tracing *Tracing
 	// Sentinel, when set, records what else the machine did during each timed span.

@@ -393,7 +393,7 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 		return s.Ledger.RemoveProcess(card.Pid())
 	})
 	t.opt.logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, plan.FormatSize(cfg.Size), card.CardPath(), t.opt.TimeScale)
-	p := &Prepared{Size: cfg.Size, Card: card.Stats, CardProfile: t.spec.Profile, Backing: data,
+	p := &Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.spec.Profile, Backing: data,
 		Result: results.Target{Kind: "simcard", Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
 	p.Underlying = card.CardPath()
 	if err := attachLoopTo(s, card.CardPath(), t.opt.DirectIO, p); err != nil {

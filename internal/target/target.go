@@ -6,11 +6,11 @@ import (
 	"io"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
-	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/simcard"
 )
 
 // A Target is where a run's filesystems are made: one implementation per kind of --target
@@ -60,8 +60,9 @@ type Prepared struct {
 	// Chip and Timings are the simulated NAND chip (nandsim); nil on a block device.
 	Chip    *nand.Chip
 	Timings nand.Timings
-	// Card reads the simulated card's counters (simcard); nil otherwise.
-	Card func() (flash.Counters, error)
+	// Card reads the simulated card's counters and its server's overhead (simcard); nil
+	// otherwise.
+	Card func() (simcard.Stats, error)
 	// CardProfile is the simulated card's profile, which traces are replayed through too.
 	CardProfile string
 	// Backing is the file that finally holds the device's data when the device itself does
