@@ -135,7 +135,16 @@ type Model struct {
 	cache    []uint64 // dirty logical pages in the volatile cache, oldest first
 	cacheSet map[uint64]bool
 	lat      time.Duration // latency being accumulated for the current request
+	merges   []Span        // AUs the current request made the card merge (copy)
 }
+
+// Span is a byte range of the card.
+type Span struct{ Off, Len uint64 }
+
+// LastMerges returns the allocation units (byte ranges of the card) that the last request
+// made the card merge, copying their still-valid pages: a power cut during that request
+// catches the merge in progress (the powercut suite's merge-loss rule).
+func (m *Model) LastMerges() []Span { return append([]Span(nil), m.merges...) }
 
 type openAU struct {
 	au      uint64 // logical AU index
@@ -217,6 +226,7 @@ func (m *Model) Do(r Request) (time.Duration, error) {
 		}
 	}
 	m.lat = time.Duration(m.p.CommandTime)
+	m.merges = m.merges[:0]
 	switch r.Op {
 	case OpRead:
 		m.c.Reads++
@@ -467,6 +477,9 @@ func (m *Model) closeAU(o *openAU) {
 	}
 	if copies > 0 || (o.merged && !complete) {
 		m.c.AUMerges++
+		if copies > 0 {
+			m.merges = append(m.merges, Span{Off: m.auPage(o.au, 0) * m.ps, Len: m.ppau * m.ps})
+		}
 		m.lat += time.Duration(m.p.AUCloseTime)
 		m.progPages(copies, true)
 	}

@@ -156,7 +156,7 @@ type Profile struct {
 // powercut): a profile file sets them in a [power_loss] table.
 type PowerLoss struct {
 	// VolatileCache: writes the card received after the last flush are not durable; at a cut
-	// any subset of them (chosen by the seed) survives, in any order, as from a cache written
+	// any subset of them (chosen by the seed) survives, as from a cache written
 	// back out of order. A FUA write (a flush right after it, through a loop device) is durable.
 	VolatileCache bool `toml:"volatile_cache" json:"volatile_cache"`
 	// TornPage: the flash page being programmed at the cut holds its old content, the new
