@@ -41,6 +41,8 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 func (r *rootNode) addCard(ctx context.Context) {
 	card := r.NewPersistentInode(ctx, &cardNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
 	r.AddChild(CardFile, card, false)
+	r.AddChild(PowerCutFile, r.NewPersistentInode(ctx, &powerCutNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 5}), false)
+	r.AddChild(CutFile, r.NewPersistentInode(ctx, &cutNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 6}), false)
 }
 
 // endCalibration replaces the calibration file by the card file.
@@ -236,5 +238,114 @@ func (n *statsNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.Attr
 	out.Mode = syscall.S_IFREG | 0o444
 	out.Size = uint64(len(n.snapshot()))
 	out.Nlink = 1
+	return 0
+}
+
+// powerCutNode is the powercut file: written, a command (Card.PowerCutCommand); read, the
+// status at open (one consistent JSON document, as the stats file).
+type powerCutNode struct {
+	fs.Inode
+	card *Card
+}
+
+var (
+	_ fs.NodeOpener    = (*powerCutNode)(nil)
+	_ fs.NodeWriter    = (*powerCutNode)(nil)
+	_ fs.NodeGetattrer = (*powerCutNode)(nil)
+	_ fs.NodeSetattrer = (*powerCutNode)(nil)
+)
+
+func (n *powerCutNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 {
+		return nil, fuse.FOPEN_DIRECT_IO, 0
+	}
+	return &statsHandle{data: n.card.powerCutJSON()}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// Write runs a command; a failed one returns EINVAL and its error reads in the status.
+func (n *powerCutNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	if err := n.card.PowerCutCommand(string(data)); err != nil {
+		return 0, syscall.EINVAL
+	}
+	return uint32(len(data)), 0
+}
+
+func (n *powerCutNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o600
+	out.Size = 1 << 20 // larger than any status: direct I/O reads stop at its real end
+	out.Nlink = 1
+	return 0
+}
+
+// Setattr ignores truncation (a shell's > redirection truncates before it writes).
+func (n *powerCutNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return n.Getattr(ctx, f, out)
+}
+
+// cutNode is the card after the last built cut: fsck and mounts run on a loop device over
+// it. No model and no waiting: the cut's check is not a benchmark of the card.
+type cutNode struct {
+	fs.Inode
+	card *Card
+}
+
+var (
+	_ fs.NodeOpener    = (*cutNode)(nil)
+	_ fs.NodeReader    = (*cutNode)(nil)
+	_ fs.NodeWriter    = (*cutNode)(nil)
+	_ fs.NodeGetattrer = (*cutNode)(nil)
+	_ fs.NodeSetattrer = (*cutNode)(nil)
+	_ fs.NodeFsyncer   = (*cutNode)(nil)
+	_ fs.NodeAllocater = (*cutNode)(nil)
+)
+
+func (n *cutNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return nil, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES, 0
+}
+
+func (n *cutNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o600
+	out.Size = n.card.model.Size()
+	out.Blocks = out.Size / 512
+	out.Nlink = 1
+	return 0
+}
+
+func (n *cutNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return n.Getattr(ctx, f, out)
+}
+
+func (n *cutNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	k, err := n.card.cutIO(dest, off, false)
+	if err != nil {
+		return nil, syscall.EIO
+	}
+	return fuse.ReadResultData(dest[:k]), 0
+}
+
+func (n *cutNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	k, err := n.card.cutIO(data, off, true)
+	if err != nil {
+		return uint32(k), syscall.EIO
+	}
+	return uint32(k), 0
+}
+
+func (n *cutNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno { return 0 }
+
+// Allocate zeroes discarded ranges, as the card does.
+func (n *cutNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) == 0 || off >= n.card.model.Size() {
+		return 0
+	}
+	size = min(size, n.card.model.Size()-off)
+	zero := make([]byte, min(size, 1<<20))
+	for done := uint64(0); done < size; {
+		k := min(size-done, uint64(len(zero)))
+		if _, err := n.card.cutIO(zero[:k], int64(off+done), true); err != nil {
+			return syscall.EIO
+		}
+		done += k
+	}
 	return 0
 }

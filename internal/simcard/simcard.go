@@ -115,6 +115,10 @@ type Card struct {
 	lastDone time.Time
 	gaps     [gapWindow]time.Duration
 	nGaps    int
+	// io is held shared by every request for its whole course and exclusively while the
+	// powercut recording starts, so that the card's copy and the recorded stream fit.
+	io sync.RWMutex
+	pc powerCut
 }
 
 // gapWindow is how many recent idle gaps bound the path offset: enough to hold the fastest
@@ -218,8 +222,14 @@ func (c *Card) DoAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	if r.Op == flash.OpRead && r.Off >= size {
 		return 0, nil
 	}
+	c.io.RLock()
+	defer c.io.RUnlock()
 	c.mu.Lock()
 	lat, err := c.model.Do(r)
+	if err == nil {
+		// In the model's order, which is the order the card received them.
+		err = c.record(r, buf)
+	}
 	if err != nil {
 		c.stats.Errors++
 		c.mu.Unlock()
