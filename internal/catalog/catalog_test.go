@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-var units = []string{Seconds, Bytes, KiBps, SeeksPerSec, FilesPerSec, MBps, IOPS}
+var units = []string{Seconds, Bytes, KiBps, SeeksPerSec, FilesPerSec, MBps, IOPS, Percent}
 
 // TestEntries checks that every test is declared once and completely.
 func TestEntries(t *testing.T) {

@@ -7,6 +7,7 @@ const (
 	SuiteSmallFiles    = "smallfiles"
 	SuiteRandIO        = "randio"
 	SuiteFreeElectrons = "free-electrons"
+	SuitePowerCut      = "powercut"
 )
 
 // Test names of the block setup and the bootlin suite, in the order they run.
@@ -64,6 +65,15 @@ const (
 	RandRead4K   = "randio_rand_read"
 )
 
+// Test names of the powercut suite.
+const (
+	PowerCut = "powercut"
+)
+
+// Percent is the unit of the powercut headline: the share of cuts a filesystem came through
+// whole.
+const Percent = "%"
+
 // suites lists every suite's own tests in the order they run: the only place that says which
 // suite a test belongs to.
 var suites = []Suite{
@@ -75,6 +85,8 @@ var suites = []Suite{
 		Tests: []string{SmallLarge, SmallFsync, SmallDirsync}},
 	{Name: SuiteRandIO, Title: "SD card application-class jobs (O_DIRECT, iodepth 1)",
 		Tests: []string{RandSeqWrite, RandWrite4K, RandRead4K}},
+	{Name: SuitePowerCut, Title: "power cuts on the simulated card: what each filesystem keeps of what it acknowledged",
+		Tests: []string{PowerCut}},
 	{Name: SuiteFreeElectrons, Title: "Free Electrons' flash filesystem study on raw NAND (ELCE 2010)", Flash: true,
 		Tests: []string{InitTime, InitMem, MountTime, MountMem, UsedSpace, ReadTime, RemoveTime, WriteTime, VideoWriteTime}},
 }
@@ -163,6 +175,11 @@ var tests = []Test{
 		Doc: "random 4 KiB O_DIRECT writes in that file, iodepth 1, for a fixed time (fio rw=randwrite bs=4k direct=1); A1 needs >= 500 IOPS, A2 >= 2000"},
 	{Name: RandRead4K, Unit: IOPS, Better: HigherIsBetter, Quantity: Rate, Title: "4 KiB random read",
 		Doc: "random 4 KiB O_DIRECT reads of that file, iodepth 1, for a fixed time (fio rw=randread bs=4k direct=1); A1 needs >= 1500 IOPS, A2 >= 4000"},
+
+	// The powercut suite.
+	{Name: PowerCut, Unit: Percent, Better: HigherIsBetter, Quantity: Amount, Title: "power-loss safety",
+		Doc:    "a seeded workload of fsync'ed creates, appends, overwrites, atomic renames and deletes on the simulated card, its request stream recorded; then for each of --cuts power cuts (before and after flushes, and at random) the card after the cut by its profile's power-loss model: mount (recovery time), verify what was acknowledged, fsck, repair; headline: % of cuts the filesystem came through whole (mounted without repair, fsck clean, no acknowledged data lost)",
+		Figure: &Figure{Key: "powerloss", Title: "power-loss safety (% of cuts survived whole)", Short: "pwr-safe", Label: "power-loss safety", Unit: Percent, Better: HigherIsBetter, Quantity: Amount, From: FromValue, Scale: 1}},
 
 	// The free-electrons suite (raw flash); mount_mem and used_space are above.
 	{Name: InitTime, Unit: Seconds, Better: LowerIsBetter, Quantity: Time, Title: "init time",

@@ -34,6 +34,8 @@ type runFlags struct {
 	notes                                                                                    func(string, ...any)
 	timeScale                                                                                float64
 	repetitions, maxReps                                                                     int
+	cuts                                                                                     int
+	fault                                                                                    string
 	seed                                                                                     uint64
 	warmup, keepImage, noDirectIO, keepTraces                                                bool
 }
@@ -68,6 +70,8 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.BoolVar(&f.warmup, "warmup", false, "run one extra first repetition and discard it")
 	fl.StringVar(&f.variants, "variants", "", `comma-separated variant names to run (default: all); a name holding a comma is written with it escaped (ext4/noatime\,dirsync) or in double quotes`)
 	fl.StringVar(&f.tests, "tests", "", "comma-separated tests to record (default: the whole suite)")
+	fl.IntVar(&f.cuts, "cuts", 0, "suite powercut: power cuts per variant and repetition (default 50)")
+	fl.StringVar(&f.fault, "fault", "", "suite powercut: add a fault to the card's power-loss model: merge-loss (a cut during an AU merge damages that AU)")
 	fl.StringVar(&f.suite, "suite", "", "test suite (default bootlin)")
 	fl.StringVar(&f.scheduler, "scheduler", "", "I/O scheduler to set on the device for the run (none, mq-deadline, bfq, kyber: those the kernel offers); restored afterwards")
 	fl.StringVar(&f.dataset, "dataset", "", "use this directory tree as the dataset (your real rootfs is the best test)")
@@ -163,6 +167,19 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	}
 	if fl.Changed("suite") {
 		cfg.Suite = f.suite
+	}
+	if fl.Changed("cuts") {
+		if f.cuts < 1 {
+			return cfg, usagef("--cuts must be at least 1, not %d", f.cuts)
+		}
+		cfg.Params.PowerCut.Cuts = f.cuts
+	}
+	switch f.fault {
+	case "":
+	case "merge-loss":
+		cfg.Params.PowerCut.MergeLoss = true
+	default:
+		return cfg, usagef("--fault %q: the known fault is merge-loss", f.fault)
 	}
 	if cfg.Suite == plan.FlashSuite && reflect.DeepEqual(cfg.Variants, plan.DefaultVariants()) {
 		// The default variants are block filesystems: on raw NAND the study's ones run.

@@ -9,6 +9,17 @@ type SuiteParams struct {
 	Bonnie     BonnieParams     `json:"bonnie"`
 	Smallfiles SmallfilesParams `json:"smallfiles"`
 	Randio     RandioParams     `json:"randio"`
+	PowerCut   PowerCutParams   `json:"powercut,omitzero"`
+}
+
+// PowerCutParams are the sizes of the powercut test.
+type PowerCutParams struct {
+	Cuts int    `json:"cuts"` // power cuts per variant and repetition (--cuts; default 50)
+	Ops  int    `json:"ops"`  // operations of the workload (default 300)
+	Seed uint64 `json:"seed"` // seeds the workload, the cut points and what each cut loses
+	// MergeLoss adds the merge-loss fault to a card profile that does not have it (--fault
+	// merge-loss): a cut during an AU merge damages that AU.
+	MergeLoss bool `json:"merge_loss,omitempty"`
 }
 
 // BonnieParams are the sizes of the bonnie tests. The zero FileSize means bonnie++'s rule:
@@ -51,5 +62,6 @@ func DefaultSuiteParams() SuiteParams {
 		Smallfiles: SmallfilesParams{Block: 16 << 10, Blocks: 10000, Files: 1000, FileBytes: 160 << 10},
 		Randio: RandioParams{FileSize: 256 << 20, SeqBlock: 512 << 10, RandBlock: 4 << 10,
 			Runtime: Duration{10 * time.Second}, MaxOps: 1 << 20, Seed: 1},
+		PowerCut: PowerCutParams{Cuts: 50, Ops: 300, Seed: 1},
 	}
 }

@@ -215,6 +215,52 @@ type Measurement struct {
 	Trace *TraceInfo `json:"trace,omitempty"`
 	// Noise is what else the machine did during the measured span (timed tests only).
 	Noise *Noise `json:"noise,omitempty"`
+	// PowerCut is what the powercut test found over its cuts.
+	PowerCut *PowerCut `json:"powercut,omitempty"`
+}
+
+// PowerCut summarises one repetition of the powercut test: the cuts made on the recorded
+// request stream and what the filesystem came back as after each.
+type PowerCut struct {
+	Profile string `json:"profile"`
+	// Model is the card's power-loss model as applied (the profile's, plus --fault merge-loss).
+	VolatileCache bool `json:"volatile_cache"`
+	TornPage      bool `json:"torn_page"`
+	MergeLoss     bool `json:"merge_loss"`
+	// Requests is the length of the recorded stream; StreamFull: its size limit cut it short.
+	Requests   int  `json:"requests"`
+	StreamFull bool `json:"stream_full,omitempty"`
+	Acks       int  `json:"acks"` // acknowledgements the workload received
+	Cuts       int  `json:"cuts"`
+	// Proportions over the cuts, with 95 % Wilson intervals.
+	Safe               Proportion `json:"safe"` // mounted without repair, fsck clean, nothing acknowledged lost
+	MountWithoutRepair Proportion `json:"mount_without_repair"`
+	FsckClean          Proportion `json:"fsck_clean"`
+	Unrecoverable      Proportion `json:"unrecoverable"`
+	AckLossCuts        Proportion `json:"ack_loss_cuts"` // cuts that lost or corrupted acknowledged data
+	FsckErrors         int        `json:"fsck_errors"`
+	FsckToolFailed     int        `json:"fsck_tool_failed"`
+	Repaired           int        `json:"repaired"`
+	AckedLost          int        `json:"acked_lost"`    // acknowledged files missing, summed over the cuts
+	AckedCorrupt       int        `json:"acked_corrupt"` // acknowledged files with wrong content
+	TornRenames        int        `json:"torn_renames"`
+	Resurrected        int        `json:"resurrected"`
+	UnackedLost        int        `json:"unacked_lost"` // expected loss: never acknowledged
+	RecoveryP50Seconds float64    `json:"recovery_p50_s"`
+	RecoveryMaxSeconds float64    `json:"recovery_max_s"`
+	UnsyncedP50Seconds float64    `json:"unsynced_lost_p50_s"` // work since the last acknowledgement, lost at the cut
+	UnsyncedMaxSeconds float64    `json:"unsynced_lost_max_s"`
+	CutsPerMinute      float64    `json:"cuts_per_minute"`
+	Problems           []string   `json:"problems,omitempty"` // the first broken promises, for the report's detail
+}
+
+// Proportion is Count of Of, in percent, with its 95 % Wilson interval.
+type Proportion struct {
+	Count int     `json:"count"`
+	Of    int     `json:"of"`
+	Pct   float64 `json:"pct"`
+	Low   float64 `json:"low_pct"`
+	High  float64 `json:"high_pct"`
 }
 
 // TraceInfo is the block-request trace of one measurement.

@@ -66,7 +66,7 @@ func (e *engine) setup(user *userData) error {
 	e.env = suite.Env{
 		Device: e.prep.Device, DeviceName: e.prep.DeviceName, Sysfs: "/sys", Mountpoint: e.mnt,
 		Timeout: cfg.Timeout.Duration, Selection: p.Selection, Run: fs.DefaultRunner, System: sys, Log: e.logf,
-		Params: cfg.Params, Card: e.prep.Card,
+		Params: cfg.Params, Card: e.prep.Card, PowerCut: e.prep.PowerCut, CardProfile: e.prep.CardProfile,
 	}
 	e.env.Sentinel = measure.NewSentinel(e.prep.DeviceName)
 	e.env.Sentinel.Backing = e.prep.Backing

@@ -343,6 +343,8 @@ func paramsFor(cfg plan.Config) plan.SuiteParams {
 			out.Smallfiles = cfg.Params.Smallfiles
 		case "randio":
 			out.Randio = cfg.Params.Randio
+		case "powercut":
+			out.PowerCut = cfg.Params.PowerCut
 		}
 	}
 	return out

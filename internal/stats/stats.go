@@ -60,3 +60,19 @@ func (s Summary) Spread() float64 {
 	}
 	return (s.Max - s.Min) / math.Abs(s.Median)
 }
+
+// Wilson is the Wilson score interval of a binomial proportion k of n at 95 % confidence,
+// as fractions in [0, 1]: unlike the normal approximation it stays inside [0, 1] and says
+// something useful for 0 of 50 (0 to 7 %), which is the figure that matters for power cuts.
+func Wilson(k, n int) (low, high float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	const z = 1.959963984540054
+	p := float64(k) / float64(n)
+	nf := float64(n)
+	den := 1 + z*z/nf
+	mid := (p + z*z/(2*nf)) / den
+	half := z / den * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return max(0, mid-half), min(1, mid+half)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
@@ -47,6 +48,11 @@ type Env struct {
 	// Card reads the simulated card's counters and its server's overhead (simcard target); nil
 	// for other targets.
 	Card func() (simcard.Stats, error)
+	// PowerCut records the simulated card's requests and builds the card after power cuts
+	// (simcard target; nil elsewhere, where the powercut test does not run). CardProfile is
+	// the card's profile, whose power-loss model the cuts apply.
+	PowerCut    powercut.Card
+	CardProfile string
 	// Tracing, when set, captures each timed test's block requests from tracefs.
 	Tracing *Tracing
 	// Sentinel, when set, records what else the machine did during each timed span.

@@ -403,6 +403,9 @@ func (t *deviceTarget) Expand(cfg plan.Config) []Expanded     { return sameVaria
 func (t *deviceTarget) Methods(plan.Config) map[string]string { return nil }
 
 func (t *deviceTarget) Check(cfg plan.Config) error {
+	if err := checkNoPowerCut(cfg, "a real device (--target device:)"); err != nil {
+		return err
+	}
 	if err := checkBlockSuite(cfg); err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/mountinfo"
 	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
@@ -399,6 +400,7 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 	if err := attachLoopTo(s, card.CardPath(), t.opt.DirectIO, p); err != nil {
 		return nil, err
 	}
+	p.PowerCut = &cutCard{s: s, dir: card.Dir()}
 	p.Health = func() error {
 		if err := card.Exited(); err != nil {
 			return err
@@ -406,4 +408,95 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 		return backingHealth(s.Work, "simulated card's data file")
 	}
 	return p, nil
+}
+
+// cutCard drives the simulated card's power-cut machinery through its powercut file and
+// attaches loop devices over its cut file, each recorded in the session's ledger so that a
+// killed run's cleanup detaches them.
+type cutCard struct {
+	s   *Session
+	dir string
+}
+
+var _ powercut.Card = (*cutCard)(nil)
+
+func (c *cutCard) command(line string) error {
+	f, err := os.OpenFile(filepath.Join(c.dir, simcard.PowerCutFile), os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("simulated card's powercut file: %w", err)
+	}
+	_, err = f.Write([]byte(line))
+	f.Close()
+	if err != nil {
+		if st, serr := c.status(); serr == nil && st.Error != "" {
+			return fmt.Errorf("simulated card: %s: %s", strings.Fields(line)[0], st.Error)
+		}
+		return fmt.Errorf("simulated card: %s: %w", line, err)
+	}
+	return nil
+}
+
+func (c *cutCard) status() (simcard.PowerCutStatus, error) {
+	var st simcard.PowerCutStatus
+	b, err := os.ReadFile(filepath.Join(c.dir, simcard.PowerCutFile))
+	if err != nil {
+		return st, fmt.Errorf("read the simulated card's powercut status: %w", err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("decode the simulated card's powercut status: %w", err)
+	}
+	return st, nil
+}
+
+func (c *cutCard) Record(dir string, limit uint64) error {
+	return c.command(fmt.Sprintf("record %s %d", dir, limit))
+}
+
+func (c *cutCard) Pos() (uint64, error) {
+	st, err := c.status()
+	return st.Pos, err
+}
+
+func (c *cutCard) Stop() error  { return c.command("stop") }
+func (c *cutCard) Reset() error { return c.command("reset") }
+func (c *cutCard) Close() error { return c.command("close") }
+
+func (c *cutCard) Cut(cut powercut.Cut, mergeLoss bool) (powercut.Outcome, error) {
+	line := fmt.Sprintf("cut %d %d", cut.Pos, cut.Seed)
+	if mergeLoss {
+		line += " merge-loss"
+	}
+	if err := c.command(line); err != nil {
+		return powercut.Outcome{}, err
+	}
+	st, err := c.status()
+	if err != nil {
+		return powercut.Outcome{}, err
+	}
+	if st.Outcome == nil {
+		return powercut.Outcome{}, errors.New("simulated card built no cut")
+	}
+	o := *st.Outcome
+	o.Cut.Kind = cut.Kind
+	return o, nil
+}
+
+// Attach attaches a loop device (direct I/O: no page cache between the filesystem and the
+// cut) over the cut file, recorded in the ledger first so a killed run still detaches it.
+func (c *cutCard) Attach(ctx context.Context) (string, func() error, error) {
+	file := filepath.Join(c.dir, simcard.CutFile)
+	l, err := AttachLoop(file, LoopOptions{DirectIO: true})
+	if err != nil {
+		return "", nil, fmt.Errorf("loop device over the cut: %w", err)
+	}
+	if err := c.s.Ledger.AddLoop(l.Path, file); err != nil {
+		return "", nil, errors.Join(err, l.Detach())
+	}
+	detach := func() error {
+		if err := l.Detach(); err != nil {
+			return err
+		}
+		return c.s.Ledger.RemoveLoop(l.Path)
+	}
+	return l.Path, detach, nil
 }

@@ -229,6 +229,9 @@ func (t *sshTarget) Methods(plan.Config) map[string]string { return nil }
 // Check refuses, on the host, what cannot work on any board: the user's dataset (a path on the
 // host), a device not named twice.
 func (t *sshTarget) Check(cfg plan.Config) error {
+	if err := checkNoPowerCut(cfg, "a board over SSH"); err != nil {
+		return err
+	}
 	if err := cfg.CheckSuiteMix(); err != nil {
 		return err
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
@@ -63,6 +65,9 @@ type Prepared struct {
 	// Card reads the simulated card's counters and its server's overhead (simcard); nil
 	// otherwise.
 	Card func() (simcard.Stats, error)
+	// PowerCut records the simulated card's request stream and builds the card after a power
+	// cut (the powercut suite); nil on every other target.
+	PowerCut powercut.Card
 	// CardProfile is the simulated card's profile, which traces are replayed through too.
 	CardProfile string
 	// Backing is the file that finally holds the device's data when the device itself does
@@ -170,4 +175,15 @@ type Facts interface {
 // no block-device filesystem): Skip gives the reason, or "".
 type Skipper interface {
 	Skip(k fs.Kind, facts Facts) string
+}
+
+// checkNoPowerCut refuses the powercut suite on a target whose power fsbench cannot cut: a
+// real device (a later change wires board-farm power switches), an image file, a board.
+func checkNoPowerCut(cfg plan.Config, what string) error {
+	for _, s := range strings.Split(strings.ReplaceAll(cfg.Suite, " ", ""), ",") {
+		if s == "powercut" {
+			return plan.Refusef("suite powercut on %s: a real power cut needs a power switch fsbench can drive, which is not wired yet, so nothing was run (nothing destructive either); cut the power of a simulated card instead: --target simcard:PROFILE", what)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,127 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// Outcomes of a filesystem check (Check) and of a repair (Repair).
+const (
+	FsckClean         = "clean"         // the check found nothing wrong
+	FsckErrors        = "errors"        // the check found inconsistencies
+	FsckToolFailed    = "tool failed"   // the checker could not run to the end (or there is none)
+	FsckRepaired      = "repaired"      // the repair fixed what it found
+	FsckUnrecoverable = "unrecoverable" // the repair left errors, or could not run
+)
+
+// fsckCommand is the check-only (repair false) or repairing command line for a filesystem,
+// and the exit codes that mean "clean" and, for a repair, "fixed".
+type fsckCommand struct {
+	tool       string
+	args       []string
+	clean, fix []int
+}
+
+func fsckFor(k Kind, dev string, repair bool) (fsckCommand, bool) {
+	switch k.Name {
+	case "ext2", "ext3", "ext4":
+		// e2fsck: 0 clean, 1 errors corrected, 2 corrected and reboot wanted, 4 errors left.
+		if repair {
+			return fsckCommand{"e2fsck", []string{"-fy", dev}, []int{0}, []int{1, 2}}, true
+		}
+		return fsckCommand{"e2fsck", []string{"-fn", dev}, []int{0}, nil}, true
+	case "xfs":
+		// xfs_repair -n: 0 clean, 1 corruption. A repair refuses a dirty log unless -L zeroes
+		// it (losing the log's transactions): what a user whose mount fails ends up doing.
+		if repair {
+			return fsckCommand{"xfs_repair", []string{"-L", dev}, []int{0}, nil}, true
+		}
+		return fsckCommand{"xfs_repair", []string{"-n", dev}, []int{0}, nil}, true
+	case "btrfs":
+		if repair {
+			return fsckCommand{"btrfs", []string{"check", "--repair", "--force", dev}, []int{0}, nil}, true
+		}
+		return fsckCommand{"btrfs", []string{"check", "--readonly", dev}, []int{0}, nil}, true
+	case "f2fs":
+		if repair {
+			return fsckCommand{"fsck.f2fs", []string{"-f", "-y", dev}, []int{0}, nil}, true
+		}
+		return fsckCommand{"fsck.f2fs", []string{"--dry-run", "-f", dev}, []int{0}, nil}, true
+	case "vfat":
+		// fsck.fat: 0 clean, 1 errors (fixed with -a, found with -n).
+		if repair {
+			return fsckCommand{"fsck.vfat", []string{"-a", "-w", dev}, []int{0}, []int{1}}, true
+		}
+		return fsckCommand{"fsck.vfat", []string{"-n", dev}, []int{0}, nil}, true
+	}
+	return fsckCommand{}, false
+}
+
+// Check runs the filesystem's checker on dev without changing it and says what it found,
+// with the tool's output (for the report's detail). The error is set only when ctx ended.
+func Check(ctx context.Context, run Runner, k Kind, dev string) (string, string, error) {
+	c, ok := fsckFor(k, dev, false)
+	if !ok {
+		return FsckToolFailed, "no checker known for " + k.Name, nil
+	}
+	code, out, err := runCode(ctx, run, c)
+	switch {
+	case err != nil:
+		return FsckToolFailed, out, err
+	case contains(c.clean, code):
+		return FsckClean, out, nil
+	case code < 0 || (k.Name == "ext2" || k.Name == "ext3" || k.Name == "ext4") && code >= 8:
+		return FsckToolFailed, out, nil
+	}
+	return FsckErrors, out, nil
+}
+
+// Repair runs the filesystem's checker in repair mode on dev: repaired when it exits clean
+// or fixed, unrecoverable otherwise.
+func Repair(ctx context.Context, run Runner, k Kind, dev string) (string, string, error) {
+	c, ok := fsckFor(k, dev, true)
+	if !ok {
+		return FsckUnrecoverable, "no checker known for " + k.Name, nil
+	}
+	code, out, err := runCode(ctx, run, c)
+	if err != nil {
+		return FsckUnrecoverable, out, err
+	}
+	if contains(c.clean, code) || contains(c.fix, code) {
+		return FsckRepaired, out, nil
+	}
+	return FsckUnrecoverable, out, nil
+}
+
+// runCode runs the command and returns its exit code (-1: it did not run or was killed);
+// the error is set only when ctx ended.
+func runCode(ctx context.Context, run Runner, c fsckCommand) (int, string, error) {
+	out, err := runner(run)(ctx, c.tool, c.args...)
+	text := strings.TrimSpace(string(out))
+	if len(text) > maxOutput {
+		text = "..." + text[len(text)-maxOutput:]
+	}
+	if ctx.Err() != nil {
+		return -1, text, fmt.Errorf("%s: %w", commandLine(c.tool, c.args), ctx.Err())
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, text, nil
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		return ee.ExitCode(), text, nil
+	}
+	return -1, text + "\n" + err.Error(), nil
+}
+
+func contains(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

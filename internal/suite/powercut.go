@@ -1,0 +1,336 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/powercut"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/stats"
+)
+
+// PowerCut is the powercut suite's test (the catalog declares it).
+const PowerCut = catalog.PowerCut
+
+func init() {
+	register(catalog.SuitePowerCut,
+		Test{Name: PowerCut, Unit: catalog.Percent, run: (*rep).powerCut, Doc: "power cuts on the simulated card"})
+}
+
+// maxProblems bounds the broken promises kept for the report.
+const maxProblems = 20
+
+// NoPowerSwitch is why the powercut test does not run on a real device.
+const NoPowerSwitch = "a real power cut needs a power switch fsbench can drive (not wired yet); nothing destructive was run: use --target simcard:PROFILE to cut the power of a simulated card"
+
+// cutResult is what one cut left.
+type cutResult struct {
+	mounted  bool // on the cut's state, without repair
+	recovery time.Duration
+	fsck     string
+	repair   string // "" when no repair was needed
+	usable   bool   // mounted, with or without repair
+	check    powercut.Check
+	unsynced time.Duration
+}
+
+// powerCut runs the workload with the card recording, unmounts, and checks the filesystem
+// after each planned cut (see checkCut). Its headline is the share of cuts survived whole.
+func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
+	card := r.env.PowerCut
+	m := results.Measurement{Test: PowerCut, Unit: catalog.Percent, Status: results.OK}
+	if card == nil {
+		m.Status, m.Note = results.NA, NoPowerSwitch
+		return []results.Measurement{m}, nil
+	}
+	prof, err := flash.CardProfile(r.env.CardProfile)
+	if err != nil {
+		return nil, err
+	}
+	params := r.env.Params.PowerCut
+	pl := prof.PowerLoss
+	pl.MergeLoss = pl.MergeLoss || params.MergeLoss
+
+	dir, err := os.MkdirTemp(r.env.WorkDir, "powercut-")
+	if err != nil {
+		return nil, fmt.Errorf("directory for the write stream: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	closed := false
+	defer func() {
+		if !closed {
+			card.Close()
+		}
+	}()
+
+	man, err := r.recordWorkload(ctx, card, dir)
+	if err != nil {
+		return nil, err
+	}
+	stream, err := powercut.OpenStream(dir)
+	if err != nil {
+		return nil, err
+	}
+	recs := stream.Records
+	stream.Close()
+	st := results.PowerCut{Profile: prof.Name, VolatileCache: pl.VolatileCache, TornPage: pl.TornPage, MergeLoss: pl.MergeLoss,
+		Requests: len(recs), Acks: len(man.Acks)}
+	cuts := powercut.PlanCuts(recs, params.Cuts, params.Seed*1000+uint64(r.n))
+	start := time.Now()
+	var out []cutResult
+	for _, c := range cuts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, err := r.checkCut(ctx, card, man, c, params.MergeLoss)
+		if err != nil {
+			return nil, fmt.Errorf("cut at request %d of %d: %w", c.Pos, len(recs), err)
+		}
+		out = append(out, res)
+		if r.env.Log != nil && res.check.Violations() > 0 {
+			r.env.Log("%s rep %d powercut: cut at request %d (%s): %d broken promises", r.v.Name, r.n, c.Pos, c.Kind, res.check.Violations())
+		}
+	}
+	elapsed := time.Since(start)
+	closed = true
+	if err := card.Close(); err != nil {
+		return nil, err
+	}
+	summarizeCuts(&st, out, elapsed)
+	m.PowerCut = &st
+	m.Value = &st.Safe.Pct
+	m.WallSeconds = elapsed.Seconds()
+	m.Extra = map[string]float64{"cuts": float64(st.Cuts), "acked_lost": float64(st.AckedLost + st.AckedCorrupt),
+		"torn_renames": float64(st.TornRenames), "mount_without_repair_pct": st.MountWithoutRepair.Pct,
+		"fsck_clean_pct": st.FsckClean.Pct, "unrecoverable_pct": st.Unrecoverable.Pct,
+		"recovery_p50_s": st.RecoveryP50Seconds, "recovery_max_s": st.RecoveryMaxSeconds,
+		"unsynced_lost_p50_s": st.UnsyncedP50Seconds, "cuts_per_minute": st.CutsPerMinute}
+	if len(cuts) < params.Cuts {
+		m.Note = fmt.Sprintf("%d cuts: the stream has only %d distinct points", len(cuts), len(recs))
+	}
+	return []results.Measurement{m}, nil
+}
+
+// recordWorkload makes the filesystem durable, starts the card's recording, runs the workload
+// and stops the recording; the filesystem is unmounted after it (the cuts mount their own).
+func (r *rep) recordWorkload(ctx context.Context, card powercut.Card, dir string) (*powercut.Manifest, error) {
+	work := filepath.Join(r.env.Mountpoint, "powercut")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		return nil, err
+	}
+	if err := (osOps{}).Syncfs(work); err != nil {
+		return nil, err
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(work, &sfs); err != nil {
+		return nil, fmt.Errorf("statfs %s: %w", work, err)
+	}
+	devBytes := sfs.Blocks * uint64(sfs.Bsize)
+	// The stream holds every byte written: bounded by twice the filesystem, and 1 GiB.
+	limit := min(2*devBytes, 1<<30)
+	if err := card.Record(dir, limit); err != nil {
+		return nil, err
+	}
+	params := r.env.Params.PowerCut
+	spec := powercut.Spec{Seed: params.Seed*1000 + uint64(r.n), Ops: params.Ops}
+	// The large writes (about one operation in twenty, kept until deleted) stay a small
+	// share of the filesystem.
+	spec.LargeBytes = int(min(4<<20, max(64<<10, devBytes/200)))
+	man, werr := powercut.Workload{Spec: spec, Pos: card.Pos}.Run(ctx, work)
+	if err := errors.Join(werr, card.Stop()); err != nil {
+		return nil, fmt.Errorf("powercut workload: %w", err)
+	}
+	if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
+		return nil, fmt.Errorf("unmounting after the workload: %w", err)
+	}
+	r.mounted = false
+	return man, nil
+}
+
+// checkCut builds the card after one cut and checks it the way a user's system meets it: mount
+// (which replays a journal: the recovery time), the acknowledged files verified, unmount; then
+// the checker in check-only mode on what the mount left; a repair when it found errors or the
+// mount failed, and a second mount after a successful repair. Every loop device is detached and
+// the cut's writes forgotten before it returns.
+func (r *rep) checkCut(ctx context.Context, card powercut.Card, man *powercut.Manifest, c powercut.Cut, mergeLoss bool) (res cutResult, err error) {
+	if _, err := card.Cut(c, mergeLoss); err != nil {
+		return res, err
+	}
+	pos := uint64(c.Pos)
+	res.unsynced = unsyncedAt(man, pos)
+	mp := r.env.Mountpoint
+	verify := func(dev string) (bool, time.Duration, error) {
+		t0 := time.Now()
+		if err := fs.Mount(ctx, r.k, dev, mp, r.v.MountOptions); err != nil {
+			return false, 0, nil
+		}
+		took := time.Since(t0)
+		chk, verr := man.Verify(filepath.Join(mp, "powercut"), pos)
+		uerr := fs.Unmount(ctx, r.k, mp)
+		if err := errors.Join(verr, uerr); err != nil {
+			return true, took, err
+		}
+		res.check = chk
+		return true, took, nil
+	}
+	withDevice := func(fn func(dev string) error) error {
+		dev, detach, err := card.Attach(ctx)
+		if err != nil {
+			return err
+		}
+		return errors.Join(fn(dev), detach())
+	}
+	// A fresh loop device per phase: a filesystem writing through its own buffer cache (xfs)
+	// leaves the block device's page cache stale for the checker otherwise.
+	if err := withDevice(func(dev string) error {
+		var err error
+		res.mounted, res.recovery, err = verify(dev)
+		return err
+	}); err != nil {
+		return res, err
+	}
+	res.usable = res.mounted
+	if err := withDevice(func(dev string) error {
+		var err error
+		if res.fsck, _, err = fs.Check(ctx, r.env.Run, r.k, dev); err != nil {
+			return err
+		}
+		if res.fsck == fs.FsckClean && res.mounted {
+			return nil
+		}
+		if res.repair, _, err = fs.Repair(ctx, r.env.Run, r.k, dev); err != nil {
+			return err
+		}
+		return nil
+	}); err != nil {
+		return res, err
+	}
+	if !res.mounted && res.repair == fs.FsckRepaired {
+		if err := withDevice(func(dev string) error {
+			var err error
+			res.usable, _, err = verify(dev)
+			return err
+		}); err != nil {
+			return res, err
+		}
+	}
+	if !res.usable {
+		// Nothing could be read back: every acknowledged file is lost.
+		empty, err := os.MkdirTemp(r.env.WorkDir, "powercut-empty-")
+		if err != nil {
+			return res, err
+		}
+		res.check, err = man.Verify(empty, pos)
+		os.Remove(empty)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// unsyncedAt is how much of the workload's time was lost at a cut: from the last
+// acknowledgement before it to the cut, the cut's time interpolated between the
+// acknowledgements around it.
+func unsyncedAt(man *powercut.Manifest, pos uint64) time.Duration {
+	last, ok := man.LastAckBefore(pos)
+	if !ok {
+		last = powercut.Ack{}
+	}
+	for _, a := range man.Acks {
+		if a.Pos > pos {
+			if a.Pos == last.Pos {
+				return 0
+			}
+			f := float64(pos-last.Pos) / float64(a.Pos-last.Pos)
+			return time.Duration(f * float64(a.At-last.At))
+		}
+	}
+	return 0 // after the last acknowledgement: the workload's end is not timed
+}
+
+// summarizeCuts fills the figures of st from the cuts' results.
+func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration) {
+	n := len(cuts)
+	st.Cuts = n
+	var safe, mounted, clean, unrec, ackCuts int
+	var rec, lost []float64
+	for _, c := range cuts {
+		ch := c.check
+		acked := ch.AckedLost + ch.AckedCorrupt + ch.Resurrected
+		if c.mounted {
+			mounted++
+			rec = append(rec, c.recovery.Seconds())
+		}
+		switch c.fsck {
+		case fs.FsckClean:
+			clean++
+		case fs.FsckErrors:
+			st.FsckErrors++
+		default:
+			st.FsckToolFailed++
+		}
+		if c.repair == fs.FsckRepaired {
+			st.Repaired++
+		}
+		if !c.usable || c.repair == fs.FsckUnrecoverable {
+			unrec++
+		}
+		if acked > 0 {
+			ackCuts++
+		}
+		if c.mounted && c.fsck == fs.FsckClean && ch.Violations() == 0 {
+			safe++
+		}
+		st.AckedLost += ch.AckedLost
+		st.AckedCorrupt += ch.AckedCorrupt
+		st.TornRenames += ch.TornRenames
+		st.Resurrected += ch.Resurrected
+		st.UnackedLost += ch.UnackedLost
+		for _, p := range ch.Problems {
+			if len(st.Problems) < maxProblems {
+				st.Problems = append(st.Problems, p)
+			}
+		}
+		lost = append(lost, c.unsynced.Seconds())
+	}
+	st.Safe = proportion(safe, n)
+	st.MountWithoutRepair = proportion(mounted, n)
+	st.FsckClean = proportion(clean, n)
+	st.Unrecoverable = proportion(unrec, n)
+	st.AckLossCuts = proportion(ackCuts, n)
+	st.RecoveryP50Seconds, st.RecoveryMaxSeconds = medianMax(rec)
+	st.UnsyncedP50Seconds, st.UnsyncedMaxSeconds = medianMax(lost)
+	if elapsed > 0 {
+		st.CutsPerMinute = float64(n) / elapsed.Minutes()
+	}
+}
+
+func proportion(k, n int) results.Proportion {
+	p := results.Proportion{Count: k, Of: n}
+	if n == 0 {
+		return p
+	}
+	lo, hi := stats.Wilson(k, n)
+	p.Pct, p.Low, p.High = 100*float64(k)/float64(n), 100*lo, 100*hi
+	return p
+}
+
+func medianMax(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2], s[len(s)-1]
+}
