@@ -1,6 +1,7 @@
 package powercut
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -108,7 +109,14 @@ func checkFile(c *Check, dir string, f *File, cut uint64) error {
 		c.Problems = append(c.Problems, fmt.Sprintf("%s: back, though its deletion was acknowledged at request %d", f.Path, f.Versions[r].Ack))
 		return nil
 	}
-	// Not a whole version. An atomic replace may only ever show one whole version.
+	// Not a whole version. What an unacknowledged plain write left half-done (a file created
+	// and never synced, caught empty or with blocks not written yet) is expected loss, even
+	// when an atomic replace of it was in flight: the replace's old side was never promised.
+	if r < 0 && partialOf(got, unpromised(allowed)) {
+		c.UnackedLost++
+		return nil
+	}
+	// An atomic replace may only ever show one whole version.
 	if slices.ContainsFunc(allowed, func(v Version) bool { return v.Atomic }) {
 		c.TornRenames++
 		c.Problems = append(c.Problems, fmt.Sprintf("%s: %d bytes matching no version of an atomic replace", f.Path, len(got)))
@@ -160,4 +168,43 @@ func mixOf(got []byte, versions []Version) bool {
 		}
 	}
 	return true
+}
+
+// unpromised are the versions written without the atomic-replace pattern (plain creates and
+// writes, never acknowledged by the caller's choice of r < 0).
+func unpromised(vs []Version) []Version {
+	var out []Version
+	for _, v := range vs {
+		if !v.Atomic && !v.Deleted {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// partialOf reports whether got is what a filesystem can show of a file whose data had not
+// all reached the card: empty, or no longer than one of the versions with each 4 KiB block
+// either that version's or zeroes (allocated, not yet written).
+func partialOf(got []byte, versions []Version) bool {
+	if len(versions) == 0 {
+		return false
+	}
+	if len(got) == 0 {
+		return true
+	}
+	zero := make([]byte, blockSize)
+	for _, v := range versions {
+		if int64(len(got)) > v.Size {
+			continue
+		}
+		ok := true
+		for i := 0; ok && i*blockSize < len(got); i++ {
+			blk := got[i*blockSize : min((i+1)*blockSize, len(got))]
+			ok = bytes.Equal(blk, zero[:len(blk)]) || (i < len(v.Blocks) && int64((i+1)*blockSize) <= v.Size && v.Blocks[i] == hash(blk))
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
