@@ -201,7 +201,11 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 		p.Legend = append(p.Legend, htmlCell{Text: rt.String(), Style: cellStyle(rt)})
 	}
 
-	for _, m := range chartMetrics {
+	charted := chartMetrics
+	if present(r, mPowerLoss) {
+		charted = append(slices.Clone(charted), mPowerLoss)
+	}
+	for _, m := range charted {
 		c, ok, err := barChart(evaluate(r, m, opt.Alpha))
 		if err != nil {
 			return p, err
@@ -232,6 +236,9 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	}
 	if p.FE != nil {
 		p.Rules = append(p.Rules, FreeElectronsRules)
+	}
+	if hasPowerCut(r) {
+		p.Rules = append(p.Rules, PowerLossRules)
 	}
 	if sources(full) != nil {
 		p.Rules = append(p.Rules, "Where rows ran: "+GroupRule+".")

@@ -62,6 +62,9 @@ func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 	if c := CardFor(r, card); hasCardTime(r, c) {
 		out = slices.Insert(out, 3, cardTimeVerdict(r, c, alpha))
 	}
+	if hasPowerCut(r) {
+		out = append(out, powerLossVerdict(r, alpha))
+	}
 	return out
 }
 

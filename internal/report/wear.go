@@ -217,6 +217,9 @@ func matrixFor(r *results.Run, card string) []metric {
 	if hasCardTime(r, card) {
 		cols = append(cols, cardTimeMetric(r, card))
 	}
+	if present(r, mPowerLoss) {
+		cols = append(cols, mPowerLoss)
+	}
 	return cols
 }
 

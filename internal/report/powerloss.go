@@ -1,0 +1,81 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/stats"
+)
+
+// mPowerLoss is the power-loss safety concern: the share of power cuts a variant came through
+// whole (mounted without repair, fsck clean, nothing acknowledged lost).
+var mPowerLoss = testMetric(catalog.PowerCut)
+
+// PowerLossRules explains the power-loss concern, for the report footer.
+const PowerLossRules = `Power-loss safety: the share of power cuts of the simulated card after which the filesystem ` +
+	`mounted without repair, its checker found it clean, and nothing it had acknowledged (fsync, fdatasync, syncfs) ` +
+	`was lost or corrupted; the cuts are made on the card's recorded request stream by its profile's power-loss model ` +
+	`(volatile cache, torn page, merge loss). Losing acknowledged data is the failure that matters: the verdict names ` +
+	`every variant that did, with its 95 % Wilson interval over the cuts. Unacknowledged work lost is expected and not counted.`
+
+// hasPowerCut reports whether the run has powercut figures.
+func hasPowerCut(r *results.Run) bool {
+	for _, m := range r.Measurements {
+		if m.PowerCut != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// powerCutTotals sums a variant's repetitions of the powercut test.
+func powerCutTotals(r *results.Run, variant string) (cuts, ackCuts, acked, torn int, ok bool) {
+	for _, m := range r.Cell(variant, catalog.PowerCut) {
+		if m.PowerCut == nil || m.Warmup {
+			continue
+		}
+		p := m.PowerCut
+		ok = true
+		cuts += p.Cuts
+		ackCuts += p.AckLossCuts.Count
+		acked += p.AckedLost + p.AckedCorrupt + p.Resurrected
+		torn += p.TornRenames
+	}
+	return
+}
+
+// powerLossVerdict names the variant that came through the most cuts whole, and every variant
+// that lost acknowledged data.
+func powerLossVerdict(r *results.Run, alpha float64) Verdict {
+	v := pick("power-loss safety", evaluate(r, mPowerLoss, alpha), alpha)
+	if v.Winner == "" {
+		return v
+	}
+	var losers []string
+	for _, rv := range ranVariants(r) {
+		cuts, ackCuts, acked, torn, ok := powerCutTotals(r, rv.Name)
+		if !ok || ackCuts+torn == 0 {
+			continue
+		}
+		p := proportionOf(ackCuts, cuts)
+		losers = append(losers, fmt.Sprintf("%s lost acknowledged data in %d of %d cuts (%s; %d files, %d torn renames)",
+			rv.Name, ackCuts, cuts, p, acked, torn))
+	}
+	note := "no variant lost acknowledged data"
+	if len(losers) > 0 {
+		note = strings.Join(losers, "; ")
+	}
+	if v.Note != "" {
+		note = v.Note + "; " + note
+	}
+	v.Note = note
+	return v
+}
+
+// proportionOf writes k of n as a percentage with its 95 % Wilson interval.
+func proportionOf(k, n int) string {
+	lo, hi := stats.Wilson(k, n)
+	return fmt.Sprintf("%s %%, 95 %% CI %s-%s %%", format(100*float64(k)/float64(max(n, 1))), format(100*lo), format(100*hi))
+}
