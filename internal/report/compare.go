@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/catalog"
@@ -77,11 +78,17 @@ type CompareRow struct {
 	Variant      string
 	Cmp          stats.Comparison
 	OldCI, NewCI stats.Interval
+	// AckLoss: B lost acknowledged data after power cuts in a larger share of its cuts than
+	// A. A promise broken is a regression however few samples there are.
+	AckLoss bool
 }
 
 // Regression reports whether the row is a significant change for the worse: slower, less
 // throughput, more space or memory. A figure that is not rated is never a regression.
 func (r CompareRow) Regression() bool {
+	if r.AckLoss {
+		return true
+	}
 	if !r.Cmp.Significant() {
 		return false
 	}
@@ -139,7 +146,11 @@ func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) Ru
 			c.OnlyIn = append(c.OnlyIn, v.Name+": only in "+newLabel)
 		}
 	}
-	for _, m := range chartMetrics {
+	compared := chartMetrics
+	if present(a, mPowerLoss) || present(b, mPowerLoss) {
+		compared = append(slices.Clone(compared), mPowerLoss, mAckLoss)
+	}
+	for _, m := range compared {
 		for _, name := range both {
 			sa, sb := samples(a, name, m), samples(b, name, m)
 			if len(sa) == 0 || len(sb) == 0 {
@@ -149,6 +160,7 @@ func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) Ru
 				Test: m.key, Title: m.title, Unit: m.unit, Better: m.better, Variant: name,
 				Cmp:   stats.Compare(sa, sb, alpha),
 				OldCI: stats.MedianCI(sa, stats.DefaultConfidence), NewCI: stats.MedianCI(sb, stats.DefaultConfidence),
+				AckLoss: m.key == mAckLoss.key && ackLossRate(b, name) > ackLossRate(a, name),
 			})
 		}
 	}

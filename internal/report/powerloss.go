@@ -79,3 +79,24 @@ func proportionOf(k, n int) string {
 	lo, hi := stats.Wilson(k, n)
 	return fmt.Sprintf("%s %%, 95 %% CI %s-%s %%", format(100*float64(k)/float64(max(n, 1))), format(100*lo), format(100*hi))
 }
+
+// mAckLoss is, per repetition, the share of power cuts that lost or corrupted acknowledged
+// data (or tore an atomic rename): compare's regression that needs no significance.
+var mAckLoss = metric{key: "acked_loss", title: "power cuts losing acknowledged data", short: "ack-loss", unit: catalog.Percent,
+	better: catalog.LowerIsBetter, quantity: catalog.Amount, tests: []string{catalog.PowerCut},
+	combine: single(catalog.PowerCut, func(m results.Measurement) (float64, bool) {
+		if m.PowerCut == nil || m.PowerCut.Cuts == 0 {
+			return 0, false
+		}
+		return m.PowerCut.AckLossCuts.Pct, true
+	})}
+
+// ackLossRate is the share of a variant's cuts, over all its repetitions, that lost
+// acknowledged data or tore a rename.
+func ackLossRate(r *results.Run, variant string) float64 {
+	cuts, ackCuts, _, _, ok := powerCutTotals(r, variant)
+	if !ok || cuts == 0 {
+		return 0
+	}
+	return float64(ackCuts) / float64(cuts)
+}

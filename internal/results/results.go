@@ -237,7 +237,7 @@ type PowerCut struct {
 	MountWithoutRepair Proportion `json:"mount_without_repair"`
 	FsckClean          Proportion `json:"fsck_clean"`
 	Unrecoverable      Proportion `json:"unrecoverable"`
-	AckLossCuts        Proportion `json:"ack_loss_cuts"` // cuts that lost or corrupted acknowledged data
+	AckLossCuts        Proportion `json:"ack_loss_cuts"` // cuts that broke a promise: acknowledged data lost or corrupted, a rename torn
 	FsckErrors         int        `json:"fsck_errors"`
 	FsckToolFailed     int        `json:"fsck_tool_failed"`
 	Repaired           int        `json:"repaired"`

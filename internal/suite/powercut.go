@@ -267,7 +267,6 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 	var rec, lost []float64
 	for _, c := range cuts {
 		ch := c.check
-		acked := ch.AckedLost + ch.AckedCorrupt + ch.Resurrected
 		if c.mounted {
 			mounted++
 			rec = append(rec, c.recovery.Seconds())
@@ -286,8 +285,8 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 		if !c.usable || c.repair == fs.FsckUnrecoverable {
 			unrec++
 		}
-		if acked > 0 {
-			ackCuts++
+		if ch.Violations() > 0 {
+			ackCuts++ // a broken promise: acknowledged data lost or corrupted, or a torn rename
 		}
 		if c.mounted && c.fsck == fs.FsckClean && ch.Violations() == 0 {
 			safe++
