@@ -24,7 +24,7 @@ const PowerCut = catalog.PowerCut
 
 func init() {
 	register(catalog.SuitePowerCut,
-		Test{Name: PowerCut, Unit: catalog.Percent, run: (*rep).powerCut, Doc: "power cuts on the simulated card"})
+		Test{Name: PowerCut, Unit: catalog.Percent, run: (*rep).powerCut, Doc: catalog.Get(PowerCut).Doc})
 }
 
 // maxProblems bounds the broken promises kept for the report.
