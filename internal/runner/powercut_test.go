@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// powerCutRun runs the powercut suite on a simulated card and returns its powercut figures by
+// variant. The ledger goes to a directory of the test's own, so that another run's ledgers
+// (another fsbench's, on a shared machine) cannot stop it.
+func powerCutRun(t *testing.T, profile string, size uint64, cuts, ops int, scale float64, variants []plan.Variant) (map[string]*results.PowerCut, time.Duration) {
+	t.Helper()
+	needRoot(t)
+	if !simcardAvailable() {
+		t.Skip("the simulated card needs FUSE and a 64-bit build")
+	}
+	cfg := smallConfig()
+	cfg.Size = size
+	cfg.Suite = catalog.SuitePowerCut
+	cfg.Variants = variants
+	cfg.Params.PowerCut.Cuts = cuts
+	cfg.Params.PowerCut.Ops = ops
+	dir := t.TempDir()
+	start := time.Now()
+	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true, LedgerDir: filepath.Join(dir, "ledger"),
+		Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: profile}, TimeScale: scale, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	checkNoLeftovers(t, dir)
+	r, err := results.Load(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*results.PowerCut{}
+	for _, v := range variants {
+		cell := r.Cell(v.Name, catalog.PowerCut)
+		if len(cell) != 1 || cell[0].Status != results.OK || cell[0].PowerCut == nil || cell[0].Value == nil {
+			t.Fatalf("%s powercut = %+v", v.Name, cell)
+		}
+		got[v.Name] = cell[0].PowerCut
+	}
+	return got, took
+}
+
+// checkConsistent checks that the figures of one variant add up.
+func checkConsistent(t *testing.T, name string, p *results.PowerCut, cuts int) {
+	t.Helper()
+	if p.Cuts != cuts || p.Requests == 0 || p.Acks == 0 {
+		t.Errorf("%s: %d cuts of %d requests, %d acknowledgements; want %d cuts", name, p.Cuts, p.Requests, p.Acks, cuts)
+	}
+	if p.FsckClean.Count+p.FsckErrors+p.FsckToolFailed != p.Cuts {
+		t.Errorf("%s: fsck clean %d + errors %d + failed %d != %d cuts", name, p.FsckClean.Count, p.FsckErrors, p.FsckToolFailed, p.Cuts)
+	}
+	if p.Safe.Count > p.MountWithoutRepair.Count || p.Safe.Count > p.FsckClean.Count {
+		t.Errorf("%s: %d safe cuts, more than mounted (%d) or clean (%d)", name, p.Safe.Count, p.MountWithoutRepair.Count, p.FsckClean.Count)
+	}
+	for _, pr := range []results.Proportion{p.Safe, p.MountWithoutRepair, p.FsckClean, p.Unrecoverable, p.AckLossCuts} {
+		if pr.Of != p.Cuts || pr.Low > pr.Pct || pr.Pct > pr.High || pr.Low < 0 || pr.High > 100 {
+			t.Errorf("%s: proportion %+v is not a share of the cuts with its interval around it", name, pr)
+		}
+	}
+	if p.MountWithoutRepair.Count > 0 && p.RecoveryMaxSeconds <= 0 {
+		t.Errorf("%s: mounted %d times in no time", name, p.MountWithoutRepair.Count)
+	}
+}
+
+// The powercut suite on ext4 and ext2: on a card that loses nothing it received (power-loss
+// protection), a filesystem that honours fsync loses nothing acknowledged, whatever the cut;
+// ext2, without a journal, still needs its checker after most cuts. ext4 with barriers off on a
+// card with a volatile cache loses acknowledged data: the model and the verifier catch it.
+func TestPowerCutSuite(t *testing.T) {
+	plp, err := filepath.Abs("../../contrib/profiles/sd-industrial-plp.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cuts = 8
+	ext4 := plan.Variant{Name: "ext4", FS: "ext4"}
+	ext2 := plan.Variant{Name: "ext2", FS: "ext2"}
+	got, _ := powerCutRun(t, plp, 64<<20, cuts, 120, 0.01, []plan.Variant{ext4, ext2})
+	for name, p := range got {
+		checkConsistent(t, name, p, cuts)
+		if p.VolatileCache || p.TornPage || p.MergeLoss {
+			t.Errorf("%s: the power-loss-protected profile applied %+v", name, p)
+		}
+		if p.AckLossCuts.Count != 0 || p.AckedLost+p.AckedCorrupt+p.TornRenames+p.Resurrected != 0 {
+			t.Errorf("%s lost acknowledged data on a card that loses nothing: %+v", name, p)
+		}
+	}
+	if p := got["ext4"]; p.MountWithoutRepair.Count != cuts || p.FsckClean.Count != cuts {
+		t.Errorf("ext4 on a lossless card: mounted %d, clean %d of %d cuts", p.MountWithoutRepair.Count, p.FsckClean.Count, cuts)
+	}
+
+	nobarrier := plan.Variant{Name: "ext4-nobarrier", FS: "ext4", MountOptions: "barrier=0"}
+	got, _ = powerCutRun(t, "sd-typical", 64<<20, 4, 80, 0.01, []plan.Variant{nobarrier})
+	p := got[nobarrier.Name]
+	checkConsistent(t, nobarrier.Name, p, 4)
+	if p.AckLossCuts.Count == 0 {
+		t.Errorf("ext4 without barriers on a card with a volatile cache lost nothing acknowledged: %+v", p)
+	}
+}
+
+// TestBenchPowerCut is make bench-powercut: cuts per minute for ext4 on a 256 MiB card
+// (sd-typical), printed, not asserted (the machine is shared).
+func TestBenchPowerCut(t *testing.T) {
+	if os.Getenv("FSBENCH_BENCH") == "" {
+		t.Skip("benchmark: run with FSBENCH_BENCH=1 (make bench-powercut), as root")
+	}
+	got, took := powerCutRun(t, "sd-typical", 256<<20, 50, 300, 0.05, []plan.Variant{{Name: "ext4", FS: "ext4"}})
+	p := got["ext4"]
+	load, _ := os.ReadFile("/proc/loadavg")
+	t.Logf("bench-powercut: ext4 on a 256 MiB sd-typical card: %d cuts, %.0f cuts per minute building and checking the cuts; whole run (mkfs, workload at time scale 0.05, cuts) %.1f s = %.0f cuts per minute; load average %s",
+		p.Cuts, p.CutsPerMinute, took.Seconds(), float64(p.Cuts)/took.Minutes(), load)
+	t.Logf("bench-powercut: safe %.0f %%, mounted without repair %.0f %%, fsck clean %.0f %%, acknowledged-loss cuts %d, recovery p50 %.3f s max %.3f s",
+		p.Safe.Pct, p.MountWithoutRepair.Pct, p.FsckClean.Pct, p.AckLossCuts.Count, p.RecoveryP50Seconds, p.RecoveryMaxSeconds)
+}
