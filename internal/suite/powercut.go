@@ -61,11 +61,6 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 	pl := prof.PowerLoss
 	pl.MergeLoss = pl.MergeLoss || params.MergeLoss
 
-	dir, err := os.MkdirTemp(r.env.WorkDir, "powercut-")
-	if err != nil {
-		return nil, fmt.Errorf("directory for the write stream: %w", err)
-	}
-	defer os.RemoveAll(dir)
 	closed := false
 	defer func() {
 		if !closed {
@@ -73,7 +68,7 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 		}
 	}()
 
-	man, err := r.recordWorkload(ctx, card, dir)
+	man, dir, err := r.recordWorkload(ctx, card)
 	if err != nil {
 		return nil, err
 	}
@@ -123,23 +118,24 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 
 // recordWorkload makes the filesystem durable, starts the card's recording, runs the workload
 // and stops the recording; the filesystem is unmounted after it (the cuts mount their own).
-func (r *rep) recordWorkload(ctx context.Context, card powercut.Card, dir string) (*powercut.Manifest, error) {
+func (r *rep) recordWorkload(ctx context.Context, card powercut.Card) (*powercut.Manifest, string, error) {
 	work := filepath.Join(r.env.Mountpoint, "powercut")
 	if err := os.Mkdir(work, 0o755); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := (osOps{}).Syncfs(work); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var sfs unix.Statfs_t
 	if err := unix.Statfs(work, &sfs); err != nil {
-		return nil, fmt.Errorf("statfs %s: %w", work, err)
+		return nil, "", fmt.Errorf("statfs %s: %w", work, err)
 	}
 	devBytes := sfs.Blocks * uint64(sfs.Bsize)
 	// The stream holds every byte written: bounded by twice the filesystem, and 1 GiB.
 	limit := min(2*devBytes, 1<<30)
-	if err := card.Record(dir, limit); err != nil {
-		return nil, err
+	dir, err := card.Record(limit)
+	if err != nil {
+		return nil, "", err
 	}
 	params := r.env.Params.PowerCut
 	spec := powercut.Spec{Seed: params.Seed*1000 + uint64(r.n), Ops: params.Ops}
@@ -148,13 +144,13 @@ func (r *rep) recordWorkload(ctx context.Context, card powercut.Card, dir string
 	spec.LargeBytes = int(min(4<<20, max(64<<10, devBytes/200)))
 	man, werr := powercut.Workload{Spec: spec, Pos: card.Pos}.Run(ctx, work)
 	if err := errors.Join(werr, card.Stop()); err != nil {
-		return nil, fmt.Errorf("powercut workload: %w", err)
+		return nil, "", fmt.Errorf("powercut workload: %w", err)
 	}
 	if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
-		return nil, fmt.Errorf("unmounting after the workload: %w", err)
+		return nil, "", fmt.Errorf("unmounting after the workload: %w", err)
 	}
 	r.mounted = false
-	return man, nil
+	return man, dir, nil
 }
 
 // checkCut builds the card after one cut and checks it the way a user's system meets it: mount

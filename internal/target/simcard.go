@@ -414,8 +414,9 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 // attaches loop devices over its cut file, each recorded in the session's ledger so that a
 // killed run's cleanup detaches them.
 type cutCard struct {
-	s   *Session
-	dir string
+	s      *Session
+	dir    string
+	stream string // the recording's directory, in the session's work directory
 }
 
 var _ powercut.Card = (*cutCard)(nil)
@@ -448,8 +449,36 @@ func (c *cutCard) status() (simcard.PowerCutStatus, error) {
 	return st, nil
 }
 
-func (c *cutCard) Record(dir string, limit uint64) error {
-	return c.command(fmt.Sprintf("record %s %d", dir, limit))
+// Record makes the recording's directory beside the card's data file (on disk: it holds a
+// copy of the card and every byte written during the workload), recorded in the ledger.
+func (c *cutCard) Record(limit uint64) (string, error) {
+	if err := c.removeStream(); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(c.s.Work, "powercut-")
+	if err != nil {
+		return "", fmt.Errorf("directory for the card's write stream: %w", err)
+	}
+	if err := c.s.Ledger.AddTree(dir); err != nil {
+		return "", errors.Join(err, os.RemoveAll(dir))
+	}
+	c.stream = dir
+	if err := checkRoom(dir, limit/2, "the card's copy and write stream"); err != nil {
+		return "", err
+	}
+	return dir, c.command(fmt.Sprintf("record %s %d", dir, limit))
+}
+
+func (c *cutCard) removeStream() error {
+	if c.stream == "" {
+		return nil
+	}
+	if err := os.RemoveAll(c.stream); err != nil {
+		return fmt.Errorf("remove the card's write stream: %w", err)
+	}
+	err := c.s.Ledger.RemoveTree(c.stream)
+	c.stream = ""
+	return err
 }
 
 func (c *cutCard) Pos() (uint64, error) {
@@ -459,7 +488,7 @@ func (c *cutCard) Pos() (uint64, error) {
 
 func (c *cutCard) Stop() error  { return c.command("stop") }
 func (c *cutCard) Reset() error { return c.command("reset") }
-func (c *cutCard) Close() error { return c.command("close") }
+func (c *cutCard) Close() error { return errors.Join(c.command("close"), c.removeStream()) }
 
 func (c *cutCard) Cut(cut powercut.Cut, mergeLoss bool) (powercut.Outcome, error) {
 	line := fmt.Sprintf("cut %d %d", cut.Pos, cut.Seed)
