@@ -1,0 +1,64 @@
+package fs
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// exitRunner is a Runner whose program exits with code (the real exec error type, from a
+// shell), recording the command line it was asked for.
+func exitRunner(code int, got *[]string) Runner {
+	return func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		*got = append([]string{name}, args...)
+		out, err := exec.CommandContext(ctx, "sh", "-c", "echo checked; exit "+strconv.Itoa(code)).CombinedOutput()
+		return out, err
+	}
+}
+
+func TestCheckAndRepair(t *testing.T) {
+	ext4, _ := Lookup("ext4")
+	xfs, _ := Lookup("xfs")
+	btrfs, _ := Lookup("btrfs")
+	vfat, _ := Lookup("vfat")
+	squash, _ := Lookup("squashfs")
+	tests := []struct {
+		kind      Kind
+		code      int
+		check     string
+		checkCmd  []string
+		repair    string
+		repairCmd []string
+	}{
+		{ext4, 0, FsckClean, []string{"e2fsck", "-fn", "/dev/loop9"}, FsckRepaired, []string{"e2fsck", "-fy", "/dev/loop9"}},
+		{ext4, 4, FsckErrors, nil, FsckUnrecoverable, nil},
+		{ext4, 1, FsckErrors, nil, FsckRepaired, nil},
+		{ext4, 8, FsckToolFailed, nil, FsckUnrecoverable, nil},
+		{xfs, 1, FsckErrors, []string{"xfs_repair", "-n", "/dev/loop9"}, FsckUnrecoverable, []string{"xfs_repair", "-L", "/dev/loop9"}},
+		{btrfs, 0, FsckClean, []string{"btrfs", "check", "--readonly", "/dev/loop9"}, FsckRepaired, nil},
+		{vfat, 1, FsckErrors, []string{"fsck.vfat", "-n", "/dev/loop9"}, FsckRepaired, nil},
+		{squash, 0, FsckToolFailed, nil, FsckUnrecoverable, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind.Name+"/"+strconv.Itoa(tc.code), func(t *testing.T) {
+			var cmd []string
+			got, _, err := Check(context.Background(), exitRunner(tc.code, &cmd), tc.kind, "/dev/loop9")
+			if err != nil || got != tc.check {
+				t.Errorf("Check = %q, %v; want %q", got, err, tc.check)
+			}
+			if tc.checkCmd != nil && !slices.Equal(cmd, tc.checkCmd) {
+				t.Errorf("check ran %q, want %q", cmd, tc.checkCmd)
+			}
+			cmd = nil
+			got, _, err = Repair(context.Background(), exitRunner(tc.code, &cmd), tc.kind, "/dev/loop9")
+			if err != nil || got != tc.repair {
+				t.Errorf("Repair = %q, %v; want %q", got, err, tc.repair)
+			}
+			if tc.repairCmd != nil && !slices.Equal(cmd, tc.repairCmd) {
+				t.Errorf("repair ran %q, want %q", cmd, tc.repairCmd)
+			}
+		})
+	}
+}
