@@ -172,7 +172,10 @@ func (r *rep) checkCut(ctx context.Context, card powercut.Card, man *powercut.Ma
 		}
 		took := time.Since(t0)
 		chk, verr := man.Verify(filepath.Join(mp, "powercut"), pos)
-		uerr := fs.Unmount(ctx, r.k, mp)
+		// Unmounted even when ctx is done (Ctrl-C): the loop device under it must go too.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		uerr := fs.Unmount(uctx, r.k, mp)
+		cancel()
 		if err := errors.Join(verr, uerr); err != nil {
 			return true, took, err
 		}
