@@ -1,0 +1,59 @@
+package suite
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/powercut"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+func TestUnsyncedAt(t *testing.T) {
+	man := &powercut.Manifest{Acks: []powercut.Ack{{Pos: 10, At: time.Second}, {Pos: 20, At: 3 * time.Second}}}
+	tests := []struct {
+		pos  uint64
+		want time.Duration
+	}{
+		{5, 500 * time.Millisecond}, // before the first acknowledgement: from the start
+		{10, 0},                     // right at an acknowledgement
+		{15, time.Second},           // half-way between 1 s and 3 s
+		{25, 0},                     // after the last one: the end is not timed
+	}
+	for _, tc := range tests {
+		if got := unsyncedAt(man, tc.pos); got != tc.want {
+			t.Errorf("unsyncedAt(%d) = %v, want %v", tc.pos, got, tc.want)
+		}
+	}
+}
+
+func TestSummarizeCuts(t *testing.T) {
+	cuts := []cutResult{
+		{mounted: true, usable: true, recovery: 10 * time.Millisecond, fsck: fs.FsckClean},
+		{mounted: true, usable: true, recovery: 30 * time.Millisecond, fsck: fs.FsckClean, check: powercut.Check{AckedCorrupt: 1}},
+		{mounted: true, usable: true, recovery: 20 * time.Millisecond, fsck: fs.FsckErrors, repair: fs.FsckRepaired},
+		{mounted: false, usable: false, fsck: fs.FsckToolFailed, repair: fs.FsckUnrecoverable, check: powercut.Check{AckedLost: 5}, unsynced: time.Second},
+	}
+	var st results.PowerCut
+	summarizeCuts(&st, cuts, time.Minute)
+	checks := []struct {
+		name      string
+		got, want int
+	}{
+		{"cuts", st.Cuts, 4}, {"safe", st.Safe.Count, 1}, {"mounted", st.MountWithoutRepair.Count, 3},
+		{"fsck clean", st.FsckClean.Count, 2}, {"fsck errors", st.FsckErrors, 1}, {"tool failed", st.FsckToolFailed, 1},
+		{"repaired", st.Repaired, 1}, {"unrecoverable", st.Unrecoverable.Count, 1}, {"broken-promise cuts", st.AckLossCuts.Count, 2},
+		{"acked lost", st.AckedLost, 5}, {"acked corrupt", st.AckedCorrupt, 1},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
+		}
+	}
+	if st.RecoveryP50Seconds != 0.02 || st.RecoveryMaxSeconds != 0.03 || st.UnsyncedMaxSeconds != 1 || st.CutsPerMinute != 4 {
+		t.Errorf("recovery %v/%v, unsynced max %v, cuts/min %v", st.RecoveryP50Seconds, st.RecoveryMaxSeconds, st.UnsyncedMaxSeconds, st.CutsPerMinute)
+	}
+	if p := st.Safe; p.Pct != 25 || p.Low <= 0 || p.High >= 100 {
+		t.Errorf("safe proportion %+v", p)
+	}
+}
