@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -172,6 +173,11 @@ func (v Verdict) MarginText() string {
 		// The winner was chosen by a second criterion (read-mostly: space), and is worse on
 		// the first: say by how much, as before.
 		words = fmt.Sprintf("%s slower than", pct(-m))
+	case v.Unit == catalog.Percent && m < 0.005:
+		words = "as many cuts survived as"
+	case v.Unit == catalog.Percent:
+		// A share of power cuts survived, not a speed: say it in points.
+		words = fmt.Sprintf("%s points more cuts survived than", format(v.WinnerMedian-v.RunnerMedian))
 	case m < 0.005 && amount:
 		words = "about as much as"
 	case m < 0.005:
