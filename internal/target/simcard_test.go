@@ -285,8 +285,9 @@ func TestSimcardPathCalibration(t *testing.T) {
 			for _, e := range ents {
 				names = append(names, e.Name())
 			}
-			if strings.Join(names, " ") != "card stats" {
-				t.Errorf("served files %v, want card and stats only", names)
+			// The calibration file is gone; the power-cut files stay beside card and stats.
+			if strings.Join(names, " ") != "card cut powercut stats" {
+				t.Errorf("served files %v, want card, cut, powercut and stats only", names)
 			}
 		})
 	}
