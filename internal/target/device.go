@@ -403,7 +403,7 @@ func (t *deviceTarget) Expand(cfg plan.Config) []Expanded     { return sameVaria
 func (t *deviceTarget) Methods(plan.Config) map[string]string { return nil }
 
 func (t *deviceTarget) Check(cfg plan.Config) error {
-	if err := checkNoPowerCut(cfg, "a real device (--target device:)"); err != nil {
+	if err := checkNoPowerCut(cfg, "a real device (--target device:)", noSwitch); err != nil {
 		return err
 	}
 	if err := checkBlockSuite(cfg); err != nil {

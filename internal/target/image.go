@@ -29,7 +29,7 @@ func (t *imageTarget) Methods(plan.Config) map[string]string { return nil }
 // space of the filesystem that would hold it: the image is sparse, but a run writes up to its
 // whole size into it, and a full host filesystem fails the run's writes half-way.
 func (t *imageTarget) Check(cfg plan.Config) error {
-	if err := checkNoPowerCut(cfg, "an image file (its loop device has no card model to lose power)"); err != nil {
+	if err := checkNoPowerCut(cfg, "an image file", "its loop device has no card model to record the requests and lose power"); err != nil {
 		return err
 	}
 	if err := checkBlockSuite(cfg); err != nil {

@@ -229,7 +229,7 @@ func (t *sshTarget) Methods(plan.Config) map[string]string { return nil }
 // Check refuses, on the host, what cannot work on any board: the user's dataset (a path on the
 // host), a device not named twice.
 func (t *sshTarget) Check(cfg plan.Config) error {
-	if err := checkNoPowerCut(cfg, "a board over SSH"); err != nil {
+	if err := checkNoPowerCut(cfg, "a board over SSH", noSwitch); err != nil {
 		return err
 	}
 	if err := cfg.CheckSuiteMix(); err != nil {

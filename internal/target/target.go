@@ -177,13 +177,17 @@ type Skipper interface {
 	Skip(k fs.Kind, facts Facts) string
 }
 
-// checkNoPowerCut refuses the powercut suite on a target whose power fsbench cannot cut: a
-// real device (a later change wires board-farm power switches), an image file, a board.
-func checkNoPowerCut(cfg plan.Config, what string) error {
+// checkNoPowerCut refuses the powercut suite on a target whose power fsbench cannot cut (a
+// real device or board: a later change wires power switches), or cannot cut yet (an image, a
+// guest), saying why.
+func checkNoPowerCut(cfg plan.Config, what, why string) error {
 	for _, s := range strings.Split(strings.ReplaceAll(cfg.Suite, " ", ""), ",") {
 		if s == "powercut" {
-			return plan.Refusef("suite powercut on %s: a real power cut needs a power switch fsbench can drive, which is not wired yet, so nothing was run (nothing destructive either); cut the power of a simulated card instead: --target simcard:PROFILE", what)
+			return plan.Refusef("suite powercut on %s: %s; nothing was run. Cut the power of a simulated card instead: --target simcard:PROFILE", what, why)
 		}
 	}
 	return nil
 }
+
+// noSwitch is why a real device's power is not cut.
+const noSwitch = "a real power cut needs a power switch fsbench can drive, which is not wired yet, and nothing destructive is run without one"

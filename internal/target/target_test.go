@@ -27,6 +27,11 @@ func TestCheckSuites(t *testing.T) {
 		{"vm", "bootlin", ""},
 		{"vm", "bootlin,free-electrons", "run it on its own"},
 		{"vm:simcard:sd-typical", "free-electrons", "use --target vm"},
+		// Power cuts only where fsbench can cut the power: the simulated card on this machine.
+		{"simcard:sd-typical", "powercut", ""},
+		{"image", "powercut", "--target simcard:PROFILE"},
+		{"image", "bootlin,powercut", "--target simcard:PROFILE"},
+		{"vm:simcard:sd-typical", "powercut", "not wired yet"},
 	}
 	for _, tc := range tests {
 		spec, err := plan.ParseTarget(tc.target)

@@ -57,6 +57,9 @@ func (t *vmTarget) Check(cfg plan.Config) error {
 	if err := cfg.CheckSuiteMix(); err != nil {
 		return err
 	}
+	if err := checkNoPowerCut(cfg, "--target "+t.spec.String(), "in a guest the cuts are not wired yet (the workload and the checks would run in the guest, the card's recording and the cut images live on the host)"); err != nil {
+		return err
+	}
 	if cfg.Dataset != "" {
 		return plan.Refusef("--dataset is not available with --target vm yet: the guest sees only the results directory; copy your tree there and run fsbench in the guest yourself, or use the generated dataset")
 	}
