@@ -62,3 +62,24 @@ func TestCheckAndRepair(t *testing.T) {
 		})
 	}
 }
+
+func TestLeakedBlocks(t *testing.T) {
+	ext4, _ := Lookup("ext4")
+	xfs, _ := Lookup("xfs")
+	tests := []struct {
+		kind Kind
+		out  string
+		want uint64
+		ok   bool
+	}{
+		{ext4, "Pass 5: Checking group summary information\nBlock bitmap differences:  -(8193--8200) -9000 +(100--101)\nFix? no\n", 9, true},
+		{ext4, "Pass 5: Checking group summary information\n/dev/loop3: 11/16384 files\n", 0, true},
+		{xfs, "Block bitmap differences: -(1--2)", 0, false},
+	}
+	for _, tc := range tests {
+		got, ok := LeakedBlocks(tc.kind, tc.out)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("LeakedBlocks(%s, %q) = %d, %v; want %d, %v", tc.kind.Name, tc.out, got, ok, tc.want, tc.ok)
+		}
+	}
+}

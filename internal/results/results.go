@@ -251,7 +251,13 @@ type PowerCut struct {
 	UnsyncedP50Seconds float64    `json:"unsynced_lost_p50_s"` // work since the last acknowledgement, lost at the cut
 	UnsyncedMaxSeconds float64    `json:"unsynced_lost_max_s"`
 	CutsPerMinute      float64    `json:"cuts_per_minute"`
-	Problems           []string   `json:"problems,omitempty"` // the first broken promises, for the report's detail
+	// Leaked blocks: marked in use after the mount's recovery and held by nothing (e2fsck's
+	// block bitmap differences; in the filesystem's blocks), summed and at most, over the
+	// LeakedCuts cuts whose checker reports it (0: not reportable for this filesystem).
+	LeakedBlocks    uint64   `json:"leaked_blocks,omitempty"`
+	LeakedBlocksMax uint64   `json:"leaked_blocks_max,omitempty"`
+	LeakedCuts      int      `json:"leaked_cuts,omitempty"`
+	Problems        []string `json:"problems,omitempty"` // the first broken promises, for the report's detail
 }
 
 // Proportion is Count of Of, in percent, with its 95 % Wilson interval.

@@ -94,7 +94,7 @@ func fullRun() *Run {
 					FsckClean: Proportion{Count: 10, Of: 10, Pct: 100, Low: 72.2, High: 100}, Unrecoverable: Proportion{Of: 10, High: 27.8},
 					AckLossCuts: Proportion{Count: 1, Of: 10, Pct: 10, Low: 1.8, High: 40.4}, FsckErrors: 1, FsckToolFailed: 1, Repaired: 1,
 					AckedLost: 1, AckedCorrupt: 2, TornRenames: 1, Resurrected: 1, UnackedLost: 5, RecoveryP50Seconds: 0.05, RecoveryMaxSeconds: 0.2,
-					UnsyncedP50Seconds: 0.003, UnsyncedMaxSeconds: 0.01, CutsPerMinute: 120, Problems: []string{"d0/f0001: missing"}}},
+					UnsyncedP50Seconds: 0.003, UnsyncedMaxSeconds: 0.01, CutsPerMinute: 120, LeakedBlocks: 12, LeakedBlocksMax: 8, LeakedCuts: 9, Problems: []string{"d0/f0001: missing"}}},
 		},
 		Guest: &Guest{Kernel: "/boot/vmlinuz-6.1.0-56-amd64", KernelRelease: "6.1.0-56-amd64", Accel: "tcg", AccelNote: "KVM hangs on this host",
 			QEMU: "QEMU emulator version 7.2.15", BootSeconds: 8.25, ConsoleLog: "console.log"},

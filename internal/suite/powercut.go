@@ -42,6 +42,10 @@ type cutResult struct {
 	usable   bool   // mounted, with or without repair
 	check    powercut.Check
 	unsynced time.Duration
+	// leaked is the blocks the checker found marked in use and held by nothing, after the
+	// mount's recovery; leakedOK says the checker reports it (e2fsck).
+	leaked   uint64
+	leakedOK bool
 }
 
 // powerCut runs the workload with the card recording, unmounts, and checks the filesystem
@@ -201,8 +205,12 @@ func (r *rep) checkCut(ctx context.Context, card powercut.Card, man *powercut.Ma
 	res.usable = res.mounted
 	if err := withDevice(func(dev string) error {
 		var err error
-		if res.fsck, _, err = fs.Check(ctx, r.env.Run, r.k, dev); err != nil {
+		var out string
+		if res.fsck, out, err = fs.Check(ctx, r.env.Run, r.k, dev); err != nil {
 			return err
+		}
+		if res.mounted {
+			res.leaked, res.leakedOK = fs.LeakedBlocks(r.k, out)
 		}
 		if res.fsck == fs.FsckClean && res.mounted {
 			return nil
@@ -301,6 +309,11 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 			}
 		}
 		lost = append(lost, c.unsynced.Seconds())
+		if c.leakedOK {
+			st.LeakedCuts++
+			st.LeakedBlocks += c.leaked
+			st.LeakedBlocksMax = max(st.LeakedBlocksMax, c.leaked)
+		}
 	}
 	st.Safe = proportion(safe, n)
 	st.MountWithoutRepair = proportion(mounted, n)

@@ -29,7 +29,7 @@ func TestUnsyncedAt(t *testing.T) {
 
 func TestSummarizeCuts(t *testing.T) {
 	cuts := []cutResult{
-		{mounted: true, usable: true, recovery: 10 * time.Millisecond, fsck: fs.FsckClean},
+		{mounted: true, usable: true, recovery: 10 * time.Millisecond, fsck: fs.FsckClean, leaked: 3, leakedOK: true},
 		{mounted: true, usable: true, recovery: 30 * time.Millisecond, fsck: fs.FsckClean, check: powercut.Check{AckedCorrupt: 1}},
 		{mounted: true, usable: true, recovery: 20 * time.Millisecond, fsck: fs.FsckErrors, repair: fs.FsckRepaired},
 		{mounted: false, usable: false, fsck: fs.FsckToolFailed, repair: fs.FsckUnrecoverable, check: powercut.Check{AckedLost: 5}, unsynced: time.Second},
@@ -44,6 +44,7 @@ func TestSummarizeCuts(t *testing.T) {
 		{"fsck clean", st.FsckClean.Count, 2}, {"fsck errors", st.FsckErrors, 1}, {"tool failed", st.FsckToolFailed, 1},
 		{"repaired", st.Repaired, 1}, {"unrecoverable", st.Unrecoverable.Count, 1}, {"broken-promise cuts", st.AckLossCuts.Count, 2},
 		{"acked lost", st.AckedLost, 5}, {"acked corrupt", st.AckedCorrupt, 1},
+		{"leaked blocks", int(st.LeakedBlocks), 3}, {"cuts reporting leaks", st.LeakedCuts, 1},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
