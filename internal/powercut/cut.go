@@ -112,7 +112,7 @@ func Decide(recs []Record, c Cut, pl flash.PowerLoss, pageSize uint64) Outcome {
 			}
 		}
 		for i := o.Durable; i < c.Pos; i++ {
-			if rng.IntN(2) == 0 {
+			if recs[i].FUA || rng.IntN(2) == 0 {
 				o.Survivors = append(o.Survivors, i)
 			} else if recs[i].Op == flash.OpWrite {
 				o.LostWrite++

@@ -3,6 +3,7 @@ package powercut
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,27 +24,30 @@ const (
 //	2 write B page 2         3 write C pages 3-5 (makes the card merge pages 4-7)
 //	4 flush                  5 write D pages 1-2 (an overwrite of flushed data)
 //	6 discard page 0         7 write E half of page 6 and half of page 7
+//	8 FUA write F page 0
 func tinyStream() *Stream {
 	type w struct {
 		op       flash.Op
 		off, len uint64
 		fill     byte
 		merge    flash.Span
+		fua      bool
 	}
 	ws := []w{
-		{flash.OpWrite, 0, 2 * tinyPage, 'A', flash.Span{}},
-		{flash.OpFlush, 0, 0, 0, flash.Span{}},
-		{flash.OpWrite, 2 * tinyPage, tinyPage, 'B', flash.Span{}},
-		{flash.OpWrite, 3 * tinyPage, 3 * tinyPage, 'C', flash.Span{Off: 4 * tinyPage, Len: 4 * tinyPage}},
-		{flash.OpFlush, 0, 0, 0, flash.Span{}},
-		{flash.OpWrite, 1 * tinyPage, 2 * tinyPage, 'D', flash.Span{}},
-		{flash.OpDiscard, 0, tinyPage, 0, flash.Span{}},
-		{flash.OpWrite, 6*tinyPage + tinyPage/2, tinyPage, 'E', flash.Span{Off: 4 * tinyPage, Len: 4 * tinyPage}},
+		{flash.OpWrite, 0, 2 * tinyPage, 'A', flash.Span{}, false},
+		{flash.OpFlush, 0, 0, 0, flash.Span{}, false},
+		{flash.OpWrite, 2 * tinyPage, tinyPage, 'B', flash.Span{}, false},
+		{flash.OpWrite, 3 * tinyPage, 3 * tinyPage, 'C', flash.Span{Off: 4 * tinyPage, Len: 4 * tinyPage}, false},
+		{flash.OpFlush, 0, 0, 0, flash.Span{}, false},
+		{flash.OpWrite, 1 * tinyPage, 2 * tinyPage, 'D', flash.Span{}, false},
+		{flash.OpDiscard, 0, tinyPage, 0, flash.Span{}, false},
+		{flash.OpWrite, 6*tinyPage + tinyPage/2, tinyPage, 'E', flash.Span{Off: 4 * tinyPage, Len: 4 * tinyPage}, false},
+		{flash.OpWrite, 0, tinyPage, 'F', flash.Span{}, true},
 	}
 	var data []byte
 	s := &Stream{}
 	for _, x := range ws {
-		r := Record{Op: x.op, Off: x.off, Len: x.len, Merge: x.merge}
+		r := Record{Op: x.op, Off: x.off, Len: x.len, Merge: x.merge, FUA: x.fua}
 		if x.op == flash.OpWrite {
 			r.Data = uint64(len(data))
 			data = append(data, bytes.Repeat([]byte{x.fill}, int(x.len))...)
@@ -121,7 +125,7 @@ func TestPowerLossRules(t *testing.T) {
 	}
 	cuts := []Cut{
 		{Pos: 1, Kind: CutBeforeFlush}, {Pos: 2, Kind: CutAfterFlush}, {Pos: 3, Kind: CutRandom},
-		{Pos: 4, Kind: CutBeforeFlush}, {Pos: 5, Kind: CutAfterFlush}, {Pos: 7, Kind: CutRandom}, {Pos: 8, Kind: CutRandom},
+		{Pos: 4, Kind: CutBeforeFlush}, {Pos: 5, Kind: CutAfterFlush}, {Pos: 7, Kind: CutRandom}, {Pos: 8, Kind: CutRandom}, {Pos: 9, Kind: CutRandom},
 	}
 	var out bytes.Buffer
 	for _, r := range rules {
@@ -155,6 +159,11 @@ func TestRuleInvariants(t *testing.T) {
 			}
 			if o.Torn != nil || len(o.Erased) > 0 {
 				t.Fatalf("volatile cache alone tore or erased: %s", o)
+			}
+			for i := o.Durable; i < pos; i++ {
+				if s.Records[i].FUA && !slices.Contains(o.Survivors, i) {
+					t.Fatalf("cut %d seed %d: the FUA write %d was lost: %s", pos, seed, i, o)
+				}
 			}
 		}
 	}

@@ -24,6 +24,10 @@ const (
 type Record struct {
 	Op       flash.Op
 	Off, Len uint64
+	// FUA: a write the card made durable before completing it (forced unit access). A loop
+	// device never sends one (the kernel turns FUA into a write and a flush), a card that
+	// receives FUA does.
+	FUA bool
 	// Data is where a write's data starts in the data file.
 	Data uint64
 	// Merge is the allocation unit the card merged (copied) because of this request (Len 0:
@@ -31,12 +35,15 @@ type Record struct {
 	Merge flash.Span
 }
 
-// recordSize is the size of an index entry: op (8 bytes, padded), off, len, data, merge.
+// recordSize is the size of an index entry: op and FUA (8 bytes, padded), off, len, data, merge.
 const recordSize = 48
 
 func (r Record) encode(b []byte) {
 	clear(b[:8])
 	b[0] = byte(r.Op)
+	if r.FUA {
+		b[1] = 1
+	}
 	binary.LittleEndian.PutUint64(b[8:], r.Off)
 	binary.LittleEndian.PutUint64(b[16:], r.Len)
 	binary.LittleEndian.PutUint64(b[24:], r.Data)
@@ -45,7 +52,7 @@ func (r Record) encode(b []byte) {
 }
 
 func decodeRecord(b []byte) Record {
-	return Record{Op: flash.Op(b[0]), Off: binary.LittleEndian.Uint64(b[8:]), Len: binary.LittleEndian.Uint64(b[16:]),
+	return Record{Op: flash.Op(b[0]), FUA: b[1] == 1, Off: binary.LittleEndian.Uint64(b[8:]), Len: binary.LittleEndian.Uint64(b[16:]),
 		Data:  binary.LittleEndian.Uint64(b[24:]),
 		Merge: flash.Span{Off: binary.LittleEndian.Uint64(b[32:]), Len: binary.LittleEndian.Uint64(b[40:])}}
 }

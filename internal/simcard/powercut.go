@@ -86,7 +86,7 @@ func (c *Card) record(r flash.Request, buf []byte) error {
 	if pc.rec == nil || r.Op == flash.OpRead {
 		return nil
 	}
-	rec := powercut.Record{Op: r.Op, Off: r.Off, Len: r.Len}
+	rec := powercut.Record{Op: r.Op, Off: r.Off, Len: r.Len, FUA: r.FUA}
 	if m := c.model.LastMerges(); len(m) > 0 {
 		rec.Merge = m[0]
 	}
