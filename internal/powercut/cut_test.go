@@ -215,7 +215,7 @@ func TestOverlay(t *testing.T) {
 // TestStreamRoundTrip writes a stream with the recorder and reads it back.
 func TestStreamRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewRecorder(dir, 5000)
+	w, err := NewRecorder(dir, 6000)
 	if err != nil {
 		t.Fatal(err)
 	}
