@@ -83,6 +83,7 @@ type htmlPage struct {
 	Rules             []string
 	Legend            []htmlCell
 	Suites            []suiteTable
+	PowerCut          *powerCutTable
 	Flash             *htmlFlash
 	// FE holds the raw-flash variants as the Free Electrons 2010 study's tables.
 	FE *feSection
@@ -226,6 +227,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 		p.NoProblems = "None outside the raw flash tables; their notes say what was skipped or failed there."
 	}
 	p.Suites = suiteTables(r)
+	p.PowerCut = powerCutDetail(r)
 	p.Raw = rawRows(full)
 	if len(p.Rows) > 0 {
 		// The rules of the matrix and verdicts, which a run of raw-flash variants only lacks.
@@ -531,6 +533,14 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{end}}</table>
 </div>
 {{if .Classes}}<ul>{{range .Classes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{end}}{{with .PowerCut}}<h2 id="powercut">Power cuts</h2>
+<p class="muted">Card model {{.Model}}. % of the cuts (95 % Wilson interval) the filesystem came through whole (mounted without repair, checked clean, nothing acknowledged lost), mounted without repair, checked clean, could not be repaired; files lost or corrupted among those the filesystem had acknowledged (fsync, fdatasync, syncfs), summed over the cuts.</p>
+<div class="scroll">
+<table class="suite">
+<tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+</div>
 {{end}}{{if .Charts}}<h2 id="charts">Charts</h2>
 <p class="muted">One chart per test, best first: the bar is the median, the whisker the minimum and maximum.</p>
 {{range .Charts}}<figure id="{{.ID}}">

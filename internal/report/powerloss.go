@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/catalog"
@@ -99,4 +100,98 @@ func ackLossRate(r *results.Run, variant string) float64 {
 		return 0
 	}
 	return float64(ackCuts) / float64(cuts)
+}
+
+// powerCutTable is the power-cut figures of every variant, summed over its repetitions: the
+// detail behind the matrix's power-loss column.
+type powerCutTable struct {
+	Model  string // the card's power-loss model, in words
+	Header []string
+	Rows   [][]string
+}
+
+// powerCutDetail builds the table; nil when the run has no powercut figures.
+func powerCutDetail(r *results.Run) *powerCutTable {
+	if !hasPowerCut(r) {
+		return nil
+	}
+	t := &powerCutTable{Header: []string{"variant", "cuts", "whole %", "mounted %", "fsck clean %", "unrecoverable %",
+		"promise broken", "ack'd lost", "ack'd corrupt", "torn renames", "deletes undone", "recovery p50 / max s", "unsynced lost p50 / max s", "leaked blocks"}}
+	for _, v := range ranVariants(r) {
+		var sum results.PowerCut
+		var p50, p50u []float64
+		n := 0
+		for _, m := range r.Cell(v.Name, catalog.PowerCut) {
+			p := m.PowerCut
+			if p == nil || m.Warmup {
+				continue
+			}
+			n++
+			if t.Model == "" {
+				t.Model = modelWords(p)
+			}
+			sum.Cuts += p.Cuts
+			sum.Safe.Count += p.Safe.Count
+			sum.MountWithoutRepair.Count += p.MountWithoutRepair.Count
+			sum.FsckClean.Count += p.FsckClean.Count
+			sum.Unrecoverable.Count += p.Unrecoverable.Count
+			sum.AckLossCuts.Count += p.AckLossCuts.Count
+			sum.AckedLost += p.AckedLost
+			sum.AckedCorrupt += p.AckedCorrupt
+			sum.TornRenames += p.TornRenames
+			sum.Resurrected += p.Resurrected
+			sum.LeakedBlocks += p.LeakedBlocks
+			sum.LeakedCuts += p.LeakedCuts
+			sum.RecoveryMaxSeconds = max(sum.RecoveryMaxSeconds, p.RecoveryMaxSeconds)
+			sum.UnsyncedMaxSeconds = max(sum.UnsyncedMaxSeconds, p.UnsyncedMaxSeconds)
+			p50 = append(p50, p.RecoveryP50Seconds)
+			p50u = append(p50u, p.UnsyncedP50Seconds)
+		}
+		if n == 0 {
+			continue
+		}
+		share := func(k int) string {
+			lo, hi := stats.Wilson(k, sum.Cuts)
+			return fmt.Sprintf("%s (%s-%s)", format(100*float64(k)/float64(max(sum.Cuts, 1))), format(100*lo), format(100*hi))
+		}
+		leaked := "n/a"
+		if sum.LeakedCuts > 0 {
+			leaked = fmt.Sprint(sum.LeakedBlocks)
+		}
+		rec, _ := median(p50)
+		uns, _ := median(p50u)
+		t.Rows = append(t.Rows, []string{v.Name, fmt.Sprint(sum.Cuts), share(sum.Safe.Count), share(sum.MountWithoutRepair.Count),
+			share(sum.FsckClean.Count), share(sum.Unrecoverable.Count), fmt.Sprintf("%d of %d", sum.AckLossCuts.Count, sum.Cuts),
+			fmt.Sprint(sum.AckedLost), fmt.Sprint(sum.AckedCorrupt), fmt.Sprint(sum.TornRenames), fmt.Sprint(sum.Resurrected),
+			format(rec) + " / " + format(sum.RecoveryMaxSeconds), format(uns) + " / " + format(sum.UnsyncedMaxSeconds), leaked})
+	}
+	return t
+}
+
+// modelWords names the rules of a power-loss model.
+func modelWords(p *results.PowerCut) string {
+	var rules []string
+	if p.VolatileCache {
+		rules = append(rules, "volatile cache")
+	}
+	if p.TornPage {
+		rules = append(rules, "torn page")
+	}
+	if p.MergeLoss {
+		rules = append(rules, "merge loss")
+	}
+	if len(rules) == 0 {
+		return p.Profile + ": loses nothing it received"
+	}
+	return p.Profile + ": " + strings.Join(rules, ", ")
+}
+
+// writePowerCutTable prints the power-cut detail in the terminal summary.
+func writePowerCutTable(w io.Writer, r *results.Run) {
+	t := powerCutDetail(r)
+	if t == nil {
+		return
+	}
+	fmt.Fprintf(w, "\npower cuts (card model %s): %% of the cuts (95 %% Wilson interval) the filesystem came through whole, mounted without repair, checked clean, could not be repaired; acknowledged files lost or corrupted over all cuts:\n", t.Model)
+	writeTableLeft(w, append([][]string{t.Header}, t.Rows...), 1, func(_, _ int, s string) string { return s })
 }

@@ -75,3 +75,26 @@ func TestCompareAckLossIsRegression(t *testing.T) {
 		})
 	}
 }
+
+func TestPowerCutDetail(t *testing.T) {
+	if powerCutDetail(&results.Run{}) != nil {
+		t.Error("a run without power cuts has a power-cut table")
+	}
+	tb := powerCutDetail(powerRun(map[string][2]int{"ext4": {95, 0}, "ext2": {10, 6}}))
+	if tb == nil || len(tb.Rows) != 2 {
+		t.Fatalf("table %+v, want two rows", tb)
+	}
+	for _, row := range tb.Rows {
+		if len(row) != len(tb.Header) {
+			t.Errorf("row %v has %d cells, the header %d", row, len(row), len(tb.Header))
+		}
+	}
+	if got := strings.Join(tb.Rows[1], "|"); !strings.Contains(got, "ext2|20|") || !strings.Contains(got, "6 of 20") {
+		t.Errorf("ext2 row %q", got)
+	}
+	var b strings.Builder
+	writePowerCutTable(&b, powerRun(map[string][2]int{"ext4": {95, 0}}))
+	if !strings.Contains(b.String(), "power cuts (card model") {
+		t.Errorf("terminal table:\n%s", b.String())
+	}
+}

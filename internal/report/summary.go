@@ -143,6 +143,7 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 		writeFreeElectrons(w, fe)
 	}
 	writeSuiteTables(w, r)
+	writePowerCutTable(w, r)
 	var skipped []string
 	for _, v := range skippedOutside(full, fe) {
 		skipped = append(skipped, fmt.Sprintf("  %s: %s", v.Name, v.Reason))
