@@ -481,6 +481,8 @@ func (c *cutCard) removeStream() error {
 	return err
 }
 
+// Pos, Stop, Reset, Cut and Close carry out powercut.Card's methods through the card's
+// powercut file (see simcard.PowerCutCommand).
 func (c *cutCard) Pos() (uint64, error) {
 	st, err := c.status()
 	return st.Pos, err
