@@ -400,6 +400,10 @@ func TestRunOnSimulatedCard(t *testing.T) {
 
 func TestUntilStable(t *testing.T) {
 	needRoot(t)
+	// A busy machine makes until-stable wait for quiet: not for two minutes in a test.
+	old := quietWait
+	quietWait = 5 * time.Second
+	t.Cleanup(func() { quietWait = old })
 	tests := []struct {
 		name         string
 		target       float64
@@ -430,11 +434,21 @@ func TestUntilStable(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := r.Variants[0]
-			if v.Repetitions != tc.wantReps || (len(v.Unstable) > 0) != tc.wantUnstable {
+			want := tc.wantReps
+			if busy := r.Methods["until_stable_busy"]; busy != "" && tc.wantUnstable {
+				// The sentinel's way out: on a busy machine until-stable stops repeating and
+				// records why, instead of piling up disturbed repetitions to the cap.
+				t.Logf("stopped early on a busy machine: %s", busy)
+				want = v.Repetitions
+				if v.Repetitions < 6 || v.Repetitions > tc.wantReps {
+					t.Errorf("repetitions %d on a busy machine, want between 6 and %d", v.Repetitions, tc.wantReps)
+				}
+			}
+			if v.Repetitions != want || (len(v.Unstable) > 0) != tc.wantUnstable {
 				t.Errorf("repetitions %d unstable %v, want %d and unstable=%v", v.Repetitions, v.Unstable, tc.wantReps, tc.wantUnstable)
 			}
-			if n := len(r.Values("ext4", suite.Mkfs)); n != tc.wantReps {
-				t.Errorf("%d mkfs samples, want %d", n, tc.wantReps)
+			if n := len(r.Values("ext4", suite.Mkfs)); n != want {
+				t.Errorf("%d mkfs samples, want %d", n, want)
 			}
 			if r.Methods["until_stable"] == "" {
 				t.Error("the method is not recorded")
