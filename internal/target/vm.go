@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/vm"
 )
 
@@ -42,13 +45,28 @@ func (t *vmTarget) Expand(cfg plan.Config) []Expanded { return sameVariants(cfg)
 
 func (t *vmTarget) Methods(plan.Config) map[string]string { return nil }
 
-// cardSize is the guest's SD card: the run's size; the raw-flash suite does not use it, but the
-// guest always has one, a small one.
+// cardSize is the guest's SD card: the run's size; the raw-flash suite and a card served in
+// the guest (guestServesCard) do not use it, but the guest always has one, a small one.
 func (t *vmTarget) cardSize(cfg plan.Config) uint64 {
-	if cfg.FlashSuite() {
+	if cfg.FlashSuite() || t.guestServesCard(cfg) {
 		return 64 << 20
 	}
 	return cfg.Size
+}
+
+// guestServesCard says whether the guest serves the simulated card itself (vm:simcard with the
+// powercut suite). A cut needs the card's recording, its cut images and a loop device over
+// each beside the filesystem's mounts, fsck and the verifier: with the card on the host behind
+// QEMU's SD card, the two halves would be on both sides of the emulator. The guest kernel has
+// FUSE and loop, so the guest runs the same code as --target simcard:PROFILE on the host,
+// and only the results come back. QEMU's SD card is then unused (and the card sees the
+// loop device's requests, not QEMU's 512-byte ones).
+func (t *vmTarget) guestServesCard(cfg plan.Config) bool {
+	return t.spec.Inner != nil && hasPowerCut(cfg)
+}
+
+func hasPowerCut(cfg plan.Config) bool {
+	return slices.Contains(strings.Split(strings.ReplaceAll(cfg.Suite, " ", ""), ","), catalog.SuitePowerCut)
 }
 
 // Check refuses what the guest cannot do: a user's dataset (the guest sees only the results
@@ -57,8 +75,13 @@ func (t *vmTarget) Check(cfg plan.Config) error {
 	if err := cfg.CheckSuiteMix(); err != nil {
 		return err
 	}
-	if err := checkNoPowerCut(cfg, "--target "+t.spec.String(), "in a guest the cuts are not wired yet (the workload and the checks would run in the guest, the card's recording and the cut images live on the host)"); err != nil {
-		return err
+	if t.spec.Inner == nil {
+		if err := checkNoPowerCut(cfg, "--target "+t.spec.String(), "the guest's card is a plain image file, whose power cannot be cut; use --target vm:simcard:PROFILE"); err != nil {
+			return err
+		}
+	}
+	if t.guestServesCard(cfg) && !simcard.FUSEAvailable {
+		return plan.Refusef("--target %s: this build of fsbench has no FUSE card server, which the guest runs for the powercut suite", t.spec)
 	}
 	if cfg.Dataset != "" {
 		return plan.Refusef("--dataset is not available with --target vm yet: the guest sees only the results directory; copy your tree there and run fsbench in the guest yourself, or use the generated dataset")
@@ -84,6 +107,18 @@ func (t *vmTarget) guestRequest(req plan.Request, inputs string) (plan.Request, 
 		Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: GuestCard}, Destroy: GuestCard}
 	if req.Config.FlashSuite() {
 		g.Target, g.Destroy = plan.TargetSpec{Kind: plan.TargetNandsim}, ""
+	}
+	if t.guestServesCard(req.Config) {
+		prof := t.spec.Inner.Profile
+		if isPath(prof) {
+			p, err := copyInput(prof, inputs)
+			if err != nil {
+				return g, fmt.Errorf("card profile: %w", err)
+			}
+			prof = p
+		}
+		g.Target, g.Destroy = plan.TargetSpec{Kind: plan.TargetSimcard, Profile: prof}, ""
+		g.TimeScale = t.opt.TimeScale
 	}
 	// The guest sees only the results directory: a card profile given as a file is copied in.
 	if c := req.Config.Card; c != "" && isPath(c) {
@@ -136,7 +171,7 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 	cardSize := t.cardSize(cfg)
 	img := filepath.Join(inputs, "card.img")
 	var card *Simcard
-	if in := t.spec.Inner; in != nil {
+	if in := t.spec.Inner; in != nil && !t.guestServesCard(cfg) {
 		cardDir := filepath.Join(inputs, "simcard")
 		data := filepath.Join(inputs, "simcard.data")
 		if err := s.Mountpoint(cardDir); err != nil {
@@ -180,6 +215,8 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 	switch {
 	case cfg.FlashSuite():
 		what = "nandsim (simulated raw NAND)"
+	case t.guestServesCard(cfg):
+		what = fmt.Sprintf("the simulated card %s served in the guest (the powercut suite cuts its power there; modelled waits × %g)", t.spec.Inner.Profile, t.opt.TimeScale)
 	case card != nil:
 		what = fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", plan.FormatSize(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
 	}
@@ -220,6 +257,15 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 			r.Methods = map[string]string{}
 		}
 		r.Methods["vm_simcard"] = vmSimcardMethod
+	}
+	if t.guestServesCard(cfg) && r.Target.Kind == string(plan.TargetSimcard) {
+		// The guest's own simcard target: its results already carry the card's profile,
+		// counters and time scale; say where it ran.
+		r.Target.Kind = "simcard (served in the guest)"
+		if r.Methods == nil {
+			r.Methods = map[string]string{}
+		}
+		r.Methods["vm_simcard"] = vmGuestSimcardMethod
 	}
 	// Tag the results with how the guest ran; its kernel is already in machine.kernel.
 	console, _ := filepath.Rel(s.Dir, res.ConsoleLog)
@@ -263,6 +309,13 @@ func vmTimeout(cfg plan.Config) time.Duration {
 // RAM at size/12 + size/8); for raw NAND, nandsim keeps the written chip in RAM besides the
 // data and the image built from it, about 4 times the largest partition.
 func vmMemoryMiB(cfg plan.Config) uint64 {
+	if hasPowerCut(cfg) {
+		// A card served in the guest keeps everything in the guest's /tmp (tmpfs, half the
+		// RAM): the card's sparse data file and, during the workload, the copy of the card
+		// and the write stream, which the recording wants room for (up to the card's size
+		// again). Four times the card leaves tmpfs twice the card.
+		return 1024 + 4*cfg.Size>>20
+	}
 	if !cfg.FlashSuite() {
 		return 0
 	}
@@ -272,6 +325,9 @@ func vmMemoryMiB(cfg plan.Config) uint64 {
 	}
 	return 768 + 5*largest>>20
 }
+
+// vmGuestSimcardMethod says how the card was driven when the guest served it.
+const vmGuestSimcardMethod = "card: the simulated card was served in the guest (FUSE) under a direct-I/O loop device, as --target simcard does on a host, so that the powercut suite's recording, cuts, checks and mounts all ran in the guest; QEMU's SD card was not used"
 
 // vmSimcardMethod says how the simulated card behind QEMU's SD card sees the guest's I/O.
 // Measured with QEMU 7.2: every request reaches the card file as 512-byte reads and writes

@@ -20,6 +20,9 @@ var guestTools = []string{
 	"mount", "umount", "mount.nilfs2", "umount.nilfs2", "nilfs_cleanerd",
 	"modprobe", "insmod", "rmmod", "lsmod",
 	"mmc",
+	// The checkers the powercut suite runs after each cut (internal/fs fsckFor). nilfs-tools
+	// has none: nilfs2 recovers at mount, by rolling forward from its last checkpoint.
+	"e2fsck", "fsck.f2fs", "fsck.vfat", "xfs_repair",
 	"flash_erase", "ubiformat", "ubiattach", "ubidetach", "ubimkvol", "ubirmvol", "ubiupdatevol", "ubiblock",
 	"mkfs.ubifs", "mkfs.jffs2", "nandwrite",
 }
@@ -36,14 +39,18 @@ var guestEtc = []string{"/etc/mke2fs.conf", "/etc/nilfs_cleanerd.conf"}
 // The filesystems' own modules are added from the fs package's list; fsbench loads those
 // itself (module_load measures it).
 var baseModules = []string{
-	"virtio_pci", "9pnet_virtio", "9p", "sdhci_pci", "mmc_block", "loop",
+	"virtio_pci", "9pnet_virtio", "9p", "sdhci_pci", "mmc_block", "loop", "fuse",
 	"nls_cp437", "nls_iso8859_1", "nls_utf8", "nls_ascii",
 	// Flash simulation: nandsim under mtd, ubi on top, and the block view of an MTD device.
 	"nandsim", "ubi", "mtdblock", "mtdram", "jffs2", "ubifs",
 }
 
-// bootModules are loaded by the init script before fsbench starts.
-var bootModules = []string{"virtio_pci", "9pnet_virtio", "9p", "sdhci_pci", "mmc_block"}
+// bootModules are loaded by the init script before fsbench starts. loop and fuse are loaded
+// here because the guest has no udev: a module loaded on demand would not get its device nodes
+// (/dev/loop-control, /dev/fuse), which devtmpfs creates only when the driver registers them.
+// The powercut suite serves the simulated card inside the guest (FUSE) and checks each cut on
+// a loop device over it.
+var bootModules = []string{"virtio_pci", "9pnet_virtio", "9p", "sdhci_pci", "mmc_block", "loop", "fuse"}
 
 // wholeModuleDirs are taken in whole, for soft dependencies and aliases (see selectModules).
 var wholeModuleDirs = []string{"kernel/crypto", "kernel/arch/x86/crypto", "kernel/lib", "kernel/fs/nls"}
