@@ -39,7 +39,7 @@ func TestCheckAndRepair(t *testing.T) {
 		{xfs, 1, FsckErrors, []string{"xfs_repair", "-n", "/dev/loop9"}, FsckUnrecoverable, []string{"xfs_repair", "-L", "/dev/loop9"}},
 		{btrfs, 0, FsckClean, []string{"btrfs", "check", "--readonly", "/dev/loop9"}, FsckRepaired, nil},
 		{vfat, 1, FsckErrors, []string{"fsck.vfat", "-n", "/dev/loop9"}, FsckRepaired, nil},
-		{squash, 0, FsckToolFailed, nil, FsckUnrecoverable, nil},
+		{squash, 0, FsckNone, nil, FsckUnrecoverable, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.kind.Name+"/"+strconv.Itoa(tc.code), func(t *testing.T) {

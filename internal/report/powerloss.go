@@ -134,6 +134,7 @@ func powerCutDetail(r *results.Run) *powerCutTable {
 			sum.Safe.Count += p.Safe.Count
 			sum.MountWithoutRepair.Count += p.MountWithoutRepair.Count
 			sum.FsckClean.Count += p.FsckClean.Count
+			sum.NoChecker += p.NoChecker
 			sum.Unrecoverable.Count += p.Unrecoverable.Count
 			sum.AckLossCuts.Count += p.AckLossCuts.Count
 			sum.AckedLost += p.AckedLost
@@ -158,10 +159,14 @@ func powerCutDetail(r *results.Run) *powerCutTable {
 		if sum.LeakedCuts > 0 {
 			leaked = fmt.Sprint(sum.LeakedBlocks)
 		}
+		fsck := share(sum.FsckClean.Count)
+		if sum.NoChecker == sum.Cuts {
+			fsck = "no checker" // nilfs2: judged by its mount and the verifier alone
+		}
 		rec, _ := median(p50)
 		uns, _ := median(p50u)
 		t.Rows = append(t.Rows, []string{v.Name, fmt.Sprint(sum.Cuts), share(sum.Safe.Count), share(sum.MountWithoutRepair.Count),
-			share(sum.FsckClean.Count), share(sum.Unrecoverable.Count), fmt.Sprintf("%d of %d", sum.AckLossCuts.Count, sum.Cuts),
+			fsck, share(sum.Unrecoverable.Count), fmt.Sprintf("%d of %d", sum.AckLossCuts.Count, sum.Cuts),
 			fmt.Sprint(sum.AckedLost), fmt.Sprint(sum.AckedCorrupt), fmt.Sprint(sum.TornRenames), fmt.Sprint(sum.Resurrected),
 			format(rec) + " / " + format(sum.RecoveryMaxSeconds), format(uns) + " / " + format(sum.UnsyncedMaxSeconds), leaked})
 	}

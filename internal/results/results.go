@@ -258,6 +258,10 @@ type PowerCut struct {
 	LeakedBlocksMax uint64   `json:"leaked_blocks_max,omitempty"`
 	LeakedCuts      int      `json:"leaked_cuts,omitempty"`
 	Problems        []string `json:"problems,omitempty"` // the first broken promises, for the report's detail
+
+	// NoChecker counts the cuts the filesystem has no offline checker for (nilfs2): they are
+	// judged by the mount and the verifier alone, and are not in FsckClean.
+	NoChecker int `json:"no_checker,omitempty"`
 }
 
 // Proportion is Count of Of, in percent, with its 95 % Wilson interval.

@@ -92,7 +92,7 @@ func fullRun() *Run {
 				PowerCut: &PowerCut{Profile: "sd-cheap-old", VolatileCache: true, TornPage: true, MergeLoss: true, Requests: 1800, StreamFull: true, Acks: 262, Cuts: 10,
 					Safe: Proportion{Count: 9, Of: 10, Pct: 90, Low: 59.6, High: 98.2}, MountWithoutRepair: Proportion{Count: 10, Of: 10, Pct: 100, Low: 72.2, High: 100},
 					FsckClean: Proportion{Count: 10, Of: 10, Pct: 100, Low: 72.2, High: 100}, Unrecoverable: Proportion{Of: 10, High: 27.8},
-					AckLossCuts: Proportion{Count: 1, Of: 10, Pct: 10, Low: 1.8, High: 40.4}, FsckErrors: 1, FsckToolFailed: 1, Repaired: 1,
+					AckLossCuts: Proportion{Count: 1, Of: 10, Pct: 10, Low: 1.8, High: 40.4}, FsckErrors: 1, FsckToolFailed: 1, NoChecker: 1, Repaired: 1,
 					AckedLost: 1, AckedCorrupt: 2, TornRenames: 1, Resurrected: 1, UnackedLost: 5, RecoveryP50Seconds: 0.05, RecoveryMaxSeconds: 0.2,
 					UnsyncedP50Seconds: 0.003, UnsyncedMaxSeconds: 0.01, CutsPerMinute: 120, LeakedBlocks: 12, LeakedBlocksMax: 8, LeakedCuts: 9, Problems: []string{"d0/f0001: missing"}}},
 		},

@@ -57,7 +57,7 @@ func checkConsistent(t *testing.T, name string, p *results.PowerCut, cuts int) {
 	if p.Cuts != cuts || p.Requests == 0 || p.Acks == 0 {
 		t.Errorf("%s: %d cuts of %d requests, %d acknowledgements; want %d cuts", name, p.Cuts, p.Requests, p.Acks, cuts)
 	}
-	if p.FsckClean.Count+p.FsckErrors+p.FsckToolFailed != p.Cuts {
+	if p.FsckClean.Count+p.FsckErrors+p.FsckToolFailed+p.NoChecker != p.Cuts {
 		t.Errorf("%s: fsck clean %d + errors %d + failed %d != %d cuts", name, p.FsckClean.Count, p.FsckErrors, p.FsckToolFailed, p.Cuts)
 	}
 	if p.Safe.Count > p.MountWithoutRepair.Count || p.Safe.Count > p.FsckClean.Count {

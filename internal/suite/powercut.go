@@ -212,7 +212,7 @@ func (r *rep) checkCut(ctx context.Context, card powercut.Card, man *powercut.Ma
 		if res.mounted {
 			res.leaked, res.leakedOK = fs.LeakedBlocks(r.k, out)
 		}
-		if res.fsck == fs.FsckClean && res.mounted {
+		if (res.fsck == fs.FsckClean || res.fsck == fs.FsckNone) && res.mounted {
 			return nil
 		}
 		if res.repair, _, err = fs.Repair(ctx, r.env.Run, r.k, dev); err != nil {
@@ -283,6 +283,8 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 			clean++
 		case fs.FsckErrors:
 			st.FsckErrors++
+		case fs.FsckNone:
+			st.NoChecker++
 		default:
 			st.FsckToolFailed++
 		}
@@ -295,7 +297,8 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 		if ch.Violations() > 0 {
 			ackCuts++ // a broken promise: acknowledged data lost or corrupted, or a torn rename
 		}
-		if c.mounted && c.fsck == fs.FsckClean && ch.Violations() == 0 {
+		// Without a checker (nilfs2), surviving whole is mounting and keeping every promise.
+		if c.mounted && (c.fsck == fs.FsckClean || c.fsck == fs.FsckNone) && ch.Violations() == 0 {
 			safe++
 		}
 		st.AckedLost += ch.AckedLost
