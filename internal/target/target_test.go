@@ -31,7 +31,9 @@ func TestCheckSuites(t *testing.T) {
 		{"simcard:sd-typical", "powercut", ""},
 		{"image", "powercut", "--target simcard:PROFILE"},
 		{"image", "bootlin,powercut", "--target simcard:PROFILE"},
-		{"vm:simcard:sd-typical", "powercut", "not wired yet"},
+		// In a guest, the guest serves the card itself and cuts its power there.
+		{"vm:simcard:sd-typical", "powercut", ""},
+		{"vm", "powercut", "use --target vm:simcard:PROFILE"},
 	}
 	for _, tc := range tests {
 		spec, err := plan.ParseTarget(tc.target)
