@@ -44,7 +44,10 @@ func TargetText(r *results.Run) string {
 		if t.TimeScale != 0 && t.TimeScale != 1 {
 			dev += fmt.Sprintf(", its modelled waits scaled by %g (times are not a real card's)", t.TimeScale)
 		}
-		if r.Guest != nil {
+		if r.Guest != nil && strings.Contains(t.Kind, "in the guest") {
+			// The powercut suite in a guest: the card was served in the guest (target vm.go).
+			dev += ", served in the guest on a loop device" + directIO(t)
+		} else if r.Guest != nil {
 			dev += ", behind the guest's emulated SD card (/dev/mmcblk0)"
 		} else {
 			dev += ", on a loop device" + directIO(t)
