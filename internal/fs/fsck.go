@@ -76,12 +76,35 @@ func Check(ctx context.Context, run Runner, k Kind, dev string) (string, string,
 	switch {
 	case err != nil:
 		return FsckToolFailed, out, err
-	case contains(c.clean, code):
+	case contains(c.clean, code), k.Name == "vfat" && code == 1 && onlyDirtyBit(out):
 		return FsckClean, out, nil
 	case code < 0 || (k.Name == "ext2" || k.Name == "ext3" || k.Name == "ext4") && code >= 8:
 		return FsckToolFailed, out, nil
 	}
 	return FsckErrors, out, nil
+}
+
+// onlyDirtyBit reports whether fsck.fat's output complains of nothing but the volume's dirty
+// bit. Linux sets that bit at mount and clears it at unmount only if it was clear at mount
+// (fs/fat/inode.c fat_set_state), so a FAT volume the power was cut under keeps it through any
+// number of clean mounts: fsck.fat -n then exits 1 for the bit alone. It is FAT's "not cleanly
+// unmounted" flag, as ext4's needs_recovery is, which the mount's recovery clears there; counted
+// as an error it would make every vfat cut an fsck failure and hide the cuts that broke the
+// FAT itself.
+func onlyDirtyBit(out string) bool {
+	dirty := false
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "Dirty bit is set"):
+			dirty = true
+		case line == "", strings.HasPrefix(line, "fsck.fat "), strings.HasPrefix(line, "Automatically removing dirty bit"),
+			line == "Leaving filesystem unchanged.", strings.Contains(line, " files, ") && strings.Contains(line, " clusters"):
+		default:
+			return false
+		}
+	}
+	return dirty
 }
 
 // Repair runs the filesystem's checker in repair mode on dev: repaired when it exits clean

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -60,6 +61,22 @@ func TestCheckAndRepair(t *testing.T) {
 				t.Errorf("repair ran %q, want %q", cmd, tc.repairCmd)
 			}
 		})
+	}
+}
+
+// TestOnlyDirtyBit: fsck.fat 4.2's output on a FAT16 volume whose only fault is the dirty bit
+// (made by setting it by hand), and with a real fault beside it.
+func TestOnlyDirtyBit(t *testing.T) {
+	const dirty = "fsck.fat 4.2 (2021-01-31)\nDirty bit is set. Fs was not properly unmounted and some data may be corrupt.\n Automatically removing dirty bit.\n\nLeaving filesystem unchanged.\nv.img: 0 files, 0/65467 clusters"
+	if !onlyDirtyBit(dirty) {
+		t.Errorf("dirty bit alone not recognized:\n%s", dirty)
+	}
+	bad := strings.Replace(dirty, "\n\n", "\n/d0/f0001\n  File size is 4096 bytes, cluster chain length is 0.\n", 1)
+	if onlyDirtyBit(bad) {
+		t.Errorf("a broken file taken for the dirty bit alone:\n%s", bad)
+	}
+	if onlyDirtyBit("fsck.fat 4.2 (2021-01-31)\nv.img: 0 files, 0/65467 clusters") {
+		t.Error("no dirty bit taken for one")
 	}
 }
 
