@@ -18,7 +18,7 @@ say "kernel $($bb uname -r), $($bb nproc) cpus"
 modprobe=/usr/sbin/modprobe
 [ -x "$modprobe" ] || { $bb ln -s /bin/busybox /sbin/modprobe; modprobe=/sbin/modprobe; }
 echo "$modprobe" > /proc/sys/kernel/modprobe
-for m in virtio_pci 9pnet_virtio 9p sdhci_pci mmc_block; do "$modprobe" $m || say "modprobe $m failed"; done
+for m in virtio_pci 9pnet_virtio 9p sdhci_pci mmc_block loop fuse; do "$modprobe" $m || say "modprobe $m failed"; done
 $bb mkdir -p '/srv/out dir'
 if ! $bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 fsbenchout '/srv/out dir'; then
 	say "cannot mount the results share"
