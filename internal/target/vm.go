@@ -70,7 +70,8 @@ func hasPowerCut(cfg plan.Config) bool {
 }
 
 // Check refuses what the guest cannot do: a user's dataset (the guest sees only the results
-// directory), the raw-flash suite on a simulated SD card, a card size QEMU's SD model refuses.
+// directory), the raw-flash suite on a simulated SD card, a card size QEMU's SD model refuses,
+// and power cuts on a plain image file (on vm:simcard the guest serves the card and cuts it).
 func (t *vmTarget) Check(cfg plan.Config) error {
 	if err := cfg.CheckSuiteMix(); err != nil {
 		return err
