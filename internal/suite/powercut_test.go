@@ -58,3 +58,20 @@ func TestSummarizeCuts(t *testing.T) {
 		t.Errorf("safe proportion %+v", p)
 	}
 }
+
+// TestSummarizeCutsNoChecker: a filesystem without an offline checker (nilfs2) is judged by
+// its mount and the verifier: a cut that mounted and kept every promise is whole, not a
+// checker failure; one that broke a promise is not.
+func TestSummarizeCutsNoChecker(t *testing.T) {
+	cuts := []cutResult{
+		{mounted: true, usable: true, fsck: fs.FsckNone},
+		{mounted: true, usable: true, fsck: fs.FsckNone, check: powercut.Check{AckedLost: 1}},
+		{mounted: false, usable: false, fsck: fs.FsckNone, repair: fs.FsckUnrecoverable},
+	}
+	var st results.PowerCut
+	summarizeCuts(&st, cuts, time.Minute)
+	if st.NoChecker != 3 || st.FsckToolFailed != 0 || st.FsckClean.Count != 0 || st.Safe.Count != 1 || st.Unrecoverable.Count != 1 {
+		t.Errorf("no checker %d, tool failed %d, clean %d, whole %d, unrecoverable %d: want 3, 0, 0, 1, 1",
+			st.NoChecker, st.FsckToolFailed, st.FsckClean.Count, st.Safe.Count, st.Unrecoverable.Count)
+	}
+}
