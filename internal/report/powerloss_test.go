@@ -92,6 +92,12 @@ func TestPowerCutDetail(t *testing.T) {
 	if got := strings.Join(tb.Rows[1], "|"); !strings.Contains(got, "ext2|20|") || !strings.Contains(got, "6 of 20") {
 		t.Errorf("ext2 row %q", got)
 	}
+	// A filesystem without a checker (nilfs2) says so in the fsck column, not 0 % clean.
+	nc := powerRun(map[string][2]int{"ext4": {95, 0}})
+	nc.Measurements[0].PowerCut.NoChecker = 20
+	if got := strings.Join(powerCutDetail(nc).Rows[0], "|"); !strings.Contains(got, "|no checker|") {
+		t.Errorf("row without a checker %q", got)
+	}
 	var b strings.Builder
 	writePowerCutTable(&b, powerRun(map[string][2]int{"ext4": {95, 0}}))
 	if !strings.Contains(b.String(), "power cuts (card model") {
