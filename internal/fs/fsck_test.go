@@ -71,6 +71,14 @@ func TestOnlyDirtyBit(t *testing.T) {
 	if !onlyDirtyBit(dirty) {
 		t.Errorf("dirty bit alone not recognized:\n%s", dirty)
 	}
+	// As in the guest, without gconv modules.
+	const guest = "Cannot initialize conversion from codepage 850 to ANSI_X3.4-1968: Invalid argument\nCannot initialize conversion from ANSI_X3.4-1968 to codepage 850: Invalid argument\nUsing internal CP850 conversion table\n" + dirty
+	if !onlyDirtyBit(guest) {
+		t.Errorf("dirty bit alone, without gconv, not recognized:\n%s", guest)
+	}
+	if onlyDirtyBit(strings.Replace(guest, "Dirty bit", "FATs differ but appear to be intact.\n  Using first FAT.\nReclaimed 8 unused clusters (16384 bytes).\nDirty bit", 1)) {
+		t.Error("differing FATs and reclaimed clusters taken for the dirty bit alone")
+	}
 	bad := strings.Replace(dirty, "\n\n", "\n/d0/f0001\n  File size is 4096 bytes, cluster chain length is 0.\n", 1)
 	if onlyDirtyBit(bad) {
 		t.Errorf("a broken file taken for the dirty bit alone:\n%s", bad)
