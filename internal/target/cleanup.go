@@ -156,6 +156,13 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 			errs = append(errs, err)
 		}
 	}
+	// The board's run stops once its ssh client (one of the processes above) is gone: its
+	// place can go back to the farm.
+	for _, pr := range slices.Backward(rec.Places) {
+		if err := releaseStale(pr, act); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := unmountRecorded(rec, act, logf, func(string) bool { return true }); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
