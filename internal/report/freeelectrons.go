@@ -409,6 +409,14 @@ func ranOn(r *results.Run, v results.Variant) string {
 	if kernel == "" {
 		kernel = "unknown kernel"
 	}
+	if v.Source != nil && v.Source.Board != "" {
+		// A board of a farm: which board, which card, which kernel.
+		s := v.Source.Board
+		if v.Source.Card != "" {
+			s += ", " + v.Source.Card
+		}
+		return s + ", " + kernel
+	}
 	return kernel + " (" + where + ")"
 }
 
