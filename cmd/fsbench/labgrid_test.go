@@ -75,6 +75,9 @@ func TestLabgridFarmTwoPlaces(t *testing.T) {
 	t0 := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("two places, ext4+ext2, mkfs+mount, -n 1: %s", time.Since(t0).Round(time.Millisecond))
+	if testing.Verbose() {
+		t.Logf("output:\n%s", out)
+	}
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -129,11 +132,12 @@ func TestLabgridErrors(t *testing.T) {
 	if out, err := other.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	t.Cleanup(func() {
+	release := func() {
 		rel := exec.Command(f.Client, "-x", f.Coordinator, "-p", "taken", "release")
 		rel.Env = append(os.Environ(), "LG_USERNAME=someone-else")
 		rel.Run()
-	})
+	}
+	defer release()
 	tests := []struct {
 		name, target string
 		env          []string
@@ -142,7 +146,7 @@ func TestLabgridErrors(t *testing.T) {
 		want         string
 	}{
 		{"no such place", "labgrid:nope", nil, "", 2, `has no place "nope"`},
-		{"acquired by someone else", "labgrid:taken", nil, "", 1, "is acquired by"},
+		{"acquired by someone else", "labgrid:taken", nil, "", 2, "/someone-else: wait until it is released"},
 		{"coordinator unreachable", "labgrid:a", nil, "127.0.0.1:1", 2, "cannot reach the labgrid coordinator at 127.0.0.1:1"},
 		{"no labgrid-client", "labgrid:a", []string{"FSBENCH_LABGRID_CLIENT=/nonexistent/labgrid-client"}, "", 2, "pip install labgrid"},
 	}
@@ -165,10 +169,13 @@ func TestLabgridErrors(t *testing.T) {
 			}
 			if code != tc.wantCode || !strings.Contains(string(out), tc.want) {
 				t.Errorf("exit %d (want %d), output lacks %q:\n%s", code, tc.wantCode, tc.want, out)
+			} else if testing.Verbose() {
+				t.Logf("exit %d:\n%s", code, out)
 			}
 		})
 	}
-	checkReleased(t, f, "a")
+	release()
+	checkReleased(t, f, "a", "taken")
 }
 
 // Ctrl-C releases the place; a SIGKILL leaves it acquired, and fsbench cleanup releases it.

@@ -106,7 +106,8 @@ func (l *Labgrid) run(ctx context.Context, place string, args ...string) ([]byte
 		return out, &plan.InputError{Err: fmt.Errorf("labgrid place %s is already acquired by you (%s): another fsbench run or a session of yours holds it; "+
 			"release it with labgrid-client -x %s -p %s release once nothing uses it", place, msg, l.Coordinator, place)}
 	case strings.Contains(msg, "already acquired by") || strings.Contains(msg, "acquired by a different user"):
-		return out, &PlaceBusyError{Place: place, Holder: holderIn(msg), Coordinator: l.Coordinator}
+		// Refused before anything ran, like a usage error: the run leaves nothing behind.
+		return out, &plan.InputError{Err: &PlaceBusyError{Place: place, Holder: holderIn(msg), Coordinator: l.Coordinator}}
 	}
 	if msg == "" {
 		msg = err.Error()
