@@ -64,14 +64,15 @@ func checkReleased(t *testing.T, f *labfarm.Farm, places ...string) {
 }
 
 // Two places of a real labgrid farm, each a real sshd on this machine, benchmarked in one
-// command; the merged results have both places as labels, each place's results are kept, and
-// both places are free afterwards.
+// command, each board power-cycled through the farm's relay before each variant; the merged
+// results have both places as labels, each place's results are kept, and both places are free
+// afterwards.
 func TestLabgridFarmTwoPlaces(t *testing.T) {
 	f := startFarm(t, "a", "b")
 	dir := t.TempDir()
 	res := filepath.Join(dir, "res")
 	cmd := farmCmd(f, dir, "--target", "labgrid:a,labgrid:b", "--size", "64M", "-n", "1", "--variants", "ext4,ext2",
-		"--tests", "mkfs,mount", "-o", res)
+		"--tests", "mkfs,mount", "--power-cycle", "-o", res)
 	t0 := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("two places, ext4+ext2, mkfs+mount, -n 1: %s", time.Since(t0).Round(time.Millisecond))
@@ -116,6 +117,12 @@ func TestLabgridFarmTwoPlaces(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(res, "report.html")); err != nil {
 		t.Errorf("no merged report: %v", err)
+	}
+	// labgrid-client power cycle is off, then on: twice per variant.
+	for _, p := range []string{"a", "b"} {
+		if n := f.Relay.Switches(f.Index[p]); n != 4 {
+			t.Errorf("place %s: its power was switched %d times, want 4 (a cycle before each of 2 variants)", p, n)
+		}
 	}
 	checkReleased(t, f, "a", "b")
 	checkNoLeftovers(t, dir)

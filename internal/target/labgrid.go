@@ -234,24 +234,30 @@ func (t *labgridTarget) Run(ctx context.Context, s *Session, req plan.Request) (
 	if err != nil {
 		return nil, &plan.InputError{Err: err}
 	}
-	if t.opt.PowerCycle {
-		if !p.HasPower() {
-			return nil, &plan.InputError{Err: fmt.Errorf("--power-cycle: place %s has no power resource (a NetworkPowerPort, PDUDaemonPort, ... in its exporter)", place)}
-		}
-		t.opt.logf("labgrid: power-cycling place %s", place)
-		if err := lg.Power(ctx, place, "cycle"); err != nil {
-			return nil, err
-		}
-		if err := waitTCP(ctx, ns.Address, ns.Port, t.opt.BootTimeout); err != nil {
-			return nil, fmt.Errorf("place %s after its power cycle: %w", place, err)
-		}
-	}
 	in := t.inner(ns.Address, ns.Port, ns.User)
 	if ns.Proxy != "" {
 		in.ssh.Options = append(in.ssh.Options, "-o", "ProxyJump="+ns.Proxy)
 	}
 	t.opt.logf("labgrid: place %s is the board %s", place, in.ssh.dest())
-	r, err := in.Run(ctx, s, req)
+	var r *results.Run
+	if t.opt.PowerCycle {
+		if !p.HasPower() {
+			return nil, &plan.InputError{Err: fmt.Errorf("--power-cycle: place %s has no power resource (a NetworkPowerPort, PDUDaemonPort, ... in its exporter)", place)}
+		}
+		cycle := func() error {
+			t.opt.logf("labgrid: power-cycling place %s", place)
+			if err := lg.Power(ctx, place, "cycle"); err != nil {
+				return err
+			}
+			if err := waitTCP(ctx, ns.Address, ns.Port, t.opt.BootTimeout); err != nil {
+				return fmt.Errorf("place %s after its power cycle: %w", place, err)
+			}
+			return nil
+		}
+		r, err = t.runCycled(ctx, s, req, in, cycle)
+	} else {
+		r, err = in.Run(ctx, s, req)
+	}
 	if r != nil && r.Remote != nil {
 		r.Remote.Target, r.Remote.Place = t.spec.String(), place
 		r.Remote.Address = in.spec.String()
@@ -260,6 +266,54 @@ func (t *labgridTarget) Run(ctx context.Context, s *Session, req plan.Request) (
 		}
 	}
 	return r, err
+}
+
+// runCycled runs each variant on a freshly power-cycled board, one board run per variant
+// (results in s.Dir/variants/N), and merges them into s.Dir: every variant then starts from a
+// cold board and a card that was powered off, as after a real reboot. The repetitions of a
+// variant are then grouped, not interleaved with the other variants'.
+func (t *labgridTarget) runCycled(ctx context.Context, s *Session, req plan.Request, in *sshTarget, cycle func() error) (*results.Run, error) {
+	var runs []*results.Run
+	var dirs []string
+	var runErr error
+	for i, v := range req.Config.Variants {
+		if err := cycle(); err != nil {
+			runErr = err
+			break
+		}
+		sub := &Session{Dir: filepath.Join(s.Dir, "variants", fmt.Sprintf("%02d-%s", i+1, sanitize(v.Name))), Ledger: s.Ledger, log: s.log}
+		if err := os.MkdirAll(sub.Dir, 0o755); err != nil {
+			return nil, err
+		}
+		one := req
+		one.Config.Variants = []plan.Variant{v}
+		one.Out = sub.Dir
+		r, err := in.Run(ctx, sub, one)
+		if r != nil {
+			runs, dirs = append(runs, r), append(dirs, sub.Dir)
+		}
+		if err != nil {
+			runErr = fmt.Errorf("variant %s: %w", v.Name, err)
+			break
+		}
+	}
+	if len(runs) == 0 {
+		return nil, runErr
+	}
+	merged, err := results.MergeLabeled(runs, dirs, nil)
+	if err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	merged.Remote = runs[0].Remote
+	// One board, one kernel: the per-variant directories are where the figures came from,
+	// not different sources to set apart in the report.
+	for i := range merged.Variants {
+		merged.Variants[i].Source = nil
+	}
+	if err := results.Save(s.Dir, merged); err != nil {
+		return merged, errors.Join(runErr, err)
+	}
+	return merged, runErr
 }
 
 // waitTCP waits until something accepts TCP connections on host:port (22 when 0): a board
