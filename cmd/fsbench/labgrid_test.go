@@ -185,48 +185,102 @@ func TestLabgridErrors(t *testing.T) {
 	checkReleased(t, f, "a", "taken")
 }
 
-// Ctrl-C releases the place; a SIGKILL leaves it acquired, and fsbench cleanup releases it.
+// Ctrl-C releases the place; a SIGKILL leaves it acquired, and fsbench cleanup releases it. In
+// a farm, Ctrl-C stops every board's run in order, and a SIGKILL of the farm's fsbench stops them
+// too (the kernel's parent-death signal): every place is released either way.
 func TestLabgridInterruptReleases(t *testing.T) {
-	f := startFarm(t, "a")
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
-		t.Run(sig.String(), func(t *testing.T) {
+	f := startFarm(t, "a", "b")
+	tests := []struct {
+		name   string
+		target string
+		sig    syscall.Signal
+		places []string
+		// cleanup: the places stay acquired until fsbench cleanup releases them.
+		cleanup bool
+	}{
+		{"one place Ctrl-C", "labgrid:a", syscall.SIGINT, []string{"a"}, false},
+		{"one place killed", "labgrid:a", syscall.SIGKILL, []string{"a"}, true},
+		{"farm Ctrl-C", "labgrid:a,labgrid:b", syscall.SIGINT, []string{"a", "b"}, false},
+		{"farm killed", "labgrid:a,labgrid:b", syscall.SIGKILL, []string{"a", "b"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := farmCmd(f, dir, "--target", "labgrid:a", "--size", "64M", "-n", "5", "--variants", "ext4,ext2",
+			cmd := farmCmd(f, dir, "--target", tc.target, "--size", "64M", "-n", "5", "--variants", "ext4,ext2",
 				"--tests", "mkfs,mount,write", "-o", filepath.Join(dir, "res"))
 			var out syncBuffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			started := func() bool {
+				for _, p := range tc.places {
+					if !strings.Contains(out.String(), "rep 1") || len(tc.places) > 1 && !strings.Contains(out.String(), "["+p+"] [127.0.0.1] ext") {
+						return false
+					}
+				}
+				return true
+			}
 			deadline := time.Now().Add(3 * time.Minute)
-			for !strings.Contains(out.String(), "ext") || !strings.Contains(out.String(), "rep 1") {
+			for !started() {
 				if time.Now().After(deadline) {
 					cmd.Process.Kill()
 					cmd.Wait()
-					t.Fatalf("the run did not start on the board:\n%s", out.String())
+					t.Fatalf("the run did not start on the boards:\n%s", out.String())
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			cmd.Process.Signal(sig)
+			cmd.Process.Signal(tc.sig)
 			cmd.Wait()
-			if sig == syscall.SIGKILL {
+			if tc.cleanup {
 				if who, _ := f.Acquired(context.Background(), "a"); who == "" {
 					t.Fatalf("the place was released without its run: the SIGKILL came too late to test cleanup")
 				}
-				// The board's run stops when its ssh client (left running) is stopped by cleanup.
+			}
+			if tc.sig == syscall.SIGKILL {
+				// A killed fsbench leaves its ledger: cleanup stops what it recorded (the ssh
+				// client to the board, a farm's children if still running) and releases its
+				// places. A farm's children, stopped by the parent-death signal, release their
+				// own: wait for them first.
+				if !tc.cleanup {
+					waitReleased(t, f, tc.places...)
+				}
 				c := exec.Command(binary, "cleanup")
 				c.Env = append(os.Environ(), "FSBENCH_LABGRID_CLIENT="+f.Client)
 				co, err := c.CombinedOutput()
-				if err != nil || !strings.Contains(string(co), "released labgrid place a") {
+				if err != nil || tc.cleanup && !strings.Contains(string(co), "released labgrid place a") {
 					t.Errorf("fsbench cleanup: %v\n%s", err, co)
 				}
 				waitBoardStopped(t, filepath.Join(dir, "board"))
-			} else if !strings.Contains(out.String(), "labgrid: released place a") {
-				t.Errorf("no release in the output:\n%s", out.String())
+			} else {
+				for _, p := range tc.places {
+					if !strings.Contains(out.String(), "labgrid: released place "+p) {
+						t.Errorf("no release of %s in the output:\n%s", p, out.String())
+					}
+				}
 			}
-			checkReleased(t, f, "a")
+			checkReleased(t, f, tc.places...)
 			checkNoLeftovers(t, dir)
 		})
+	}
+}
+
+// waitReleased waits until every place is free.
+func waitReleased(t *testing.T, f *labfarm.Farm, places ...string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, p := range places {
+		for {
+			who, err := f.Acquired(context.Background(), p)
+			if err == nil && who == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("place %s still acquired by %q (%v)", p, who, err)
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
 	}
 }
 
