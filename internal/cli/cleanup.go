@@ -18,11 +18,12 @@ func newCleanupCmd(stdio IO) *cobra.Command {
 	var board boardFlags
 	cmd := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes)",
+		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes, labgrid places)",
 		Long: `Every run records what it creates in ` + target.DefaultLedgerDir + `. A run that was killed (kill -9,
 power loss of the host is different: loop devices and mounts vanish with it) leaves that record;
 cleanup unmounts, detaches, stops and deletes exactly what such records name, and nothing else,
-and removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
+releases the labgrid places such a run acquired (unless they were acquired again since), and
+removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
 fsbench run does this by itself before it starts.
 
 With --target ssh://[user@]host[:port] it cleans a board instead (as root there), and lists the
