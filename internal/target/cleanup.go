@@ -137,8 +137,9 @@ func processAlive(rec ledgerRecord) (bool, string) {
 // undo cleans up one dead process's records in the order their dependencies need, which is
 // the reverse of the order a run makes them in: the filesystems it mounted on its loop devices
 // (and its tmpfs) first, then the loop devices, then its child processes (the card server
-// unmounts its own card when told to stop), then what is still mounted (a FUSE card whose server
-// is gone), then its files, the trees it filled, and last its directories, once empty.
+// unmounts its own card when told to stop; the ssh client to a board, whose run then stops),
+// then the labgrid places it acquired, then what is still mounted (a FUSE card whose server is
+// gone), then its files, the trees it filled, and last its directories, once empty.
 func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 	// Phase 1: every mount under a recorded mount point but FUSE ones, deepest and newest first.
 	if err := unmountRecorded(rec, act, logf, func(fstype string) bool { return !isFUSE(fstype) }); err != nil {
