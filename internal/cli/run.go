@@ -99,7 +99,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.BoolVar(&f.stopOnEOF, "stop-on-stdin-eof", false, "stop the run in order when standard input ends (a board's run, when the host's SSH connection goes away)")
 	_ = fl.MarkHidden("request")
 	_ = fl.MarkHidden("stop-on-stdin-eof")
-	fl.BoolVar(&f.powerCycle, "power-cycle", false, "for a labgrid place: power-cycle its board (labgrid-client power cycle) after acquiring it, and wait for its SSH server")
+	fl.BoolVar(&f.powerCycle, "power-cycle", false, "for a labgrid place: power-cycle its board (labgrid-client power cycle) before each variant and wait for its SSH server: every variant starts from a cold board")
 	f.board.register(fl)
 	return cmd
 }

@@ -75,6 +75,9 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("fsbench run needs root: it makes loop devices, mounts filesystems and drops caches; run it with sudo")
+	}
 	if len(opt.Members) < 2 {
 		return nil, &plan.InputError{Err: errors.New("a farm run needs at least two boards")}
 	}
