@@ -215,7 +215,7 @@ func TestLabgridInterruptReleases(t *testing.T) {
 			}
 			started := func() bool {
 				for _, p := range tc.places {
-					if !strings.Contains(out.String(), "rep 1") || len(tc.places) > 1 && !strings.Contains(out.String(), "["+p+"] [127.0.0.1] ext") {
+					if !strings.Contains(out.String(), "rep 1") || len(tc.places) > 1 && !strings.Contains(out.String(), "["+p+"] ext") {
 						return false
 					}
 				}

@@ -214,7 +214,11 @@ func runMember(ctx context.Context, ses *target.Session, self []string, opt Farm
 			if strings.TrimSpace(line) != "" {
 				last = line
 			}
-			logf("[%s] %s", m.Name, line)
+			// A labgrid place's board already prefixes its lines with the place's name.
+			if !strings.HasPrefix(line, "["+m.Name+"] ") {
+				line = "[" + m.Name + "] " + line
+			}
+			logf("%s", line)
 		}
 		io.Copy(io.Discard, pr)
 	}()

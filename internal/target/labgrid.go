@@ -184,12 +184,18 @@ func (t *labgridTarget) Methods(plan.Config) map[string]string { return nil }
 // Check refuses what no board can do, as the ssh target does; the board itself is only known
 // once the place is acquired.
 func (t *labgridTarget) Check(cfg plan.Config) error {
-	return t.inner("place-"+t.spec.Place, 0, "").Check(cfg)
+	return t.inner(t.spec.Place, 0, "").Check(cfg)
 }
 
-// inner is the ssh target for the board at host:port.
+// inner is the ssh target for the board at host:port. It connects there, but its spec is the
+// labgrid one, with the place as its Host: the results say labgrid:PLACE, the ssh target's
+// messages (fsbench fetch TARGET RUN, ...) name the place, and its progress lines are
+// prefixed [PLACE].
 func (t *labgridTarget) inner(host string, port int, user string) *sshTarget {
-	return newSSHTarget(plan.TargetSpec{Kind: plan.TargetSSH, Host: host, Port: port, User: user, Inner: t.spec.Inner}, t.opt)
+	in := newSSHTarget(plan.TargetSpec{Kind: plan.TargetSSH, Host: host, Port: port, User: user, Inner: t.spec.Inner}, t.opt)
+	in.spec = t.spec
+	in.spec.Host = t.spec.Place
+	return in
 }
 
 // Run acquires the place, runs on its board and releases the place.
@@ -260,7 +266,7 @@ func (t *labgridTarget) Run(ctx context.Context, s *Session, req plan.Request) (
 	}
 	if r != nil && r.Remote != nil {
 		r.Remote.Target, r.Remote.Place = t.spec.String(), place
-		r.Remote.Address = in.spec.String()
+		r.Remote.Address = (&plan.TargetSpec{Kind: plan.TargetSSH, Host: in.ssh.Host, Port: in.ssh.Port, User: in.ssh.User, Inner: t.spec.Inner}).String()
 		if serr := results.Save(s.Dir, r); serr != nil && err == nil {
 			err = serr
 		}
@@ -396,4 +402,44 @@ func releaseStale(pr placeRecord, act func(string, ...any)) error {
 	}
 	act("released labgrid place %s (coordinator %s)", pr.Place, pr.Coordinator)
 	return nil
+}
+
+// OpenBoard is NewBoard for any board target: an ssh:// board as it is, a labgrid place
+// acquired for the command (fetch, cleanup) and reached through its NetworkService. The
+// returned close releases the place; call it when done, also after an error.
+func OpenBoard(ctx context.Context, spec plan.TargetSpec, opt Options) (*Board, func() error, error) {
+	nothing := func() error { return nil }
+	if spec.Kind != plan.TargetLabgrid {
+		b, err := NewBoard(spec, opt)
+		return b, nothing, err
+	}
+	lg, err := NewLabgrid(opt.LabgridCoordinator, opt.LabgridClient)
+	if err != nil {
+		return nil, nothing, err
+	}
+	place := spec.Place
+	if err := lg.Acquire(ctx, place); err != nil {
+		return nil, nothing, err
+	}
+	release := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), labgridTimeout)
+		defer cancel()
+		if err := lg.Release(ctx, place); err != nil {
+			return fmt.Errorf("releasing labgrid place %s: %w (labgrid-client -x %s -p %s release)", place, err, lg.Coordinator, place)
+		}
+		return nil
+	}
+	p, err := lg.Show(ctx, place)
+	if err == nil {
+		var ns LabgridSSH
+		if ns, err = p.NetworkService(); err == nil {
+			t := &labgridTarget{spec: spec, opt: opt}
+			in := t.inner(ns.Address, ns.Port, ns.User)
+			if ns.Proxy != "" {
+				in.ssh.Options = append(in.ssh.Options, "-o", "ProxyJump="+ns.Proxy)
+			}
+			return &Board{in}, release, nil
+		}
+	}
+	return nil, nothing, errors.Join(err, release())
 }
