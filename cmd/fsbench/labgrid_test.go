@@ -252,6 +252,9 @@ func TestLabgridInterruptReleases(t *testing.T) {
 					t.Errorf("fsbench cleanup: %v\n%s", err, co)
 				}
 				waitBoardStopped(t, filepath.Join(dir, "board"))
+				if tc.cleanup {
+					boardCommands(t, f, dir)
+				}
 			} else {
 				for _, p := range tc.places {
 					if !strings.Contains(out.String(), "labgrid: released place "+p) {
@@ -262,6 +265,36 @@ func TestLabgridInterruptReleases(t *testing.T) {
 			checkReleased(t, f, tc.places...)
 			checkNoLeftovers(t, dir)
 		})
+	}
+}
+
+// boardCommands fetches the partial results the board of place a kept after its host was
+// killed, then cleans the board, each through the place (acquired for the command, released
+// after).
+func boardCommands(t *testing.T, f *labfarm.Farm, dir string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"fetch", "labgrid:a", "-o", filepath.Join(dir, "fetched")},
+		{"cleanup", "--target", "labgrid:a", "--purge"},
+	} {
+		args = append(args, "--labgrid-coordinator", f.Coordinator, "--ssh-config", f.SSHConfig, "--remote-dir", filepath.Join(dir, "board"))
+		c := exec.Command(binary, args...)
+		c.Env = append(os.Environ(), "FSBENCH_LABGRID_CLIENT="+f.Client)
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Errorf("fsbench %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		checkReleased(t, f, "a")
+	}
+	r, err := results.Load(filepath.Join(dir, "fetched"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Remote == nil || r.Remote.Target != "labgrid:a" || len(r.Measurements) == 0 {
+		t.Errorf("fetched: remote %+v, %d measurements", r.Remote, len(r.Measurements))
+	}
+	if runs, _ := filepath.Glob(filepath.Join(dir, "board", "runs", "*")); len(runs) != 0 {
+		t.Errorf("the board keeps runs after cleanup --purge: %v", runs)
 	}
 }
 
