@@ -15,7 +15,7 @@ import (
 
 // TestBenchFarm is make bench-farm: a labgrid farm of FARM_PLACES places (default 3), each a
 // real sshd on this machine, starts; one `fsbench run --target labgrid:p1,labgrid:p2,...`
-// runs a bigger matrix (FARM_ARGS, default 320 MiB (xfs needs 300), five variants, the bootlin suite, -n 2) on
+// runs a bigger matrix (FARM_ARGS, default 256 MiB, four variants (at 320 MiB, xfs fills up on the fifth copy of the dataset), the bootlin suite, -n 2) on
 // all of them side by side; it prints how long the farm took to start, the farm run, each
 // place's own run, and the sum of those (the places one after the other). The boards all
 // being this 2-core machine, the places compete for it: the figures show what the farm's
@@ -44,7 +44,7 @@ func TestBenchFarm(t *testing.T) {
 	res := filepath.Join(dir, "res")
 	args := strings.Fields(os.Getenv("FARM_ARGS"))
 	if len(args) == 0 {
-		args = []string{"--size", "320M", "-n", "2", "--variants", "ext4,ext4-nojournal,ext2,xfs,btrfs"}
+		args = []string{"--size", "256M", "-n", "2", "--variants", "ext4,ext4-nojournal,ext2,btrfs"}
 	}
 	cmd := farmCmd(f, dir, append([]string{"--target", strings.Join(targets, ","), "-o", res}, args...)...)
 	var out syncBuffer

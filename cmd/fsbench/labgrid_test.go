@@ -181,6 +181,26 @@ func TestLabgridErrors(t *testing.T) {
 			}
 		})
 	}
+	// In a farm, a place that fails is recorded and the others go on.
+	t.Run("farm with a failing place", func(t *testing.T) {
+		dir := t.TempDir()
+		res := filepath.Join(dir, "res")
+		cmd := farmCmd(f, dir, "--target", "labgrid:a,labgrid:taken", "--size", "64M", "-n", "1", "--variants", "ext2", "--tests", "mkfs", "-o", res)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Fatalf("exit %v, want 1:\n%s", err, out)
+		}
+		r, err := results.Load(res)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if len(r.Variants) != 1 || r.Variants[0].Source == nil || r.Variants[0].Source.Label != "a" || len(r.Values("ext2", "mkfs")) != 1 {
+			t.Errorf("merged variants %+v", r.Variants)
+		}
+		if r.Status != results.RunFailed || !strings.Contains(r.Error, "taken: ") || !strings.Contains(r.Error, "someone-else") {
+			t.Errorf("status %s, error %q: the failed place is not recorded", r.Status, r.Error)
+		}
+	})
 	release()
 	checkReleased(t, f, "a", "taken")
 }
