@@ -97,3 +97,39 @@ func TestNewLabgridFindsClient(t *testing.T) {
 		})
 	}
 }
+
+// Only a ledger that records a labgrid place is written as version 3, so that an older
+// fsbench on the same machine still reads (and cleans up after) every other run.
+func TestLedgerVersionWithPlaces(t *testing.T) {
+	l, err := OpenLedger(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	p := placeRecord{Client: "/usr/bin/labgrid-client", Coordinator: "127.0.0.1:20408", Place: "a"}
+	owned := p
+	owned.Owner, owned.Changed = "host/user", "2026-01-01 00:00:00.000001"
+	steps := []struct {
+		name   string
+		do     func() error
+		want   int
+		places int
+	}{
+		{"fresh", func() error { return nil }, 2, 0},
+		{"place added", func() error { return l.AddPlace(p) }, 3, 1},
+		{"owner known", func() error { return l.UpdatePlace(p, owned) }, 3, 1},
+		{"released", func() error { return l.RemovePlace(owned) }, 2, 0},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		rec, err := readLedger(l.Path())
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if rec.Version != s.want || len(rec.Places) != s.places {
+			t.Errorf("%s: version %d with %d places, want %d with %d", s.name, rec.Version, len(rec.Places), s.want, s.places)
+		}
+	}
+}

@@ -22,9 +22,14 @@ import (
 const DefaultLedgerDir = "/run/fsbench"
 
 // ledgerVersion 2 added dirs, trees and processes, 3 labgrid places; older ledgers (of an
-// older fsbench killed before an upgrade) are still undone. A version-2 fsbench refuses a
-// version-3 ledger rather than delete it without releasing its places.
+// older fsbench killed before an upgrade) are still undone. Only a ledger that records a place
+// is written as version 3 (see save): a version-2 fsbench on the same machine then refuses that
+// one ledger rather than delete it without releasing the place, and reads every other.
 const ledgerVersion = 3
+
+// placesVersion is the first ledger version with places; a ledger without them is written as
+// the version before.
+const placesVersion = 3
 
 var (
 	procRoot   = "/proc"
@@ -334,6 +339,10 @@ func (l *Ledger) update(fn func(*ledgerRecord)) error {
 // save writes the record atomically: a reader (CleanupStale in another process, possibly
 // after this one was killed mid-write) sees either the old or the new ledger, never half.
 func (l *Ledger) save() error {
+	l.rec.Version = ledgerVersion
+	if len(l.rec.Places) == 0 {
+		l.rec.Version = placesVersion - 1
+	}
 	b, err := json.MarshalIndent(l.rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
