@@ -43,6 +43,10 @@ type Geometry struct {
 	USB              bool
 	FATArea          uint64
 	OpenAUs          uint64
+	// Cautions say which figures the advice rests on without being sure of them (a
+	// low-confidence or lower-bound estimate, or an assumed value): every command built
+	// from them must be read with that in mind.
+	Cautions []string
 }
 
 // FromProbe extracts the geometry from a probe result. The page size comes from the write
@@ -59,8 +63,16 @@ func FromProbe(r *probe.Result) Geometry {
 	}
 	if e := r.Estimates.AU; e.Value > 0 && e.Confidence != probe.None {
 		g.AU, g.AUFrom = e.Value, fmt.Sprintf("alignment test: AU %s, %s confidence", probe.FormatSize(e.Value), e.Confidence)
+		if e.AtLeast {
+			g.AUFrom = fmt.Sprintf("alignment test: AU at least %s, %s confidence", probe.FormatSize(e.Value), e.Confidence)
+		}
+		if e.Confidence == probe.Low || e.AtLeast {
+			g.Cautions = append(g.Cautions, fmt.Sprintf("the AU of %s is a low-confidence estimate (%s): the partition start, stripe-width, f2fs sections and nilfs2 segments below rest on it. "+
+				"Probe again on a quiet machine, or check with flashbench -a, before partitioning a card you keep", probe.FormatSize(e.Value), e.Evidence))
+		}
 	} else {
 		g.AU, g.AUFrom = fallbackAU, "no AU found by the alignment test: assumed 4 MiB (the commonest; safe for smaller AUs)"
+		g.Cautions = append(g.Cautions, "no AU was measured: the advice assumes 4 MiB, the commonest AU")
 	}
 	switch {
 	case r.Estimates.Page.Value > 0 && r.Estimates.Page.Confidence != probe.None:
@@ -69,6 +81,9 @@ func FromProbe(r *probe.Result) Geometry {
 		g.Page, g.PageFrom = r.Estimates.ReadPage.Value, fmt.Sprintf("alignment test: page %s, %s confidence", probe.FormatSize(r.Estimates.ReadPage.Value), r.Estimates.ReadPage.Confidence)
 	default:
 		g.Page, g.PageFrom = fsBlock, "no page size found: assumed 4 KiB (one filesystem block)"
+	}
+	if strings.Contains(g.PageFrom, probe.Low+" confidence") {
+		g.Cautions = append(g.Cautions, fmt.Sprintf("the page of %s is a low-confidence estimate: ext4's stride rests on it", probe.FormatSize(g.Page)))
 	}
 	return g
 }
@@ -251,6 +266,9 @@ func yesNo(b bool) string {
 func Write(w io.Writer, g Geometry, items []Item) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "geometry: AU %s (%s)\n          page %s (%s)\n\n", probe.FormatSize(g.AU), g.AUFrom, probe.FormatSize(g.Page), g.PageFrom)
+	for _, c := range g.Cautions {
+		fmt.Fprintf(&b, "caution: %s\n\n", c)
+	}
 	for _, it := range items {
 		fmt.Fprintf(&b, "%s: %s\n", it.Topic, it.Advice)
 		fmt.Fprintf(&b, "  from: %s\n", it.From)

@@ -186,3 +186,51 @@ func TestWriteGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestCautions: advice built on a figure the probe is not sure of says so before any command
+// (the probe once found "AU at least 64 MiB, low confidence" under load and advise built a
+// 64 MiB partition start from it without a word).
+func TestCautions(t *testing.T) {
+	est := func(v uint64, conf string, atLeast bool) probe.Estimate {
+		return probe.Estimate{Value: v, Confidence: conf, AtLeast: atLeast, Evidence: "test"}
+	}
+	tests := []struct {
+		name string
+		au   probe.Estimate
+		page probe.Estimate
+		want []string // substrings of the cautions, in order; none when empty
+	}{
+		{"sure", est(4<<20, probe.High, false), est(16<<10, probe.High, false), nil},
+		{"medium is enough", est(4<<20, probe.Medium, false), est(16<<10, probe.Medium, false), nil},
+		{"low AU", est(4<<20, probe.Low, false), est(16<<10, probe.High, false), []string{"AU of 4 MiB is a low-confidence estimate"}},
+		{"lower bound", est(64<<20, probe.Low, true), est(16<<10, probe.High, false), []string{"AU of 64 MiB is a low-confidence"}},
+		{"no AU", est(0, probe.None, false), est(16<<10, probe.High, false), []string{"no AU was measured"}},
+		{"low page", est(4<<20, probe.High, false), est(16<<10, probe.Low, false), []string{"page of 16 KiB"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &probe.Result{SizeBytes: 1 << 30}
+			r.Estimates.AU, r.Estimates.ReadPage = tc.au, tc.page
+			g := FromProbe(r)
+			if len(g.Cautions) != len(tc.want) {
+				t.Fatalf("cautions %q, want %d", g.Cautions, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(g.Cautions[i], w) {
+					t.Errorf("caution %q lacks %q", g.Cautions[i], w)
+				}
+			}
+			var b bytes.Buffer
+			if err := Write(&b, g, Advise(g)); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if got := strings.Count(out, "caution: "); got != len(tc.want) {
+				t.Errorf("printed %d cautions, want %d:\n%s", got, len(tc.want), out)
+			}
+			if len(tc.want) > 0 && strings.Index(out, "caution: ") > strings.Index(out, "sfdisk") {
+				t.Errorf("the caution comes after the first command:\n%s", out)
+			}
+		})
+	}
+}

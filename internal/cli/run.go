@@ -212,11 +212,17 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 		if err != nil {
 			return cfg, usagef("--tuned: %v (make one with fsbench probe DEVICE)", err)
 		}
-		for _, v := range advise.TunedVariants(advise.FromProbe(pr)) {
+		g := advise.FromProbe(pr)
+		for _, v := range advise.TunedVariants(g) {
 			cfg.Variants = append(cfg.Variants, v)
 			tuned = append(tuned, v.Name)
 		}
 		note("--tuned added %s (from %s)", strings.Join(tuned, ", "), f.tuned)
+		// The tuned variants are only as good as the geometry: a run that says "tuned is no
+		// better" from a wrong AU would discredit advice that was never measured.
+		for _, c := range g.Cautions {
+			note("--tuned: %s", c)
+		}
 	}
 	if fl.Changed("variants") {
 		want, err := variantList(f.variants, cfg.Variants)

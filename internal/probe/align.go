@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -24,6 +25,9 @@ type AlignTest struct {
 	// Steps are the alignments A where diff(A) − diff(A/2) exceeds the threshold: the
 	// boundaries the device has (pages, plane groups, AUs).
 	Steps []uint64 `json:"steps"`
+	// Rechecked are the alignments read a second time, with twice the tries, because the
+	// first reading gave an AU it could not confirm (see suspects).
+	Rechecked []uint64 `json:"rechecked,omitempty"`
 	// DurationNs is the wall time of the test.
 	DurationNs int64 `json:"duration_ns"`
 }
@@ -77,36 +81,96 @@ func alignTest(ctx context.Context, dev Device, buf []byte, opts Options) (Align
 	start := time.Now()
 	defer func() { t.DurationNs = int64(time.Since(start)) }()
 	b := buf[:rs]
-	for _, a := range alignments(dev.Size(), rs, opts.MaxAlign) {
-		if err := ctx.Err(); err != nil {
-			return t, err
+	// best holds, per alignment and boundary, the fastest pre/on/post read seen so far: a
+	// recheck adds tries to the same boundaries instead of replacing what was measured.
+	best := map[uint64][][3]time.Duration{}
+	measure := func(a uint64, tries int) (AlignPoint, error) {
+		p := AlignPoint{Align: a}
+		pos := boundaries(dev.Size(), rs, a, opts.AlignPositions)
+		if best[a] == nil {
+			best[a] = make([][3]time.Duration, len(pos))
+			for i := range best[a] {
+				best[a][i] = [3]time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+			}
 		}
 		var pres, ons, posts []float64
-		p := AlignPoint{Align: a}
-		for _, pos := range boundaries(dev.Size(), rs, a, opts.AlignPositions) {
-			best := [3]time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+		for j, pos := range pos {
+			bb := &best[a][j]
 			// Interleaved, so that a slow moment of the host affects all three alike.
-			for range opts.AlignTries {
+			for range tries {
 				for i, off := range []uint64{pos - rs, pos - rs/2, pos} {
 					d, err := dev.ReadAt(b, off)
 					if err != nil {
-						return t, err
+						return p, err
 					}
-					best[i] = min(best[i], d)
+					bb[i] = min(bb[i], d)
 				}
 			}
-			pre, on, post := float64(best[0]), float64(best[1]), float64(best[2])
+			pre, on, post := float64(bb[0]), float64(bb[1]), float64(bb[2])
 			pres, ons, posts = append(pres, pre), append(ons, on), append(posts, post)
 			p.Diffs = append(p.Diffs, on-(pre+post)/2)
 		}
 		p.PreNs, p.OnNs, p.PostNs, p.DiffNs = median(pres), median(ons), median(posts), median(p.Diffs)
-		opts.Log("  align %-8s pre %6.0f µs  on %6.0f µs  post %6.0f µs  diff %6.1f µs",
-			formatSize(a), p.PreNs/1e3, p.OnNs/1e3, p.PostNs/1e3, p.DiffNs/1e3)
+		return p, nil
+	}
+	logPoint := func(p AlignPoint, note string) {
+		opts.Log("  align %-8s pre %6.0f µs  on %6.0f µs  post %6.0f µs  diff %6.1f µs%s",
+			formatSize(p.Align), p.PreNs/1e3, p.OnNs/1e3, p.PostNs/1e3, p.DiffNs/1e3, note)
+	}
+	for _, a := range alignments(dev.Size(), rs, opts.MaxAlign) {
+		if err := ctx.Err(); err != nil {
+			return t, err
+		}
+		p, err := measure(a, opts.AlignTries)
+		if err != nil {
+			return t, err
+		}
+		logPoint(p, "")
 		t.Points = append(t.Points, p)
 	}
 	slices.SortFunc(t.Points, func(x, y AlignPoint) int { return cmpU64(x.Align, y.Align) })
+
+	// One noisy moment must not decide the AU. When the analysis rests on points it cannot
+	// confirm (see suspects), those alignments are read again with twice the tries, keeping
+	// the fastest of all tries per read, and the analysis runs on the result.
+	first := t
+	au, _ := analyzeAlign(&first)
+	for _, i := range suspects(first, au) {
+		if err := ctx.Err(); err != nil {
+			return t, err
+		}
+		p, err := measure(t.Points[i].Align, 2*opts.AlignTries)
+		if err != nil {
+			return t, err
+		}
+		logPoint(p, "  (rechecked)")
+		t.Points[i] = p
+		t.Rechecked = append(t.Rechecked, p.Align)
+	}
 	t.DurationNs = int64(time.Since(start))
 	return t, nil
+}
+
+// suspects returns the indexes of the alignment points worth reading again before trusting
+// au: when the AU is only a lower bound or of low confidence, every alignment from the
+// highest step below the AU (the table's own candidate) up to the largest one; a step that
+// shows at the top of the sweep, where few boundaries fit in the device, is where a burst of
+// host load most easily passes for structure.
+func suspects(t AlignTest, au Estimate) []int {
+	if au.Value == 0 || (!au.AtLeast && au.Confidence != Low) {
+		return nil
+	}
+	from := len(t.Points) - 1
+	for i, p := range t.Points {
+		if slices.Contains(t.Steps, p.Align) && p.Align < au.Value {
+			from = i
+		}
+	}
+	var out []int
+	for i := from; i < len(t.Points); i++ {
+		out = append(out, i)
+	}
+	return out
 }
 
 func cmpU64(a, b uint64) int {
@@ -122,6 +186,11 @@ func cmpU64(a, b uint64) int {
 // minThresholdNs is the smallest step analyzeAlign believes whatever the measured noise: the
 // resolution of timing one request through the kernel is a few microseconds.
 const minThresholdNs = 5000
+
+// smallestAU is the smallest step that may be an AU when the evidence names candidates:
+// smaller structures are pages and plane groups (flashbench's survey of cards found AUs of
+// 512 KiB and more; eMMC erase groups start at 256 KiB).
+const smallestAU = 256 << 10
 
 // zSteps is how many standard errors apart two levels must be to count as different.
 const zSteps = 4
@@ -141,8 +210,9 @@ const zSteps = 4
 // AU: the device's largest boundary costs the most, and every alignment above it costs the
 // same (an odd multiple of 8 MiB is also an AU boundary when the AU is 4 MiB). So the AU is
 // the bottom of the top plateau. Walking down from the largest alignment, an alignment joins
-// the plateau while its diff is within T of the plateau's level (the median of all the
-// diffs of its members so far); the AU is the smallest member, provided that the plateau is
+// the plateau unless its diff is more than T below the plateau's level (the median of all
+// the diffs of its members so far), and the points that contradict their neighbours are
+// passed over (see noise below); the AU is the smallest member, provided that the plateau is
 // clearly above zero and the alignment below it clearly lower (otherwise there is no
 // structure to see: every boundary costs the same). Confidence: high when the plateau holds
 // at least two alignments (a larger one confirms the AU) and the step down from it is at least
@@ -188,16 +258,53 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 		}
 	}
 
+	// Points that contradict the sweep are noise: a spike (one alignment clearly above or
+	// below both neighbours while those agree) and a largest alignment clearly below the one
+	// under it (a boundary of a larger alignment is also one of every smaller one, so the
+	// true diff never falls as the alignment grows). Both are typical of the largest
+	// alignments, of which two or four boundaries fit in the device, read during a burst of
+	// host load; taken at face value, one of them made "an AU of at least 64 MiB" out of a
+	// sweep whose steps said 4 MiB. They stay members of the plateau they sit in, but their
+	// diffs do not set its level.
+	near := func(i, j int) bool {
+		return math.Abs(pts[i].DiffNs-pts[j].DiffNs) <= thr(len(pts[i].Diffs), len(pts[j].Diffs))
+	}
+	noise := make([]bool, len(pts))
+	var noisy []string
+	for i := 1; i < len(pts); i++ {
+		spike := i+1 < len(pts) && near(i-1, i+1) && !near(i, i-1) && !near(i, i+1) &&
+			(pts[i].DiffNs > pts[i-1].DiffNs) == (pts[i].DiffNs > pts[i+1].DiffNs)
+		fallsAtTop := i == len(pts)-1 && !noise[i-1] && pts[i-1].DiffNs-pts[i].DiffNs > thr(len(pts[i].Diffs), len(pts[i-1].Diffs))
+		if spike || fallsAtTop {
+			noise[i] = true
+			noisy = append(noisy, fmt.Sprintf("%s (%.1f µs over %d boundaries)", formatSize(pts[i].Align), pts[i].DiffNs/1e3, len(pts[i].Diffs)))
+		}
+	}
+
 	// Top plateau.
 	top := len(pts) - 1
-	pool := slices.Clone(pts[top].Diffs)
-	lo := top
-	for i := top - 1; i >= 0; i-- {
-		if math.Abs(pts[i].DiffNs-median(pool)) > thr(len(pts[i].Diffs), len(pool)) {
+	seed := top
+	for seed > 0 && noise[seed] {
+		seed--
+	}
+	pool := slices.Clone(pts[seed].Diffs)
+	lo := seed
+	for i := seed - 1; i >= 0; i-- {
+		if noise[i] {
+			lo = i
+			continue
+		}
+		// Only a clearly lower level ends the plateau: a higher one below it contradicts the
+		// sweep (the true diff never falls as the alignment grows), so the plateau's own
+		// points read low, and the level is better taken with it.
+		if median(pool)-pts[i].DiffNs > thr(len(pts[i].Diffs), len(pool)) {
 			break
 		}
 		pool = append(pool, pts[i].Diffs...)
 		lo = i
+	}
+	for lo < seed && noise[lo] { // a spike at the bottom of the plateau is not its edge
+		lo++
 	}
 	level := median(pool)
 	switch {
@@ -227,6 +334,23 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 			level/1e3, formatSize(pts[lo].Align), plateau, formatSize(pts[top].Align), below.DiffNs/1e3, formatSize(below.Align), step/1e3, st/1e3, sigma/1e3)
 		if au.AtLeast {
 			au.Evidence += "; the plateau was not seen above it, so the AU may be larger: probe a larger device or raise --max-align"
+			var lower []string
+			for _, a := range t.Steps {
+				if a < au.Value && a >= smallestAU {
+					lower = append(lower, formatSize(a))
+				}
+			}
+			if len(lower) > 0 {
+				// Say what the table shows, so that the reader can weigh the two readings.
+				au.Evidence += fmt.Sprintf("; the table also steps at %s: if the top step is the host's noise, the AU is %s (probe again on a quiet machine)",
+					strings.Join(lower, ", "), lower[len(lower)-1])
+			}
+		}
+		if len(noisy) > 0 {
+			au.Evidence += "; taken as noise: " + strings.Join(noisy, ", ")
+		}
+		if len(t.Rechecked) > 0 {
+			au.Evidence += fmt.Sprintf("; %d alignments read again with twice the tries", len(t.Rechecked))
 		}
 	}
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -157,6 +158,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 			if s == p.Align {
 				mark = "  <- step"
 			}
+		}
+		if slices.Contains(r.Align.Rechecked, p.Align) {
+			mark += "  (read again)"
 		}
 		fmt.Fprintf(&b, "  %-10s %8.1f %8.1f %8.1f %8.1f%s\n", formatSize(p.Align), p.PreNs/1e3, p.OnNs/1e3, p.PostNs/1e3, p.DiffNs/1e3, mark)
 	}

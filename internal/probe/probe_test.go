@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/flash"
 )
@@ -60,7 +62,10 @@ func checkAgainstProfile(t *testing.T, profile string, r *Result) {
 	if p.FTL == flash.FTLPage {
 		wantFAT = 0 // the whole card is page-mapped: no area is faster than the rest
 	}
-	if est.FATArea.Value != wantFAT {
+	if est.FATArea.Value != wantFAT && est.FATArea.Confidence == Low {
+		// Honest, if not found: a busy host compresses the ratio (see analyzeFAT).
+		t.Logf("%s: FAT area %s with low confidence (%s), want %s", profile, formatSize(est.FATArea.Value), est.FATArea.Evidence, formatSize(wantFAT))
+	} else if est.FATArea.Value != wantFAT {
 		t.Errorf("%s: FAT area %s (%s), want %s", profile, formatSize(est.FATArea.Value), est.FATArea.Evidence, formatSize(wantFAT))
 	}
 }
@@ -99,6 +104,15 @@ func TestAnalyzeAlign(t *testing.T) {
 		}
 		return out
 	}
+	// withDiff sets one alignment's diffs to d: a point the host's noise moved.
+	withDiff := func(pts []AlignPoint, align uint64, d float64) []AlignPoint {
+		for i, p := range pts {
+			if p.Align == align {
+				pts[i] = level(align, d, len(p.Diffs))
+			}
+		}
+		return pts
+	}
 	cases := []struct {
 		name     string
 		pts      []AlignPoint
@@ -110,6 +124,10 @@ func TestAnalyzeAlign(t *testing.T) {
 		{"no structure", steps(map[uint64]float64{}), 0, 0, None, false},
 		{"every boundary alike", steps(map[uint64]float64{1024: 300e3}), 0, 1024, None, false},
 		{"AU at the largest alignment", steps(map[uint64]float64{16 << 10: 300e3, 64 << 20: 500e3}), 64 << 20, 16 << 10, Low, true},
+		{"a noisy top below the plateau", withDiff(steps(map[uint64]float64{16 << 10: 650e3, 64 << 10: 750e3, 4 << 20: 900e3}), 64<<20, 700e3), 4 << 20, 16 << 10, High, false},
+		{"a noisy point above the plateau", withDiff(steps(map[uint64]float64{16 << 10: 650e3, 64 << 10: 750e3, 4 << 20: 900e3}), 32<<20, 1200e3), 4 << 20, 16 << 10, High, false},
+		// Seen on sd-cheap-old at load 7.5: the two largest alignments read low, one below the other.
+		{"two low readings at the top", withDiff(withDiff(steps(map[uint64]float64{4 << 10: 450e3, 128 << 10: 600e3}), 32<<20, 430e3), 64<<20, 365e3), 128 << 10, 4 << 10, High, false},
 		{"small eMMC-like steps", steps(map[uint64]float64{16 << 10: 160e3, 64 << 10: 180e3, 1 << 20: 200e3}), 1 << 20, 16 << 10, Medium, false}, // 20 µs step against a 14 µs floor (2 % of a 700 µs read)
 	}
 	for _, c := range cases {
@@ -238,5 +256,73 @@ func TestOutputGolden(t *testing.T) {
 		if circles != points {
 			t.Errorf("%s has %d points, want %d", name, circles, points)
 		}
+	}
+}
+
+// burstDevice slows chosen reads for their first few calls: a burst of host load that hits
+// the few boundaries of the largest alignment during the first pass.
+type burstDevice struct {
+	*modelDevice
+	slow  map[uint64]int // offset → reads still to slow
+	extra time.Duration
+}
+
+func (d *burstDevice) ReadAt(p []byte, off uint64) (time.Duration, error) {
+	lat, err := d.modelDevice.ReadAt(p, off)
+	if d.slow[off] > 0 {
+		d.slow[off]--
+		lat += d.extra
+	}
+	return lat, err
+}
+
+// TestAlignRecheck: on sd-typical (AU 4 MiB), every try of the reads across the two 64 MiB
+// boundaries of a 256 MiB card is slowed in the first pass. The first reading then says "AU at
+// least 64 MiB"; the recheck reads those alignments again and finds 4 MiB.
+func TestAlignRecheck(t *testing.T) {
+	md := newModelDevice(t, "sd-typical", 256<<20)
+	const rs = 1024 // two 512-byte blocks
+	d := &burstDevice{modelDevice: md, slow: map[uint64]int{}, extra: 400 * time.Microsecond}
+	opts := Options{MaxReadBlock: 1 << 20}
+	opts.defaults()
+	for _, pos := range boundaries(md.Size(), rs, 64<<20, opts.AlignPositions) {
+		d.slow[pos-rs/2] = opts.AlignTries
+	}
+	buf := make([]byte, rs)
+	at, err := alignTest(context.Background(), d, buf, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(at.Rechecked) == 0 || !slices.Contains(at.Rechecked, uint64(64<<20)) {
+		t.Errorf("rechecked %v, want 64 MiB among them", at.Rechecked)
+	}
+	au, _ := analyzeAlign(&at)
+	if au.Value != 4<<20 || au.AtLeast || au.Confidence == Low {
+		t.Errorf("AU after the recheck: %s at-least %v %s (%s), want 4 MiB", formatSize(au.Value), au.AtLeast, au.Confidence, au.Evidence)
+	}
+}
+
+func TestAnalyzeFAT(t *testing.T) {
+	const au = 4 << 20
+	pts := func(first float64) []FATPoint {
+		return []FATPoint{{Offset: 0, MBps: first}, {Offset: au, MBps: first}, {Offset: 2 * au, MBps: 0.11}, {Offset: 3 * au, MBps: 0.11}, {Offset: 164 << 20, MBps: 0.1}}
+	}
+	tests := []struct {
+		name  string
+		first float64
+		value uint64
+		conf  string
+	}{
+		{"a FAT area", 2.0, 2 * au, High},
+		{"no faster area", 0.11, 0, High},
+		{"faster, but not by a FAT area's factor (a busy host)", 0.26, 0, Low},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := analyzeFAT(pts(tc.first), au)
+			if e.Value != tc.value || e.Confidence != tc.conf {
+				t.Errorf("FAT area %s %s (%s), want %s %s", formatSize(e.Value), e.Confidence, e.Evidence, formatSize(tc.value), tc.conf)
+			}
+		})
 	}
 }

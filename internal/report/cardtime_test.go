@@ -84,6 +84,12 @@ func TestCardTimeVerdict(t *testing.T) {
 				if got.Winner != tc.winner || got.Significant != tc.significant || !strings.Contains(got.Note, tc.noteHas) {
 					t.Errorf("verdict %+v, want winner %s, significant %v, note with %q", *got, tc.winner, tc.significant, tc.noteHas)
 				}
+				// Nothing is left out of a figure a busy host cannot change, and the note must
+				// not say so (a default run on a busy machine said "6 repetition(s) ... left
+				// out" beside "a busy host does not change it").
+				if strings.Contains(got.Note, "left out") {
+					t.Errorf("note %q: card time leaves no busy repetition out", got.Note)
+				}
 				if got.Unit != "s" || got.WinnerMedian <= 0 || got.WinnerMedian >= got.RunnerMedian {
 					t.Errorf("medians %v vs %v %s", got.WinnerMedian, got.RunnerMedian, got.Unit)
 				}

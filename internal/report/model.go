@@ -317,7 +317,10 @@ func evaluateWith(r *results.Run, m metric, alpha float64, clean bool) table {
 				dropped = append(dropped, v.Name)
 			}
 		}
-		if ss.busy > 0 {
+		// A busy machine only matters to figures it can bend (times and rates): counts such
+		// as space, flash wear and card time are the same however busy it was, so their cells
+		// are not marked and their verdicts leave nothing out.
+		if ss.busy > 0 && machineBound(m) {
 			busy[v.Name] = ss.busy
 			why = append(why, ss.why...)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
+	"github.com/fsbench/fsbench/internal/mountinfo"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/simcard"
@@ -188,7 +189,7 @@ func writeTrace(path string, t *trace.Trace) error {
 }
 
 func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.discardDevice(); err != nil {
+	if err := r.discardDevice(ctx); err != nil {
 		return nil, err
 	}
 	if r.k.ReadOnly {
@@ -203,8 +204,8 @@ func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
 // discardDevice empties the whole device before mkfs so that every variant starts from the
 // same state: on a loop device this punches holes in the image, on a card it tells the FTL
 // that every block is free. Not measured: it is preparation, not the filesystem's work.
-func (r *rep) discardDevice() error {
-	f, err := os.OpenFile(r.env.Device, os.O_RDWR|unix.O_EXCL, 0)
+func (r *rep) discardDevice(ctx context.Context) error {
+	f, err := openExclusive(ctx, r.env.Device)
 	if err != nil {
 		return fmt.Errorf("opening %s to discard it: %w", r.env.Device, err)
 	}
@@ -601,5 +602,44 @@ func copyChunks(ctx context.Context, w io.Writer, r io.Reader) error {
 		if rerr != nil {
 			return rerr
 		}
+	}
+}
+
+// busyWait is how long openExclusive waits for a device that is still claimed.
+var busyWait = 10 * time.Second
+
+// openExclusive opens dev read-write and exclusively (O_EXCL: nobody has it mounted or open
+// exclusively). A device fsbench has just unmounted can stay claimed for a moment (the
+// filesystem's last references are dropped asynchronously), or for as long as another mount
+// namespace holds a copy of the mount: a process that ran unshare -m, ip netns exec or
+// started a container while the filesystem was mounted. The first passes in milliseconds;
+// for the second, after busyWait, the error names the process, so that the person can end it
+// (formatting the device under it is never an option).
+func openExclusive(ctx context.Context, dev string) (*os.File, error) {
+	deadline := time.Now().Add(busyWait)
+	delay := 20 * time.Millisecond
+	for {
+		f, err := os.OpenFile(dev, os.O_RDWR|unix.O_EXCL, 0)
+		if err == nil || !errors.Is(err, unix.EBUSY) {
+			return f, err
+		}
+		if time.Now().After(deadline) {
+			hs, herr := mountinfo.Holders(dev)
+			if herr != nil || len(hs) == 0 {
+				return nil, fmt.Errorf("%w (still, after %v)", err, busyWait)
+			}
+			var what []string
+			for _, h := range hs {
+				what = append(what, h.String())
+			}
+			return nil, fmt.Errorf("%w: %s; a process that copied this machine's mounts while fsbench's filesystem was mounted (unshare -m, ip netns exec, a container) keeps it claimed until it exits",
+				err, strings.Join(what, "; "))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
 	}
 }

@@ -70,6 +70,13 @@ func CleanupStale(dir string, logf func(format string, args ...any)) ([]string, 
 			err = fmt.Errorf("records pid %d but is named after pid %s", rec.PID, m[1])
 		}
 		if err != nil {
+			// A ledger this fsbench cannot read may be a live run of another fsbench
+			// version (a newer ledger format): that run cleans up after itself, and its
+			// ledger is not in the way of this one. Only a dead writer's is reported.
+			if pid, _ := strconv.Atoi(m[1]); pidExists(pid) {
+				logf("ledger %s: %v; left alone: its process %d is running", path, err, pid)
+				continue
+			}
 			errs = append(errs, fmt.Errorf("ledger %s: %w; inspect it and remove it by hand", path, err))
 			continue
 		}

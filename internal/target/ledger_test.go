@@ -234,8 +234,15 @@ func TestCleanupStaleFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "."+strconv.Itoa(dead)+".json.tmp"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	corrupt := filepath.Join(dir, "1.json")
+	dead2, _ := deadPID(t)
+	corrupt := filepath.Join(dir, strconv.Itoa(dead2)+".json")
 	if err := os.WriteFile(corrupt, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A live process's ledger in a format from another fsbench version: not this run's to
+	// judge, and no reason to refuse to start (pid 1 is always alive).
+	newer := filepath.Join(dir, "1.json")
+	if err := os.WriteFile(newer, []byte(`{"version": 99, "pid": 1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	live, err := OpenLedger(dir)
@@ -250,8 +257,8 @@ func TestCleanupStaleFiles(t *testing.T) {
 
 	var logged []string
 	actions, err := CleanupStale(dir, func(f string, args ...any) { logged = append(logged, f) })
-	if err == nil || !strings.Contains(err.Error(), corrupt) {
-		t.Errorf("err = %v, want one naming the unreadable ledger %s", err, corrupt)
+	if err == nil || !strings.Contains(err.Error(), corrupt) || strings.Contains(err.Error(), newer) {
+		t.Errorf("err = %v, want one naming the unreadable ledger %s and not the live one %s", err, corrupt, newer)
 	}
 	wantActions := []string{
 		"removed half-written ledger " + filepath.Join(dir, "."+strconv.Itoa(dead)+".json.tmp"),
@@ -271,7 +278,7 @@ func TestCleanupStaleFiles(t *testing.T) {
 			t.Errorf("%s still exists (%v)", p, err)
 		}
 	}
-	for _, p := range []string{notOurs, keep, live.Path(), corrupt, work} {
+	for _, p := range []string{notOurs, keep, live.Path(), corrupt, newer, work} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s was touched: %v", p, err)
 		}
