@@ -17,9 +17,10 @@ import (
 // real sshd on this machine, starts; one `fsbench run --target labgrid:p1,labgrid:p2,...`
 // runs a bigger matrix (FARM_ARGS, default 256 MiB, four variants (at 320 MiB, xfs fills up on the fifth copy of the dataset), the bootlin suite, -n 2) on
 // all of them side by side; it prints how long the farm took to start, the farm run, each
-// place's own run, and the sum of those (the places one after the other). The boards all
-// being this 2-core machine, the places compete for it: the figures show what the farm's
-// machinery costs and that the places overlap, not how fast a real farm is.
+// place's run and their sum over the farm run's time (how much the places overlapped). The
+// boards all being this 2-core machine, the places compete for it, and each would run faster
+// alone: the figures show what the farm's machinery costs and that the places run at once,
+// not how fast a real farm is.
 func TestBenchFarm(t *testing.T) {
 	if os.Getenv("FSBENCH_BENCH") == "" {
 		t.Skip("benchmark: run with make bench-farm (FSBENCH_BENCH=1)")
@@ -67,9 +68,9 @@ func TestBenchFarm(t *testing.T) {
 	for _, m := range per.FindAllStringSubmatch(out.String(), -1) {
 		d, _ := time.ParseDuration(m[2])
 		sum += d
-		fmt.Printf("BENCH   place %s on its own: %s\n", m[1], d)
+		fmt.Printf("BENCH   place %s's run, side by side with the others: %s\n", m[1], d)
 	}
-	fmt.Printf("BENCH   farm run, all places side by side, merged: %s (the places one after the other: %s, ratio %.2f)\n",
+	fmt.Printf("BENCH   farm run, all places side by side, merged: %s (sum of the places' runs: %s, overlap %.2f)\n",
 		wall.Round(time.Millisecond), sum, sum.Seconds()/wall.Seconds())
 	fmt.Printf("BENCH   merged: %d variants, %d measurements, status %s\n", len(r.Variants), len(r.Measurements), r.Status)
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
