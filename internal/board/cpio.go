@@ -30,10 +30,12 @@ func (t tree) add(p string, f file) {
 	}
 }
 
-func (t tree) dir(p string, mode uint32)              { t.add(p, file{dir: true, mode: mode}) }
-func (t tree) data(p string, b []byte, mode uint32)   { t.add(p, file{data: b, mode: mode}) }
-func (t tree) symlink(p, target string)               { t.add(p, file{link: target, mode: 0o777}) }
-func (t tree) copyOf(p, src string, mode os.FileMode) { t.add(p, file{src: src, mode: uint32(mode.Perm())}) }
+func (t tree) dir(p string, mode uint32)            { t.add(p, file{dir: true, mode: mode}) }
+func (t tree) data(p string, b []byte, mode uint32) { t.add(p, file{data: b, mode: mode}) }
+func (t tree) symlink(p, target string)             { t.add(p, file{link: target, mode: 0o777}) }
+func (t tree) copyOf(p, src string, mode os.FileMode) {
+	t.add(p, file{src: src, mode: uint32(mode.Perm())})
+}
 
 // Mode type bits of the newc format (those of stat(2)).
 const (
