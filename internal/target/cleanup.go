@@ -70,6 +70,12 @@ func CleanupStale(dir string, logf func(format string, args ...any)) ([]string, 
 			err = fmt.Errorf("records pid %d but is named after pid %s", rec.PID, m[1])
 		}
 		if err != nil {
+			// A newer fsbench's ledger whose process still runs is that run's own business:
+			// another fsbench, built from another tree, working beside this one (a shared
+			// machine). Only a dead owner's unreadable ledger needs a person.
+			if pid, _ := strconv.Atoi(m[1]); rec.Version > ledgerVersion && pidExists(pid) {
+				continue
+			}
 			errs = append(errs, fmt.Errorf("ledger %s: %w; inspect it and remove it by hand", path, err))
 			continue
 		}
