@@ -65,7 +65,7 @@ board down ends it (exactly the QEMU process it started); fsbench cleanup does t
 	ufl := up.Flags()
 	ufl.StringVar(&f.cache, "cache", "", "the board's cache: packages, kernel, initramfs, key (default "+board.DefaultCacheDir+"/ARCH)")
 	ufl.StringVar(&f.card, "card", "", "SD card image to use (default: a blank one made at boot, removed by board down)")
-	ufl.StringVar(&f.cardSize, "card-size", "1G", "size of the SD card image board up makes (a power of two)")
+	ufl.StringVar(&f.cardSize, "card-size", "512M", "size of the SD card image board up makes (a power of two)")
 	ufl.IntVar(&f.port, "port", 0, "loopback port for the board's SSH (default: a free one)")
 	ufl.IntVar(&f.mem, "mem", 0, "memory in MiB (default 1536 arm64, 1024 armv7)")
 	ufl.IntVar(&f.smp, "smp", 2, "CPUs")
@@ -122,5 +122,5 @@ func printBoard(stdio IO, s *board.State) {
 	for _, a := range s.SSHArgs() {
 		fmt.Fprintf(stdio.Out, " %s", a)
 	}
-	fmt.Fprintf(stdio.Out, "\nrun:     %s --size 256M\n", s.RunCommand())
+	fmt.Fprintf(stdio.Out, "\nrun:     %s\n", s.RunCommand())
 }
