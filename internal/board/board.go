@@ -146,6 +146,9 @@ func (s State) Alive() bool {
 	return err == nil && st == s.StartTime
 }
 
+// File is the state file that records the board (what Down takes).
+func (s State) File() string { return s.file }
+
 func stateFile(dir, arch string) string { return filepath.Join(dir, arch+".json") }
 
 // Up builds (or reuses) the board's image, makes its SD card, boots it under QEMU in the
