@@ -58,10 +58,20 @@ func (a apt) update(ctx context.Context, force bool) error {
 		}
 	}
 	a.log("fetching Debian's %s package lists into %s", a.arch, lists)
-	if _, err := a.run(ctx, a.dir, "apt-get", "update"); err != nil {
-		return fmt.Errorf("Debian's %s package lists (the sources of /etc/apt): %w", a.arch, err)
+	var err error
+	for try := 0; try < 2; try++ {
+		if _, err = a.run(ctx, a.dir, "apt-get", "update"); err == nil {
+			return nil
+		}
 	}
-	return nil
+	// One index that fails (a mirror in the middle of a sync: "File has unexpected size")
+	// fails the whole update; the lists that did arrive are enough when a main component's
+	// are among them.
+	if m, _ := filepath.Glob(filepath.Join(lists, "*_main_binary-"+a.arch+"_Packages*")); len(m) > 0 {
+		a.log("warning: some of Debian's %s package lists failed, using those that arrived: %v", a.arch, err)
+		return nil
+	}
+	return fmt.Errorf("Debian's %s package lists (the sources of /etc/apt): %w", a.arch, err)
 }
 
 // depends returns the direct Depends and Pre-Depends of pkgs, as apt-cache depends prints them:
