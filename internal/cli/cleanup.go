@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/board"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/target"
 	"github.com/fsbench/fsbench/internal/trace"
@@ -15,7 +16,7 @@ import (
 func newCleanupCmd(stdio IO) *cobra.Command {
 	var tgt string
 	var purge bool
-	var board boardFlags
+	var bflags boardFlags
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes)",
@@ -23,6 +24,7 @@ func newCleanupCmd(stdio IO) *cobra.Command {
 power loss of the host is different: loop devices and mounts vanish with it) leaves that record;
 cleanup unmounts, detaches, stops and deletes exactly what such records name, and nothing else,
 and removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
+It also ends the emulated boards fsbench board up started (exactly their QEMU processes).
 fsbench run does this by itself before it starts.
 
 With --target ssh://[user@]host[:port] it cleans a board instead (as root there), and lists the
@@ -36,7 +38,7 @@ runs the board keeps with partial results (--purge removes them).`,
 				if err != nil {
 					return UsageError{fmt.Errorf("--target: %w", err)}
 				}
-				b, err := target.NewBoard(spec, board.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
+				b, err := target.NewBoard(spec, bflags.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
 				if err != nil {
 					return UsageError{err}
 				}
@@ -55,7 +57,9 @@ runs the board keeps with partial results (--purge removes them).`,
 			actions, err := target.CleanupStale(target.DefaultLedgerDir, func(string, ...any) {})
 			removed, terr := trace.CleanStale()
 			actions = append(actions, removed...)
-			err = errors.Join(err, terr)
+			boards, berr := downBoards(board.DefaultStateDir)
+			actions = append(actions, boards...)
+			err = errors.Join(err, terr, berr)
 			for _, a := range actions {
 				fmt.Fprintln(stdio.Out, a)
 			}
@@ -67,7 +71,7 @@ runs the board keeps with partial results (--purge removes them).`,
 	}
 	cmd.Flags().StringVar(&tgt, "target", "", "clean a board instead: ssh://[user@]host[:port]")
 	cmd.Flags().BoolVar(&purge, "purge", false, "with --target: also remove the runs the board keeps")
-	board.register(cmd.Flags())
+	bflags.register(cmd.Flags())
 	return cmd
 }
 
@@ -121,4 +125,25 @@ and writes the report there.`,
 	cmd.Flags().BoolVar(&force, "force", false, "reuse a results directory an earlier run made")
 	board.register(cmd.Flags())
 	return cmd
+}
+
+// downBoards ends the emulated boards recorded in stateDir and says what it did.
+func downBoards(stateDir string) ([]string, error) {
+	var out []string
+	list, err := board.Status(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list {
+		alive := s.Alive()
+		if _, err := board.Down(s.File()); err != nil {
+			return out, err
+		}
+		if alive {
+			out = append(out, fmt.Sprintf("ended the emulated %s board (QEMU pid %d, port %d)", s.Arch, s.PID, s.Port))
+		} else {
+			out = append(out, fmt.Sprintf("removed the record of the emulated %s board (QEMU pid %d had ended)", s.Arch, s.PID))
+		}
+	}
+	return out, nil
 }
