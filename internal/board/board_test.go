@@ -89,7 +89,7 @@ func TestBoardRemote(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "res")
 		var stdout, stderr bytes.Buffer
 		start := time.Now()
-		code := cli.Main(context.Background(), runArgs(s, bin, out, "--variants", "ext4", "--tests", "mkfs,mount,write,read", "-n", "1"),
+		code := cli.Main(context.Background(), runArgs(s, bin, out, "--variants", "ext4", "--tests", "mkfs,mount,write,read", "-n", "1", "--dataset-size", "4M", "--video-size", "4M"),
 			cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 		t.Logf("remote run: exit %d in %s", code, time.Since(start).Round(time.Second))
 		if code != 0 {
@@ -127,7 +127,7 @@ func TestBoardRemote(t *testing.T) {
 		done := make(chan int, 1)
 		var stderr bytes.Buffer
 		go func() {
-			done <- cli.Main(ctx, runArgs(s, bin, out, "--variants", "ext4", "-n", "3"),
+			done <- cli.Main(ctx, runArgs(s, bin, out, "--variants", "ext4", "-n", "3", "--dataset-size", "4M", "--video-size", "4M"),
 				cli.IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr})
 		}()
 		// Wait until the board has its card mounted: the worst moment for the link to drop.
