@@ -2,9 +2,12 @@ package target
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,5 +137,62 @@ func goldenFile(t *testing.T, name, got string) {
 	if got != string(want) {
 		os.WriteFile(p+".got", []byte(got), 0o644)
 		t.Errorf("%s differs: see %s.got", p, p)
+	}
+}
+
+// TestSSHStreamFakeTransport runs the board's side of a run through the fake ssh client: the
+// board's lines reach the host's log without the board's own time and name, and the board's
+// exit status becomes the host's error (2: a refusal, 255: the link, >128: a signal).
+func TestSSHStreamFakeTransport(t *testing.T) {
+	fakeSSH(t)
+	for _, c := range []struct {
+		name, board string
+		want        string // in the error; "" for none
+		input       bool   // the error is an *plan.InputError
+	}{
+		{"ok", "echo '01:02:03 fsbench: ext4 rep 1 mkfs: 0.5 s'; echo 'plain line'", "", false},
+		{"refused", "echo 'refusing /dev/mmcblk0: mounted' >&2; exit 2", "refused the run", true},
+		{"link", "exit 255", "connection to the board was lost", false},
+		{"signal", "exit 129", "interrupted (exit 129)", false},
+		{"failed", "exit 1", "failed (exit 1)", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var lines []string
+			var mu sync.Mutex
+			spec, _ := plan.ParseTarget("ssh://root@board/dev/mmcblk0")
+			tg := newSSHTarget(spec, Options{Log: func(f string, a ...any) {
+				mu.Lock()
+				lines = append(lines, fmt.Sprintf(f, a...))
+				mu.Unlock()
+			}})
+			s, err := OpenSession(SessionOptions{Dir: filepath.Join(t.TempDir(), "res"), LedgerDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "fsbench-board")
+			// The fake board binary ignores its arguments (run --request ...) and plays c.board.
+			os.WriteFile(bin, []byte("#!/bin/sh\n"+c.board+"\n"), 0o755)
+			err = tg.stream(context.Background(), s, boardRun{dir: dir, bin: bin})
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("stream: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("stream: %v, want an error with %q", err, c.want)
+			}
+			var ie *plan.InputError
+			if errors.As(err, &ie) != c.input {
+				t.Errorf("input error: %v, want %v", errors.As(err, &ie), c.input)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if c.name == "ok" {
+				want := []string{"[board] ext4 rep 1 mkfs: 0.5 s", "[board] plain line"}
+				if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+					t.Errorf("log = %q, want %q", lines, want)
+				}
+			}
+		})
 	}
 }
