@@ -151,7 +151,7 @@ func (a apt) closure(ctx context.Context, roots []string) (pkgs, unknown []strin
 		var next []string
 		for _, ds := range deps {
 			for _, d := range ds {
-				if !seen[d] && libraryPackage(d) && !slicesContains(next, d) {
+				if !seen[d] && libraryPackage(d) && !skipPackages[d] && !slicesContains(next, d) {
 					next = append(next, d)
 				}
 			}
@@ -166,6 +166,10 @@ func (a apt) closure(ctx context.Context, roots []string) (pkgs, unknown []strin
 	sort.Strings(pkgs)
 	return pkgs, unknown, nil
 }
+
+// skipPackages are libraries no program fsbench runs needs: ICU (33 MB) is there for
+// xfs_scrub's Unicode checks only, not for mkfs.xfs, and every boot would unpack it under TCG.
+var skipPackages = map[string]bool{"libicu72": true}
 
 // libraryPackage reports whether a dependency is a shared library's package: lib* by Debian's
 // policy, with zlib's old name as the exception (dropbear and btrfs-progs need libz.so.1).

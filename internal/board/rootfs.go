@@ -18,6 +18,9 @@ import (
 
 // Image is what a board boots: its kernel and initramfs, built once into the cache.
 type Image struct {
+	// Format is imageFormat when the image was built: an image of another format (built by an
+	// older fsbench, with other packages or rules) is rebuilt.
+	Format int
 	Kernel, Initramfs string
 	// KernelRelease is the kernel's release (6.1.0-56-arm64).
 	KernelRelease string
@@ -30,13 +33,16 @@ type Image struct {
 
 const imageManifest = "image.json"
 
+// imageFormat changes whenever what goes into the image changes.
+const imageFormat = 2
+
 // skipPrefixes are parts of the packages a board does not need: documentation, manuals,
 // translations. Dropping them makes the initramfs smaller, which the guest unpacks under TCG
 // at every boot.
 var skipPrefixes = []string{"usr/share/doc/", "usr/share/man/", "usr/share/info/", "usr/share/locale/",
 	"usr/share/lintian/", "usr/share/bug/", "usr/share/bash-completion/", "usr/share/initramfs-tools/",
 	"usr/share/bash-completion/", "lib/systemd/", "usr/lib/systemd/", "etc/init.d/", "etc/cron.d/",
-	"usr/lib/python3/", "usr/share/xfsprogs/"}
+	"usr/lib/python3/", "usr/share/xfsprogs/", "usr/share/gcc/", "usr/share/gdb/"}
 
 // BuildImage makes (or reuses) the kernel and initramfs of arch in cache: Debian's packages are
 // downloaded with a private apt state and unpacked there, the kernel's modules chosen and
@@ -44,7 +50,7 @@ var skipPrefixes = []string{"usr/share/doc/", "usr/share/man/", "usr/share/info/
 func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []byte, rebuild bool, log func(string, ...any)) (Image, error) {
 	var img Image
 	if !rebuild {
-		if b, err := os.ReadFile(filepath.Join(cache, imageManifest)); err == nil && json.Unmarshal(b, &img) == nil {
+		if b, err := os.ReadFile(filepath.Join(cache, imageManifest)); err == nil && json.Unmarshal(b, &img) == nil && img.Format == imageFormat {
 			if _, err := os.Stat(img.Initramfs); err == nil {
 				if _, err := os.Stat(img.Kernel); err == nil {
 					return img, nil
@@ -137,7 +143,7 @@ func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []by
 			installed = append(installed, p)
 		}
 	}
-	img = Image{Kernel: kernel, Initramfs: initrd, KernelRelease: release, Packages: installed,
+	img = Image{Format: imageFormat, Kernel: kernel, Initramfs: initrd, KernelRelease: release, Packages: installed,
 		Missing: append(unknown, missing...), Bytes: fi.Size()}
 	b, _ := json.MarshalIndent(img, "", "  ")
 	if err := os.WriteFile(filepath.Join(cache, imageManifest), b, 0o644); err != nil {
