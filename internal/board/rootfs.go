@@ -20,7 +20,7 @@ import (
 type Image struct {
 	// Format is imageFormat when the image was built: an image of another format (built by an
 	// older fsbench, with other packages or rules) is rebuilt.
-	Format int
+	Format            int
 	Kernel, Initramfs string
 	// KernelRelease is the kernel's release (6.1.0-56-arm64).
 	KernelRelease string
