@@ -286,8 +286,8 @@ func waitSSH(ctx context.Context, s *State, timeout time.Duration) error {
 	return fmt.Errorf("the board's SSH did not answer within %s (last: %v); console:\n%s", timeout, last, tail(s.Console, 30))
 }
 
-// Down ends the board recorded in file (a state file) and removes its record and the card Up
-// made. It ends exactly the recorded QEMU process: a pid whose start time differs belongs to
+// Down ends the board recorded in file (a state file) and removes its record, its console
+// file and the card Up made. It ends exactly the recorded QEMU process: a pid whose start time differs belongs to
 // someone else now and is left alone.
 func Down(file string) (*State, error) {
 	s, err := load(file)
@@ -299,6 +299,10 @@ func Down(file string) (*State, error) {
 	}
 	if s.CardMade {
 		os.Remove(s.Card)
+	}
+	// Each boot has its own console file (named after its port): it goes with the board.
+	if s.Console != "" {
+		os.Remove(s.Console)
 	}
 	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return s, err
