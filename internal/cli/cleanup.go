@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/board"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/target"
 	"github.com/fsbench/fsbench/internal/trace"
@@ -16,7 +17,7 @@ import (
 func newCleanupCmd(stdio IO) *cobra.Command {
 	var tgt string
 	var purge bool
-	var board boardFlags
+	var bflags boardFlags
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes, labgrid places)",
@@ -25,6 +26,7 @@ power loss of the host is different: loop devices and mounts vanish with it) lea
 cleanup unmounts, detaches, stops and deletes exactly what such records name, and nothing else,
 releases the labgrid places such a run acquired (unless they were acquired again since), and
 removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
+It also ends the emulated boards fsbench board up started (exactly their QEMU processes).
 fsbench run does this by itself before it starts.
 
 With --target ssh://[user@]host[:port] (or labgrid:PLACE, acquired for the time of the
@@ -40,7 +42,7 @@ partial results (--purge removes them).`,
 				if perr != nil {
 					return UsageError{fmt.Errorf("--target: %w", perr)}
 				}
-				b, release, oerr := openBoard(cmd.Context(), spec, board.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
+				b, release, oerr := openBoard(cmd.Context(), spec, bflags.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
 				if oerr != nil {
 					return oerr
 				}
@@ -61,7 +63,9 @@ partial results (--purge removes them).`,
 			actions, err := target.CleanupStale(target.DefaultLedgerDir, func(string, ...any) {})
 			removed, terr := trace.CleanStale()
 			actions = append(actions, removed...)
-			err = errors.Join(err, terr)
+			boards, berr := downBoards(board.DefaultStateDir)
+			actions = append(actions, boards...)
+			err = errors.Join(err, terr, berr)
 			for _, a := range actions {
 				fmt.Fprintln(stdio.Out, a)
 			}
@@ -73,7 +77,7 @@ partial results (--purge removes them).`,
 	}
 	cmd.Flags().StringVar(&tgt, "target", "", "clean a board instead: ssh://[user@]host[:port] or labgrid:PLACE")
 	cmd.Flags().BoolVar(&purge, "purge", false, "with --target: also remove the runs the board keeps")
-	board.register(cmd.Flags())
+	bflags.register(cmd.Flags())
 	return cmd
 }
 
@@ -138,4 +142,25 @@ func openBoard(ctx context.Context, spec plan.TargetSpec, opt target.Options) (*
 		return nil, release, UsageError{err}
 	}
 	return b, release, err
+}
+
+// downBoards ends the emulated boards recorded in stateDir and says what it did.
+func downBoards(stateDir string) ([]string, error) {
+	var out []string
+	list, err := board.Status(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list {
+		alive := s.Alive()
+		if _, err := board.Down(s.File()); err != nil {
+			return out, err
+		}
+		if alive {
+			out = append(out, fmt.Sprintf("ended the emulated %s board (QEMU pid %d, port %d)", s.Arch, s.PID, s.Port))
+		} else {
+			out = append(out, fmt.Sprintf("removed the record of the emulated %s board (QEMU pid %d had ended)", s.Arch, s.PID))
+		}
+	}
+	return out, nil
 }
