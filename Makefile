@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-probe bench-reference bench-powercut bench-nand run clean
+.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-probe bench-reference bench-powercut bench-nand bench-farm run clean
 
 all: build
 
@@ -94,6 +94,14 @@ bench-powercut:
 # 252 MiB on a simulated NAND chip in a QEMU guest, 3 repetitions (CI runs 8 MiB once).
 bench-nand: build
 	./fsbench run --target vm --suite free-electrons -n 3 -o fsbench-results/bench-nand
+
+# A labgrid farm of real parts on 127.0.0.1 (coordinator, exporter, one sshd "board" per place,
+# a simplerest power relay) and one `fsbench run --target labgrid:p1,labgrid:p2,...` over a bigger
+# matrix on every place side by side; prints the farm's start-up time, the farm run, each place's
+# own time and their sum. FARM_PLACES (default 3) and FARM_ARGS (fsbench run flags) change it.
+# Needs scripts/setup-labgrid.sh (labgrid in /opt/fsbench-labgrid, openssh-server).
+bench-farm:
+	FSBENCH_BENCH=1 FARM_PLACES="$(FARM_PLACES)" FARM_ARGS="$(FARM_ARGS)" $(GO) test -count=1 -run 'TestBenchFarm' -v -timeout 60m ./cmd/fsbench/ | grep -v '^=== RUN'
 
 run: build
 	./fsbench run

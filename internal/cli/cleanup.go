@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/board"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/target"
 	"github.com/fsbench/fsbench/internal/trace"
@@ -15,32 +17,38 @@ import (
 func newCleanupCmd(stdio IO) *cobra.Command {
 	var tgt string
 	var purge bool
-	var board boardFlags
+	var bflags boardFlags
 	cmd := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes)",
+		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes, labgrid places)",
 		Long: `Every run records what it creates in ` + target.DefaultLedgerDir + `. A run that was killed (kill -9,
 power loss of the host is different: loop devices and mounts vanish with it) leaves that record;
 cleanup unmounts, detaches, stops and deletes exactly what such records name, and nothing else,
-and removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
+releases the labgrid places such a run acquired (unless they were acquired again since), and
+removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
+It also ends the emulated boards fsbench board up started (exactly their QEMU processes).
 fsbench run does this by itself before it starts.
 
-With --target ssh://[user@]host[:port] it cleans a board instead (as root there), and lists the
-runs the board keeps with partial results (--purge removes them).`,
+With --target ssh://[user@]host[:port] (or labgrid:PLACE, acquired for the time of the
+command) it cleans a board instead (as root there), and lists the runs the board keeps with
+partial results (--purge removes them).`,
 		Example: `  fsbench cleanup
   fsbench cleanup --target ssh://root@board --purge`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if tgt != "" {
-				spec, err := plan.ParseTarget(tgt)
-				if err != nil {
-					return UsageError{fmt.Errorf("--target: %w", err)}
+				// New names, not err: the deferred release joins its error to the result.
+				spec, perr := plan.ParseTarget(tgt)
+				if perr != nil {
+					return UsageError{fmt.Errorf("--target: %w", perr)}
 				}
-				b, err := target.NewBoard(spec, board.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
-				if err != nil {
-					return UsageError{err}
+				b, release, oerr := openBoard(cmd.Context(), spec, bflags.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
+				if oerr != nil {
+					return oerr
 				}
-				lines, err := b.Cleanup(cmd.Context(), purge)
+				defer func() { err = errors.Join(err, release()) }()
+				var lines []string
+				lines, err = b.Cleanup(cmd.Context(), purge)
 				for _, l := range lines {
 					if l != "" {
 						fmt.Fprintln(stdio.Out, l)
@@ -55,7 +63,9 @@ runs the board keeps with partial results (--purge removes them).`,
 			actions, err := target.CleanupStale(target.DefaultLedgerDir, func(string, ...any) {})
 			removed, terr := trace.CleanStale()
 			actions = append(actions, removed...)
-			err = errors.Join(err, terr)
+			boards, berr := downBoards(board.DefaultStateDir)
+			actions = append(actions, boards...)
+			err = errors.Join(err, terr, berr)
 			for _, a := range actions {
 				fmt.Fprintln(stdio.Out, a)
 			}
@@ -65,9 +75,9 @@ runs the board keeps with partial results (--purge removes them).`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&tgt, "target", "", "clean a board instead: ssh://[user@]host[:port]")
+	cmd.Flags().StringVar(&tgt, "target", "", "clean a board instead: ssh://[user@]host[:port] or labgrid:PLACE")
 	cmd.Flags().BoolVar(&purge, "purge", false, "with --target: also remove the runs the board keeps")
-	board.register(cmd.Flags())
+	bflags.register(cmd.Flags())
 	return cmd
 }
 
@@ -76,29 +86,30 @@ func newFetchCmd(stdio IO) *cobra.Command {
 	var force bool
 	var board boardFlags
 	cmd := &cobra.Command{
-		Use:   "fetch ssh://[user@]host[:port] [RUN] -o DIR",
+		Use:   "fetch ssh://[user@]host[:port]|labgrid:PLACE [RUN] -o DIR",
 		Short: "Copy the results a board kept (an interrupted run's completed cells) into a results directory",
 		Long: `A run on a board whose connection dropped, or that was interrupted, keeps its results on the
 board. fetch copies them (the newest run, or RUN as fsbench cleanup --target lists them) into DIR
 and writes the report there.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return usagef("fetch takes a board (ssh://...) and optionally a run name (got %d arguments)", len(args))
+				return usagef("fetch takes a board (ssh://... or labgrid:PLACE) and optionally a run name (got %d arguments)", len(args))
 			}
 			if out == "" {
 				return usagef("say where to put the results: -o DIR")
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			spec, err := plan.ParseTarget(args[0])
 			if err != nil {
 				return UsageError{err}
 			}
-			b, err := target.NewBoard(spec, board.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
+			b, release, err := openBoard(cmd.Context(), spec, board.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
 			if err != nil {
-				return UsageError{err}
+				return err
 			}
+			defer func() { err = errors.Join(err, release()) }()
 			run := ""
 			if len(args) == 2 {
 				run = args[1]
@@ -121,4 +132,35 @@ and writes the report there.`,
 	cmd.Flags().BoolVar(&force, "force", false, "reuse a results directory an earlier run made")
 	board.register(cmd.Flags())
 	return cmd
+}
+
+// openBoard reaches a board for fetch and cleanup: an ssh:// one, or a labgrid place acquired
+// until release is called. A spec that names no board is the user's mistake.
+func openBoard(ctx context.Context, spec plan.TargetSpec, opt target.Options) (*target.Board, func() error, error) {
+	b, release, err := target.OpenBoard(ctx, spec, opt)
+	if err != nil && spec.Kind != plan.TargetLabgrid {
+		return nil, release, UsageError{err}
+	}
+	return b, release, err
+}
+
+// downBoards ends the emulated boards recorded in stateDir and says what it did.
+func downBoards(stateDir string) ([]string, error) {
+	var out []string
+	list, err := board.Status(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list {
+		alive := s.Alive()
+		if _, err := board.Down(s.File()); err != nil {
+			return out, err
+		}
+		if alive {
+			out = append(out, fmt.Sprintf("ended the emulated %s board (QEMU pid %d, port %d)", s.Arch, s.PID, s.Port))
+		} else {
+			out = append(out, fmt.Sprintf("removed the record of the emulated %s board (QEMU pid %d had ended)", s.Arch, s.PID))
+		}
+	}
+	return out, nil
 }

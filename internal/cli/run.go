@@ -28,8 +28,9 @@ import (
 type runFlags struct {
 	config, preset, size, variants, tests, suite, scheduler, dataset, datasetSize, videoSize string
 	timeout, results, out, image, target, destroy, tuned, card, kernel, untilStable          string
+	targets                                                                                  []string
 	nandSizes, request, order                                                                string
-	nandNoDelays, force, stopOnEOF                                                           bool
+	nandNoDelays, force, stopOnEOF, powerCycle                                               bool
 	board                                                                                    boardFlags
 	notes                                                                                    func(string, ...any)
 	timeScale                                                                                float64
@@ -91,7 +92,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.BoolVar(&f.keepTraces, "keep-traces", false, "write each test's block-request trace to <results>/traces/ (a summary is always in results.json)")
 	fl.StringVar(&f.destroy, "destroy", "", "with --target device:/dev/X: name the same device again, to confirm that everything on it is destroyed")
 	fl.StringVar(&f.tuned, "tuned", "", "add the variants fsbench advise derives from this probe.json (or probe directory), to measure whether the advice pays")
-	fl.StringVar(&f.target, "target", "image", "where the device comes from: image, simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), vm (a guest kernel under QEMU, for filesystems this kernel lacks; vm:simcard:PROFILE puts its SD card on a simulated card), or nandsim (a simulated raw NAND chip, suite free-electrons)")
+	fl.StringArrayVar(&f.targets, "target", nil, "where the device comes from: image (the default), simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), vm (a guest kernel under QEMU, for filesystems this kernel lacks; vm:simcard:PROFILE puts its SD card on a simulated card), nandsim (a simulated raw NAND chip, suite free-electrons), ssh://[user@]host[:port][/dev/X] (a board), or labgrid:PLACE[/dev/X] (a board of a labgrid farm); several boards (labgrid:a,labgrid:b, or --target repeated) run side by side and are merged into one report")
 	fl.StringVar(&f.kernel, "kernel", "", "with --target vm: the guest kernel image (default: the newest /boot/vmlinuz-* with its modules)")
 	fl.StringVar(&f.nandSizes, "nand-sizes", "", "suite free-electrons: the NAND partition sizes, each its own variant (default 8M,32M,128M,252M, the 2010 study's)")
 	fl.BoolVar(&f.nandNoDelays, "nand-no-delays", false, "suite free-electrons: no simulated chip timings (nandsim do_delays=0): only the kernel's and CPU's work is timed")
@@ -102,6 +103,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.BoolVar(&f.stopOnEOF, "stop-on-stdin-eof", false, "stop the run in order when standard input ends (a board's run, when the host's SSH connection goes away)")
 	_ = fl.MarkHidden("request")
 	_ = fl.MarkHidden("stop-on-stdin-eof")
+	fl.BoolVar(&f.powerCycle, "power-cycle", false, "for a labgrid place: power-cycle its board (labgrid-client power cycle) before each variant and wait for its SSH server: every variant starts from a cold board")
 	f.board.register(fl)
 	return cmd
 }
@@ -336,6 +338,13 @@ func splitList(s string) []string {
 func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error {
 	ui := newProgressUI(stdio)
 	defer ui.finish()
+	targets := splitTargets(f.targets)
+	if len(targets) > 1 && f.request == "" {
+		return runFarm(ctx, cmd, f, targets, stdio, ui)
+	}
+	if len(targets) == 1 {
+		f.target = targets[0]
+	}
 	opt, err := runOptions(cmd, f, ui.logf)
 	if err != nil {
 		return err
@@ -354,6 +363,12 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 		// Another fsbench asked for this run: it prints the summary and writes the report.
 		return err
 	}
+	return finishRun(ctx, out, err, card, stdio)
+}
+
+// finishRun prints the summary of a finished run (or farm), writes its report and says where
+// both are.
+func finishRun(ctx context.Context, out *runner.Outcome, err error, card string, stdio IO) error {
 	var se *runner.SaveError
 	if out != nil && out.Run != nil && len(out.Run.Measurements) > 0 {
 		fmt.Fprintln(stdio.Out)
@@ -416,7 +431,8 @@ func runOptions(cmd *cobra.Command, f runFlags, notes func(string, ...any)) (run
 	}
 	return runner.Options{Config: cfg, Target: spec, Destroy: f.destroy, OutDir: f.out, Force: f.force, Image: f.image,
 		KeepImage: f.keepImage, DirectIO: !f.noDirectIO, TimeScale: f.timeScale, Kernel: f.kernel,
-		SSHOptions: f.board.sshArgs(), RemoteBinary: f.board.remoteBinary, RemoteDir: f.board.remoteDir}, nil
+		SSHOptions: f.board.sshArgs(), RemoteBinary: f.board.remoteBinary, RemoteDir: f.board.remoteDir,
+		LabgridCoordinator: f.board.labgridCoordinator, PowerCycle: f.powerCycle}, nil
 }
 
 // progressUI shows a live status line on a terminal and plain log lines otherwise.

@@ -394,6 +394,16 @@ func sources(r *results.Run) map[string]string {
 	return out
 }
 
+// onBoards reports whether some variant of r ran on a board (a farm's merge).
+func onBoards(r *results.Run) bool {
+	for _, v := range r.Variants {
+		if v.Source != nil && v.Source.Board != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // ranOn is where v of r ran: "6.18.44 (host)", "6.1.0-56-amd64 (qemu tcg)".
 func ranOn(r *results.Run, v results.Variant) string {
 	kernel, where := r.Machine.Kernel, "host"
@@ -408,6 +418,14 @@ func ranOn(r *results.Run, v results.Variant) string {
 	}
 	if kernel == "" {
 		kernel = "unknown kernel"
+	}
+	if v.Source != nil && v.Source.Board != "" {
+		// A board of a farm: which board, which card, which kernel.
+		s := v.Source.Board
+		if v.Source.Card != "" {
+			s += ", " + v.Source.Card
+		}
+		return s + ", " + kernel
 	}
 	return kernel + " (" + where + ")"
 }

@@ -71,7 +71,11 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 			rows = [][]string{{"variant", "run"}, {"", ""}}
 		}
 		if src != nil {
-			rows[0], rows[1] = append(rows[0], "kernel"), append(rows[1], "")
+			head := "kernel"
+			if onBoards(r) {
+				head = "board, card, kernel" // a farm's rows: see ranOn
+			}
+			rows[0], rows[1] = append(rows[0], head), append(rows[1], "")
 		}
 		first := len(rows[0]) // the index of the first figure column
 		for _, c := range cols {

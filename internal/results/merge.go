@@ -179,7 +179,16 @@ func MergeLabeled(runs []*Run, dirs, labels []string) (*Run, error) {
 // sourceOf is where the variants of r ran: dir, r's kernel, and the QEMU accelerator when r
 // happened in a guest.
 func sourceOf(r *Run, dir string) Source {
-	s := Source{Dir: dir, Kernel: r.Machine.Kernel}
+	s := Source{Dir: dir, Kernel: r.Machine.Kernel, Card: CardOf(r.Device)}
+	if r.Remote != nil {
+		s.Board = r.Remote.Hostname
+		if r.Remote.Model != "" {
+			s.Board += " (" + r.Remote.Model + ")"
+		}
+		if s.Kernel == "" {
+			s.Kernel = r.Remote.KernelRelease
+		}
+	}
 	if r.Guest != nil {
 		s.Guest = "qemu " + r.Guest.Accel
 		if s.Kernel == "" {
@@ -225,4 +234,36 @@ func dropVariant(ms []Measurement, variant string) []Measurement {
 		}
 	}
 	return out
+}
+
+// CardOf names the device a run measured, for the rows of a merge: an SD or eMMC card by its
+// CID fields (name, manufacturer and OEM ids, date, serial), another disk by its vendor and
+// model, a loop device by its backing file; "" when the run recorded no device.
+func CardOf(d *DeviceIdentity) string {
+	if d == nil {
+		return ""
+	}
+	var parts []string
+	add := func(key, prefix string) {
+		if v := strings.TrimSpace(d.Device[key]); v != "" {
+			parts = append(parts, prefix+v)
+		}
+	}
+	switch {
+	case d.Device["name"] != "" || d.Device["manfid"] != "":
+		add("type", "")
+		add("name", "")
+		add("manfid", "manfid ")
+		add("oemid", "oemid ")
+		add("date", "")
+		add("serial", "serial ")
+	case d.Device["model"] != "":
+		add("vendor", "")
+		add("model", "")
+	case d.Loop != nil:
+		parts = append(parts, "image file on "+d.Name)
+	default:
+		parts = append(parts, d.Name)
+	}
+	return strings.Join(parts, " ")
 }

@@ -474,3 +474,23 @@ func TestMergeErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestCardOf(t *testing.T) {
+	tests := []struct {
+		name string
+		d    *DeviceIdentity
+		want string
+	}{
+		{"none", nil, ""},
+		{"sd card", &DeviceIdentity{Name: "mmcblk0", Device: map[string]string{"type": "SD", "name": "SC16G", "manfid": "0x000003", "oemid": "0x5344", "date": "06/2019", "serial": "0x1234abcd"}},
+			"SD SC16G manfid 0x000003 oemid 0x5344 06/2019 serial 0x1234abcd"},
+		{"disk", &DeviceIdentity{Name: "sda", Device: map[string]string{"vendor": "SanDisk ", "model": "Extreme"}}, "SanDisk Extreme"},
+		{"loop", &DeviceIdentity{Name: "loop3", Loop: &Loop{BackingFile: "/tmp/x.img"}}, "image file on loop3"},
+		{"bare", &DeviceIdentity{Name: "vdb"}, "vdb"},
+	}
+	for _, tc := range tests {
+		if got := CardOf(tc.d); got != tc.want {
+			t.Errorf("%s: CardOf = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

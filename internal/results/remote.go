@@ -11,6 +11,10 @@ type Remote struct {
 	Arch          string   `json:"arch"`
 	KernelRelease string   `json:"kernel_release"`
 	OS            string   `json:"os,omitempty"`
+	// Place is the labgrid place the board was acquired as (--target labgrid:PLACE), and
+	// Address how it was reached (the place's NetworkService, as an ssh:// target).
+	Place   string `json:"place,omitempty"`
+	Address string `json:"address,omitempty"`
 	// RunDir is where the run lived on the board.
 	RunDir string `json:"run_dir,omitempty"`
 }

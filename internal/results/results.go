@@ -183,6 +183,12 @@ type Source struct {
 	// Label is the name the user gave that run when merging (fsbench merge --label), typically
 	// the card it ran on: runs of several cards on one kernel differ in nothing else.
 	Label string `json:"label,omitempty"`
+	// Board is the board a remote run ran on (its hostname, with its device-tree model), and
+	// Card the device's identity (an SD/eMMC card's name, manufacturer id, date and serial; a
+	// disk's model; the image file of a loop device): in a farm's merge, what tells the rows of
+	// two boards or cards apart.
+	Board string `json:"board,omitempty"`
+	Card  string `json:"card,omitempty"`
 }
 
 // Measurement is one test of one variant in one repetition.

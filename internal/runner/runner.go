@@ -51,6 +51,10 @@ type Options struct {
 	// target.Options.
 	SSHOptions              []string
 	RemoteBinary, RemoteDir string
+	// LabgridCoordinator and PowerCycle are for labgrid places (--target labgrid:PLACE): see
+	// target.Options.
+	LabgridCoordinator string
+	PowerCycle         bool
 	// Self is the argv prefix that runs fsbench's own command line, used to start the card
 	// server as a child; empty = this executable (tests pass a built fsbench binary).
 	Self []string
@@ -106,7 +110,8 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	cfg := opt.Config
 	t, err := target.New(opt.Target, target.Options{Destroy: opt.Destroy, Image: opt.Image, KeepImage: opt.KeepImage,
 		DirectIO: opt.DirectIO, TimeScale: opt.TimeScale, Self: opt.Self, NANDNoDelays: cfg.NANDNoDelays, Kernel: opt.Kernel,
-		Log: logf, Console: opt.Console, SSHOptions: opt.SSHOptions, RemoteBinary: opt.RemoteBinary, RemoteDir: opt.RemoteDir})
+		Log: logf, Console: opt.Console, SSHOptions: opt.SSHOptions, RemoteBinary: opt.RemoteBinary, RemoteDir: opt.RemoteDir,
+		LabgridCoordinator: opt.LabgridCoordinator, PowerCycle: opt.PowerCycle})
 	if err != nil {
 		return nil, &plan.InputError{Err: err}
 	}

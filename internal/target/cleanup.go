@@ -144,8 +144,9 @@ func processAlive(rec ledgerRecord) (bool, string) {
 // undo cleans up one dead process's records in the order their dependencies need, which is
 // the reverse of the order a run makes them in: the filesystems it mounted on its loop devices
 // (and its tmpfs) first, then the loop devices, then its child processes (the card server
-// unmounts its own card when told to stop), then what is still mounted (a FUSE card whose server
-// is gone), then its files, the trees it filled, and last its directories, once empty.
+// unmounts its own card when told to stop; the ssh client to a board, whose run then stops),
+// then the labgrid places it acquired, then what is still mounted (a FUSE card whose server is
+// gone), then its files, the trees it filled, and last its directories, once empty.
 func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 	// Phase 1: every mount under a recorded mount point but FUSE ones, deepest and newest first.
 	if err := unmountRecorded(rec, act, logf, func(fstype string) bool { return !isFUSE(fstype) }); err != nil {
@@ -160,6 +161,13 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 	}
 	for _, pr := range slices.Backward(rec.Processes) {
 		if err := stopStale(pr, act); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// The board's run stops once its ssh client (one of the processes above) is gone: its
+	// place can go back to the farm.
+	for _, pr := range slices.Backward(rec.Places) {
+		if err := releaseStale(pr, act); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -21,9 +21,15 @@ import (
 // together with the loop devices and mounts they describe.
 const DefaultLedgerDir = "/run/fsbench"
 
-// ledgerVersion 2 added dirs, trees and processes; version 1 ledgers (of an older fsbench
-// killed before an upgrade) are still undone.
-const ledgerVersion = 2
+// ledgerVersion 2 added dirs, trees and processes, 3 labgrid places; older ledgers (of an
+// older fsbench killed before an upgrade) are still undone. Only a ledger that records a place
+// is written as version 3 (see save): a version-2 fsbench on the same machine then refuses that
+// one ledger rather than delete it without releasing the place, and reads every other.
+const ledgerVersion = 3
+
+// placesVersion is the first ledger version with places; a ledger without them is written as
+// the version before.
+const placesVersion = 3
 
 var (
 	procRoot   = "/proc"
@@ -66,6 +72,8 @@ type ledgerRecord struct {
 	Trees []string `json:"trees,omitempty"`
 	// Processes are children that must not outlive the run (the card server, QEMU).
 	Processes []procRecord `json:"processes,omitempty"`
+	// Places are labgrid places acquired (or being acquired) for the run.
+	Places []placeRecord `json:"places,omitempty"`
 }
 
 // procRecord identifies a child process: a pid alone may have been reused since.
@@ -253,6 +261,33 @@ func (l *Ledger) RemoveProcess(pid int) error {
 	})
 }
 
+// AddPlace records a labgrid place about to be acquired.
+func (l *Ledger) AddPlace(p placeRecord) error {
+	return l.update(func(r *ledgerRecord) {
+		if !slices.Contains(r.Places, p) {
+			r.Places = append(r.Places, p)
+		}
+	})
+}
+
+// UpdatePlace replaces the record old of a place with new (its owner, once known).
+func (l *Ledger) UpdatePlace(old, new placeRecord) error {
+	return l.update(func(r *ledgerRecord) {
+		for i := range r.Places {
+			if r.Places[i] == old {
+				r.Places[i] = new
+			}
+		}
+	})
+}
+
+// RemovePlace forgets a place that was released (or never acquired).
+func (l *Ledger) RemovePlace(p placeRecord) error {
+	return l.update(func(r *ledgerRecord) {
+		r.Places = slices.DeleteFunc(r.Places, func(x placeRecord) bool { return x == p })
+	})
+}
+
 // RemoveFile forgets a file: it is no longer ours to delete (e.g. the user keeps the image).
 func (l *Ledger) RemoveFile(path string) error {
 	p, err := filepath.Abs(path)
@@ -292,6 +327,7 @@ func (l *Ledger) update(fn func(*ledgerRecord)) error {
 	old.Dirs = slices.Clone(old.Dirs)
 	old.Trees = slices.Clone(old.Trees)
 	old.Processes = slices.Clone(old.Processes)
+	old.Places = slices.Clone(old.Places)
 	fn(&l.rec)
 	if err := l.save(); err != nil {
 		l.rec = old
@@ -303,6 +339,10 @@ func (l *Ledger) update(fn func(*ledgerRecord)) error {
 // save writes the record atomically: a reader (CleanupStale in another process, possibly
 // after this one was killed mid-write) sees either the old or the new ledger, never half.
 func (l *Ledger) save() error {
+	l.rec.Version = ledgerVersion
+	if len(l.rec.Places) == 0 {
+		l.rec.Version = placesVersion - 1
+	}
 	b, err := json.MarshalIndent(l.rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)

@@ -251,7 +251,9 @@ func liveLedgers(dir string) []string {
 	var out []string
 	for _, e := range entries {
 		m := ledgerName.FindStringSubmatch(e.Name())
-		if m == nil || m[1] == strconv.Itoa(os.Getpid()) {
+		// Its own ledger, and that of the fsbench that started it (a farm run, whose boards each
+		// run as a child), are no other run.
+		if m == nil || m[1] == strconv.Itoa(os.Getpid()) || m[1] == strconv.Itoa(os.Getppid()) {
 			continue
 		}
 		rec, err := readLedger(filepath.Join(dir, e.Name()))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/fs"
@@ -117,6 +118,14 @@ type Options struct {
 	RemoteBinary string
 	// RemoteDir is where fsbench keeps its binary and runs on a board (DefaultRemoteDir).
 	RemoteDir string
+	// LabgridCoordinator is the labgrid coordinator's HOST:PORT (empty: $LG_COORDINATOR, else
+	// labgrid's default) and LabgridClient labgrid-client's path (empty:
+	// $FSBENCH_LABGRID_CLIENT, else PATH): --target labgrid:PLACE.
+	LabgridCoordinator, LabgridClient string
+	// PowerCycle power-cycles a labgrid place's board before the run, and BootTimeout is how
+	// long its SSH server may then take to answer (0: 5 minutes).
+	PowerCycle  bool
+	BootTimeout time.Duration
 }
 
 func (o Options) logf(format string, args ...any) {
@@ -143,6 +152,8 @@ func New(spec plan.TargetSpec, opt Options) (Target, error) {
 		return &vmTarget{spec: spec, opt: opt}, nil
 	case plan.TargetSSH:
 		return newSSHTarget(spec, opt), nil
+	case plan.TargetLabgrid:
+		return &labgridTarget{spec: spec, opt: opt}, nil
 	}
 	return nil, fmt.Errorf("--target %s is not available yet", spec)
 }

@@ -1,0 +1,193 @@
+package board_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/board"
+	"github.com/fsbench/fsbench/internal/cli"
+	"github.com/fsbench/fsbench/internal/emulock"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// bootArm64 boots the emulated arm64 board once for this package's tests (TCG boots take
+// 8-45 s, the first build of the image a minute more) and cross-builds the fsbench it runs.
+// It skips without root, QEMU, apt or ssh.
+func bootArm64(t *testing.T) (*board.State, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots an emulated board (-short)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the board's SD card is formatted and mounted by fsbench on the board, and the cache is in /var/cache")
+	}
+	for _, p := range []string{"qemu-system-aarch64", "ssh", "ssh-keygen", "apt-get", "dpkg", "depmod"} {
+		if _, err := exec.LookPath(p); err != nil {
+			if _, err := os.Stat("/usr/sbin/" + p); err != nil {
+				t.Skipf("%s not found (scripts/setup-board-debian.sh installs it)", p)
+			}
+		}
+	}
+	arch, err := board.LookupArch("arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emulock.Hold(t)
+	bin := filepath.Join(t.TempDir(), "fsbench-linux-arm64")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("cross-building fsbench for arm64: %v\n%s", err, out)
+	}
+	start := time.Now()
+	// A state directory of its own: `fsbench cleanup` run by other tests meanwhile ends only
+	// the boards of the default state directory.
+	s, err := board.Up(context.Background(), board.Options{Arch: arch, StateDir: t.TempDir(), CardSize: 256 << 20, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := board.Down(s.File()); err != nil {
+			t.Errorf("board down: %v", err)
+		}
+		if s.Alive() {
+			t.Errorf("QEMU pid %d still runs after board down", s.PID)
+		}
+	})
+	t.Logf("arm64 board up in %s (SSH answered after %.1f s)", time.Since(start).Round(time.Second), s.BootSeconds)
+	return s, bin
+}
+
+// boardShell runs a shell command on the board over a new SSH session.
+func boardShell(s *board.State, cmd string) (string, error) {
+	out, err := exec.Command("ssh", append(s.SSHArgs(), cmd)...).CombinedOutput()
+	return string(out), err
+}
+
+// runArgs is the fsbench run command line for the board.
+func runArgs(s *board.State, bin, out string, extra ...string) []string {
+	a := []string{"run", "--target", s.Target(), "--destroy", board.Device, "--remote-binary", bin, "-o", out}
+	for _, o := range s.SSHOptions() {
+		a = append(a, "--ssh-option", o)
+	}
+	return append(a, extra...)
+}
+
+// TestBoardRemote runs the remote path against the emulated arm64 board: a small run whose
+// results and report land on the host, then a run whose SSH client is killed mid-test, after
+// which the board must hold no mount, no fsbench process and no loop device.
+func TestBoardRemote(t *testing.T) {
+	s, bin := bootArm64(t)
+
+	t.Run("run", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "res")
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		code := cli.Main(context.Background(), runArgs(s, bin, out, "--variants", "ext4", "--tests", "mkfs,mount,write,read", "-n", "1", "--dataset-size", "4M", "--video-size", "4M"),
+			cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+		t.Logf("remote run: exit %d in %s", code, time.Since(start).Round(time.Second))
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		}
+		r, err := results.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Machine.Arch != "arm64" {
+			t.Errorf("machine.arch = %q, want arm64", r.Machine.Arch)
+		}
+		if r.Remote == nil {
+			t.Fatalf("results.json has no remote section")
+		}
+		if r.Remote.Hostname != "fsbench-arm64" || r.Remote.Arch != "arm64" || !strings.Contains(r.Remote.Target, "127.0.0.1:"+strconv.Itoa(s.Port)) {
+			t.Errorf("remote = %+v", *r.Remote)
+		}
+		if len(r.Measurements) == 0 {
+			t.Errorf("no measurements")
+		}
+		if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+			t.Errorf("no report on the host: %v\n%s", err, stdout.String())
+		}
+		// A completed run leaves nothing on the board but the binary.
+		if o, err := boardShell(s, "ls /var/tmp/fsbench/runs 2>/dev/null | wc -l"); err != nil || strings.TrimSpace(o) != "0" {
+			t.Errorf("runs left on the board: %q, %v", o, err)
+		}
+	})
+
+	t.Run("dropped-link", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "res")
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+		defer cancel()
+		done := make(chan int, 1)
+		var stderr bytes.Buffer
+		go func() {
+			done <- cli.Main(ctx, runArgs(s, bin, out, "--variants", "ext4", "-n", "3", "--dataset-size", "4M", "--video-size", "4M"),
+				cli.IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr})
+		}()
+		// Wait until the board has its card mounted: the worst moment for the link to drop.
+		deadline := time.Now().Add(4 * time.Minute)
+		for {
+			if o, _ := boardShell(s, "grep -c '^/dev/mmcblk0 ' /proc/mounts"); strings.TrimSpace(o) != "0" && strings.TrimSpace(o) != "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the board never mounted its card; host log:\n%s", stderr.String())
+			}
+			time.Sleep(time.Second)
+		}
+		pid := sshClientOf(t, os.Getpid(), "--stop-on-stdin-eof")
+		t.Logf("the card is mounted on the board: killing the host's ssh client (pid %d)", pid)
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		code := <-done
+		if code == 0 {
+			t.Errorf("the run succeeded although its link was cut")
+		}
+		// The board notices the end of its input and stops in order; a mkfs or sync in
+		// progress finishes first.
+		var state string
+		for end := time.Now().Add(3 * time.Minute); time.Now().Before(end); time.Sleep(2 * time.Second) {
+			o, err := boardShell(s, "ps -o args | grep -c '[f]sbench-.* run'; grep -c mmcblk0 /proc/mounts; losetup -a | wc -l")
+			state = strings.Join(strings.Fields(o), " ")
+			if err == nil && state == "0 0 0" {
+				t.Logf("board clean after the drop (exit %d on the host)", code)
+				return
+			}
+		}
+		t.Errorf("board not clean 3 min after the drop: fsbench processes, mounts, loop devices = %s", state)
+	})
+}
+
+// sshClientOf finds the ssh client child of pid whose command line holds marker.
+func sshClientOf(t *testing.T, pid int, marker string) int {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+			if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+				continue
+			}
+			cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+			if bytes.Contains(cmd, []byte(marker)) && bytes.HasPrefix(cmd, []byte("ssh\x00")) {
+				n, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+				return n
+			}
+		}
+	}
+	t.Fatalf("no ssh client of pid %d running %q", pid, marker)
+	return 0
+}

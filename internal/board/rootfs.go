@@ -1,0 +1,431 @@
+package board
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Image is what a board boots: its kernel and initramfs, built once into the cache.
+type Image struct {
+	// Format is imageFormat when the image was built: an image of another format (built by an
+	// older fsbench, with other packages or rules) is rebuilt.
+	Format            int
+	Kernel, Initramfs string
+	// KernelRelease is the kernel's release (6.1.0-56-arm64).
+	KernelRelease string
+	// Packages are the Debian packages unpacked into the initramfs; Missing those the archive
+	// lacked (the board runs without them).
+	Packages, Missing []string
+	// Bytes is the initramfs' size.
+	Bytes int64
+}
+
+const imageManifest = "image.json"
+
+// imageFormat changes whenever what goes into the image changes.
+const imageFormat = 2
+
+// skipPrefixes are parts of the packages a board does not need: documentation, manuals,
+// translations. Dropping them makes the initramfs smaller, which the guest unpacks under TCG
+// at every boot.
+var skipPrefixes = []string{"usr/share/doc/", "usr/share/man/", "usr/share/info/", "usr/share/locale/",
+	"usr/share/lintian/", "usr/share/bug/", "usr/share/bash-completion/", "usr/share/initramfs-tools/",
+	"usr/share/bash-completion/", "lib/systemd/", "usr/lib/systemd/", "etc/init.d/", "etc/cron.d/",
+	"usr/lib/python3/", "usr/share/xfsprogs/", "usr/share/gcc/", "usr/share/gdb/"}
+
+// BuildImage makes (or reuses) the kernel and initramfs of arch in cache: Debian's packages are
+// downloaded with a private apt state and unpacked there, the kernel's modules chosen and
+// indexed with depmod, and authorizedKey (an OpenSSH public key line) is root's only way in.
+func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []byte, rebuild bool, log func(string, ...any)) (Image, error) {
+	var img Image
+	if !rebuild {
+		if b, err := os.ReadFile(filepath.Join(cache, imageManifest)); err == nil && json.Unmarshal(b, &img) == nil && img.Format == imageFormat {
+			if _, err := os.Stat(img.Initramfs); err == nil {
+				if _, err := os.Stat(img.Kernel); err == nil {
+					return img, nil
+				}
+			}
+		}
+	}
+	start := time.Now()
+	a := apt{dir: filepath.Join(cache, "apt"), arch: arch.Debian, log: log}
+	if err := a.update(ctx, rebuild); err != nil {
+		return img, err
+	}
+	kpkg, err := a.kernelPackage(ctx, arch.KernelPackage)
+	if err != nil {
+		return img, err
+	}
+	pkgs, unknown, err := a.closure(ctx, userPackages)
+	if err != nil {
+		return img, err
+	}
+	for _, u := range unknown {
+		if requiredPackages[u] {
+			return img, fmt.Errorf("Debian's %s archive has no %s, which the board cannot do without", arch.Debian, u)
+		}
+		log("Debian's %s archive has no %s: the board goes without it", arch.Debian, u)
+	}
+	debs, err := a.download(ctx, filepath.Join(cache, "debs"), append(append([]string(nil), pkgs...), kpkg))
+	if err != nil {
+		return img, err
+	}
+	// A fresh tree each build: what an older build unpacked must not linger.
+	root, kroot := filepath.Join(cache, "root"), filepath.Join(cache, "kernel")
+	for _, d := range []string{root, kroot, filepath.Join(cache, "modules")} {
+		if err := os.RemoveAll(d); err != nil {
+			return img, err
+		}
+	}
+	log("unpacking %d packages with dpkg -x into %s", len(pkgs), root)
+	var missing []string
+	for _, p := range pkgs {
+		if err := unpack(ctx, debs[p], root); err != nil {
+			if requiredPackages[p] {
+				return img, err
+			}
+			log("%v: the board goes without %s", err, p)
+			missing = append(missing, p)
+		}
+	}
+	if err := unpack(ctx, debs[kpkg], kroot); err != nil {
+		return img, err
+	}
+	release := strings.TrimPrefix(kpkg, "linux-image-")
+	kernel := filepath.Join(kroot, "boot", "vmlinuz-"+release)
+	if _, err := os.Stat(kernel); err != nil {
+		return img, fmt.Errorf("the kernel package %s: %w", kpkg, err)
+	}
+	modStage, err := stageModules(ctx, kroot, filepath.Join(cache, "modules"), release)
+	if err != nil {
+		return img, err
+	}
+	t := tree{}
+	if err := addRoot(t, root); err != nil {
+		return img, err
+	}
+	if err := addTreeAt(t, modStage, "/usr/lib/modules/"+release); err != nil {
+		return img, err
+	}
+	addBase(t, arch, authorizedKey)
+	initrd := filepath.Join(cache, "initramfs.cpio")
+	tmp := initrd + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return img, fmt.Errorf("initramfs: %w", err)
+	}
+	err = writeCpio(f, t)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, initrd)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return img, fmt.Errorf("initramfs: %w", err)
+	}
+	fi, _ := os.Stat(initrd)
+	var installed []string
+	for _, p := range pkgs {
+		if !slicesContains(missing, p) {
+			installed = append(installed, p)
+		}
+	}
+	img = Image{Format: imageFormat, Kernel: kernel, Initramfs: initrd, KernelRelease: release, Packages: installed,
+		Missing: append(unknown, missing...), Bytes: fi.Size()}
+	b, _ := json.MarshalIndent(img, "", "  ")
+	if err := os.WriteFile(filepath.Join(cache, imageManifest), b, 0o644); err != nil {
+		return img, err
+	}
+	log("built the %s board's initramfs (%d MiB, %d packages, kernel %s) in %s", arch.Name, img.Bytes>>20, len(installed), release, time.Since(start).Round(time.Second))
+	return img, nil
+}
+
+// skipped reports whether a path of the unpacked packages (relative, slash-separated) stays
+// out of the initramfs.
+func skipped(rel string) bool {
+	for _, p := range skipPrefixes {
+		if strings.HasPrefix(rel+"/", p) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergedUsr maps a path of a Debian 12 package to where it is in a merged-/usr tree: /bin,
+// /sbin and /lib are symlinks into /usr on the board (as on Debian since 12), so that a
+// program is found whether fsbench, a script or the kernel asks for /sbin/X or /usr/sbin/X.
+func mergedUsr(rel string) string {
+	for _, d := range []string{"bin", "sbin", "lib"} {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
+			return "usr/" + rel
+		}
+	}
+	return rel
+}
+
+// addRoot adds the unpacked packages under root to t, merged into /usr.
+func addRoot(t tree, root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		if skipped(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return addEntry(t, "/"+mergedUsr(rel), p, d)
+	})
+}
+
+// addTreeAt adds the files under dir to t below the guest directory at.
+func addTreeAt(t tree, dir, at string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		return addEntry(t, path.Join(at, filepath.ToSlash(rel)), p, d)
+	})
+}
+
+func addEntry(t tree, guest, host string, d fs.DirEntry) error {
+	fi, err := d.Info()
+	if err != nil {
+		return err
+	}
+	switch {
+	case d.IsDir():
+		t.dir(guest, uint32(fi.Mode().Perm()))
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(host)
+		if err != nil {
+			return err
+		}
+		t.symlink(guest, target)
+	case fi.Mode().IsRegular():
+		t.copyOf(guest, host, fi.Mode())
+	}
+	return nil
+}
+
+// addBase adds what no package brings: the merged-/usr links, root's account and key, the
+// init script.
+func addBase(t tree, arch Arch, authorizedKey []byte) {
+	for _, d := range []string{"bin", "sbin", "lib"} {
+		t.symlink("/"+d, "usr/"+d)
+	}
+	for _, d := range []string{"/proc", "/sys", "/dev", "/run", "/mnt", "/etc/dropbear", "/var/log"} {
+		t.dir(d, 0o755)
+	}
+	t.dir("/tmp", 0o1777)
+	t.dir("/var/tmp", 0o1777)
+	// dropbear refuses keys in a home or .ssh directory others can write to.
+	t.dir("/root", 0o700)
+	t.dir("/root/.ssh", 0o700)
+	t.data("/root/.ssh/authorized_keys", authorizedKey, 0o600)
+	// "x": a password that matches nothing, not empty (dropbear refuses an account with an
+	// empty password unless -B) nor locked ("!": it would refuse keys too).
+	t.data("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
+	t.data("/etc/group", []byte("root:x:0:\n"), 0o644)
+	t.data("/etc/shells", []byte("/bin/sh\n"), 0o644)
+	t.data("/etc/hostname", []byte("fsbench-"+arch.Name+"\n"), 0o644)
+	t.data("/etc/os-release", []byte("PRETTY_NAME=\"fsbench emulated "+arch.Name+" board (Debian 12 packages)\"\nID=debian\n"), 0o644)
+	// util-linux's mount reads and nilfs' helpers check /etc/mtab.
+	t.symlink("/etc/mtab", "/proc/self/mounts")
+	t.data("/init", []byte(initScript(arch)), 0o755)
+}
+
+// sshdFailed is what /init prints on the console when dropbear does not start: the host then
+// stops waiting for SSH.
+const sshdFailed = "dropbear did not start"
+
+// initScript is the board's /init, run by busybox sh as PID 1.
+func initScript(arch Arch) string {
+	return `#!/bin/busybox sh
+# fsbench emulated board init, generated by internal/board.
+# busybox --install finds itself through /proc/self/exe: /proc first.
+/bin/busybox mount -t proc proc /proc
+/bin/busybox --install -s 2>/dev/null # applets where no package put a real program
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+say() { echo "fsbench-board: $*"; }
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620 devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+hostname fsbench-` + arch.Name + `
+# The kernel runs this program when a mount needs a module (vfat asks for nls_cp437).
+echo /usr/sbin/modprobe > /proc/sys/kernel/modprobe
+for m in ` + strings.Join(bootModules, " ") + `; do modprobe $m 2>/dev/null || say "modprobe $m failed"; done
+# QEMU's user network: the guest is 10.0.2.15, the host 10.0.2.2. No DHCP client needed.
+ip link set lo up
+ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2 || say "no network"
+i=0
+while [ ! -b /dev/mmcblk0 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+[ -b /dev/mmcblk0 ] || say "no /dev/mmcblk0 after 30 s"
+# -R makes the host keys at the first connection (the host's client takes whatever key it is
+# shown: the board is on loopback and new at each boot); -s: keys only, no passwords.
+dropbear -R -s -p 22 || say "` + sshdFailed + `"
+say "kernel $(uname -r) on $(uname -m), $(nproc) cpus"
+say ready
+# PID 1 must not exit (the kernel panics); a shell reading a console without input would.
+while :; do sleep 3600; done
+`
+}
+
+// stageModules copies the chosen modules of the unpacked kernel kroot into dst and indexes them
+// with depmod (the .deb ships no modules.dep); it returns the module directory of the release.
+func stageModules(ctx context.Context, kroot, dst, release string) (string, error) {
+	src := ""
+	for _, d := range []string{"lib/modules", "usr/lib/modules"} {
+		p := filepath.Join(kroot, d, release)
+		if _, err := os.Stat(p); err == nil {
+			src = p
+			break
+		}
+	}
+	if src == "" {
+		return "", fmt.Errorf("the kernel package has no modules for %s", release)
+	}
+	depmod, err := lookSbin("depmod")
+	if err != nil {
+		return "", fmt.Errorf("depmod not found: install the Debian package kmod: %w", err)
+	}
+	// Index the whole tree first, to learn every module's dependencies.
+	base := filepath.Dir(filepath.Dir(src)) // <kroot>/lib or <kroot>/usr/lib
+	baseRoot := filepath.Dir(base)
+	if filepath.Base(base) == "lib" && filepath.Base(baseRoot) == "usr" {
+		baseRoot = filepath.Dir(baseRoot)
+	}
+	if out, err := exec.CommandContext(ctx, depmod, "-b", baseRoot, release).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("depmod -b %s %s: %w: %s", baseRoot, release, err, bytes.TrimSpace(out))
+	}
+	f, err := os.Open(filepath.Join(src, "modules.dep"))
+	if err != nil {
+		return "", err
+	}
+	deps, err := readModulesDep(f)
+	f.Close()
+	if err != nil {
+		return "", err
+	}
+	mods := selectModules(deps, append(append([]string(nil), bootModules...), fsModules...), wholeModuleDirs)
+	out := filepath.Join(dst, "lib", "modules", release)
+	for _, m := range append(mods, "modules.builtin", "modules.builtin.modinfo", "modules.order") {
+		if err := copyFile(filepath.Join(out, m), filepath.Join(src, m)); err != nil && !os.IsNotExist(err) {
+			return "", err
+		}
+	}
+	if b, err := exec.CommandContext(ctx, depmod, "-b", dst, release).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("depmod -b %s %s: %w: %s", dst, release, err, bytes.TrimSpace(b))
+	}
+	return out, nil
+}
+
+// readModulesDep parses modules.dep: module path → the paths it depends on.
+func readModulesDep(f *os.File) (map[string][]string, error) {
+	deps := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		mod, rest, ok := strings.Cut(sc.Text(), ":")
+		if ok {
+			deps[strings.TrimSpace(mod)] = strings.Fields(rest)
+		}
+	}
+	return deps, sc.Err()
+}
+
+// modName is a module's name as modprobe spells it: kernel/fs/nls/nls_iso8859-1.ko → nls_iso8859_1.
+func modName(p string) string {
+	base := path.Base(p)
+	if i := strings.Index(base, ".ko"); i >= 0 {
+		base = base[:i]
+	}
+	return strings.ReplaceAll(base, "-", "_")
+}
+
+// selectModules returns, sorted, the modules named in roots with what they depend on, and every
+// module under the directories whole. A name modules.dep does not list is built in (or absent).
+func selectModules(deps map[string][]string, roots, whole []string) []string {
+	byName := map[string]string{}
+	for p := range deps {
+		byName[modName(p)] = p
+	}
+	seen := map[string]bool{}
+	var visit func(string)
+	visit = func(p string) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		for _, d := range deps[p] {
+			visit(d)
+		}
+	}
+	for _, r := range roots {
+		if p, ok := byName[r]; ok {
+			visit(p)
+		}
+	}
+	for p := range deps {
+		for _, d := range whole {
+			if strings.HasPrefix(p, d+"/") {
+				visit(p)
+			}
+		}
+	}
+	var mods []string
+	for p := range seen {
+		mods = append(mods, p)
+	}
+	sort.Strings(mods)
+	return mods
+}
+
+func copyFile(dst, src string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+// lookSbin is exec.LookPath that also searches the sbin directories.
+func lookSbin(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range []string{"/usr/sbin", "/sbin"} {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", name, exec.ErrNotFound)
+}

@@ -1,0 +1,531 @@
+// Package labfarm starts a labgrid board farm made of real parts on 127.0.0.1, for tests and
+// for make bench-farm: a labgrid coordinator, an exporter whose places each have a
+// NetworkService pointing at a board (by default a real OpenSSH sshd of its own on this
+// machine: a "board" that is this machine) and a NetworkPowerPort of model simplerest served
+// by a small HTTP relay here. Nothing listens on any address but 127.0.0.1.
+//
+// A board is only an SSH address, a user and a key (Board), so that the same farm can export
+// emulated ARM boards (QEMU with dropbear) instead: give Options.Boards, and a Relay.OnSet that
+// starts and stops them.
+//
+// It is test support: the fsbench binary does not import it.
+package labfarm
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Board is a machine reached over SSH: the farm's NetworkService points at it.
+type Board struct {
+	Address string
+	Port    int
+	User    string
+	// Key is the client's private key, and HostKey the board's public host key line
+	// ("ssh-ed25519 AAAA..."), for known_hosts.
+	Key, HostKey string
+}
+
+// FindLabgrid returns the directory holding labgrid-client, labgrid-coordinator and
+// labgrid-exporter: that of $FSBENCH_LABGRID_CLIENT, of labgrid-client on PATH, or the venv
+// scripts/setup-debian.sh makes (/opt/fsbench-labgrid/bin).
+func FindLabgrid() (string, error) {
+	var tried []string
+	candidates := []string{os.Getenv("FSBENCH_LABGRID_CLIENT")}
+	if p, err := exec.LookPath("labgrid-client"); err == nil {
+		candidates = append(candidates, p)
+	}
+	candidates = append(candidates, "/opt/fsbench-labgrid/bin/labgrid-client")
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		tried = append(tried, c)
+		dir := filepath.Dir(c)
+		ok := true
+		for _, n := range []string{"labgrid-client", "labgrid-coordinator", "labgrid-exporter"} {
+			if fi, err := os.Stat(filepath.Join(dir, n)); err != nil || fi.Mode()&0o111 == 0 {
+				ok = false
+			}
+		}
+		if ok {
+			return dir, nil
+		}
+	}
+	return "", fmt.Errorf("labgrid is not installed (looked at %s): python3 -m venv /opt/fsbench-labgrid && /opt/fsbench-labgrid/bin/pip install labgrid==26.0.1",
+		strings.Join(tried, ", "))
+}
+
+// FindSSHD returns OpenSSH's sshd (Debian: openssh-server).
+func FindSSHD() (string, error) {
+	for _, p := range []string{"/usr/sbin/sshd", "/usr/local/sbin/sshd"} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("sshd"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("OpenSSH's sshd is not installed: apt-get install openssh-server")
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// proc is a server this package started; stop ends it by its pid.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  string
+}
+
+func start(name, logPath, dir string, argv ...string) (*proc, error) {
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.Dir = lf, lf, dir
+	// Its own process group: a Ctrl-C meant for fsbench in a test must not reach the farm.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
+	go func() { cmd.Wait(); lf.Close(); close(p.done) }()
+	return p, nil
+}
+
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *proc) tail() string {
+	b, _ := os.ReadFile(p.log)
+	s := strings.TrimSpace(string(b))
+	if len(s) > 2000 {
+		s = s[len(s)-2000:]
+	}
+	return s
+}
+
+// waitPort waits until p accepts connections on 127.0.0.1:port.
+func waitPort(p *proc, port int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if p.exited() {
+			return fmt.Errorf("%s exited: %s", p.name, p.tail())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s does not listen on 127.0.0.1:%d after %s: %s", p.name, port, limit, p.tail())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// SSHD is a real OpenSSH server on 127.0.0.1 with its own host key, configuration and
+// authorized client key: a board that is this machine.
+type SSHD struct {
+	Board Board
+	p     *proc
+}
+
+// StartSSHD starts sshd in dir (its keys, configuration and log are written there) for user
+// root, who logs in with a key made for it.
+func StartSSHD(dir string) (*SSHD, error) {
+	sshd, err := FindSSHD()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	hostKey := filepath.Join(dir, "host_ed25519")
+	clientKey := filepath.Join(dir, "client_ed25519")
+	for _, k := range []string{hostKey, clientKey} {
+		if _, err := os.Stat(k); err == nil {
+			continue
+		}
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "fsbench-farm", "-f", k).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("ssh-keygen: %w: %s", err, out)
+		}
+	}
+	pub, err := os.ReadFile(clientKey + ".pub")
+	if err != nil {
+		return nil, err
+	}
+	auth := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(auth, pub, 0o600); err != nil {
+		return nil, err
+	}
+	hostPub, err := os.ReadFile(hostKey + ".pub")
+	if err != nil {
+		return nil, err
+	}
+	// sshd refuses to start without its privilege separation directory, which Debian's
+	// service unit makes at boot; the package alone does not.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(dir, "sshd_config")
+	conf := fmt.Sprintf(`# fsbench test farm: a board that is this machine
+ListenAddress 127.0.0.1:%d
+HostKey %s
+PidFile %s
+AuthorizedKeysFile %s
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+LogLevel ERROR
+AcceptEnv LANG LC_*
+`, port, hostKey, filepath.Join(dir, "sshd.pid"), auth)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		return nil, err
+	}
+	// -D: in the foreground, so that its pid is the one we end; -e: its log to stderr.
+	p, err := start("sshd", filepath.Join(dir, "sshd.log"), dir, sshd, "-D", "-e", "-f", cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitPort(p, port, 20*time.Second); err != nil {
+		p.stop()
+		return nil, err
+	}
+	f := strings.Fields(string(hostPub))
+	return &SSHD{p: p, Board: Board{Address: "127.0.0.1", Port: port, User: "root", Key: clientKey, HostKey: f[0] + " " + f[1]}}, nil
+}
+
+// Stop ends sshd.
+func (s *SSHD) Stop() { s.p.stop() }
+
+// Relay is a network power switch of labgrid's simplerest model: GET /relay/INDEX/VALUE sets
+// an outlet (1 on, 0 off), GET /relay/INDEX answers "1" or "0".
+type Relay struct {
+	// URL is the exporter's host template, http://127.0.0.1:PORT/relay/{index}/{value}.
+	URL string
+	// OnSet, when set, is called on each switching (an emulated board starts or stops); an
+	// error answers 500.
+	OnSet func(index int, on bool) error
+	mu    sync.Mutex
+	state map[int]bool
+	// Switches counts the switchings per outlet.
+	switches map[int]int
+	srv      *http.Server
+}
+
+// StartRelay serves a relay on 127.0.0.1; every outlet starts on.
+func StartRelay() (*Relay, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &Relay{state: map[int]bool{}, switches: map[int]int{}}
+	r.URL = fmt.Sprintf("http://%s/relay/{index}/{value}", l.Addr())
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	go r.srv.Serve(l)
+	return r, nil
+}
+
+// ServeHTTP answers the simplerest protocol.
+func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	if len(parts) < 2 || parts[0] != "relay" || len(parts) > 3 {
+		http.NotFound(w, req)
+		return
+	}
+	idx, err := strconv.Atoi(parts[1])
+	if err != nil {
+		http.Error(w, "bad index", http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(parts) == 3 {
+		on := parts[2] == "1"
+		if parts[2] != "0" && !on {
+			http.Error(w, "value is 0 or 1", http.StatusBadRequest)
+			return
+		}
+		if r.OnSet != nil {
+			if err := r.OnSet(idx, on); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
+		r.state[idx] = on
+		r.switches[idx]++
+	}
+	on, known := r.state[idx]
+	if on || !known {
+		fmt.Fprint(w, "1")
+	} else {
+		fmt.Fprint(w, "0")
+	}
+}
+
+// Switches is how many times outlet idx was switched.
+func (r *Relay) Switches(idx int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.switches[idx]
+}
+
+// Stop ends the relay's server.
+func (r *Relay) Stop() { r.srv.Close() }
+
+// Options describe a farm.
+type Options struct {
+	// Dir holds the farm's files: keys, configurations, logs.
+	Dir string
+	// Places are the places to make, one board each.
+	Places []string
+	// Boards are the boards of the places, by place; a place without one gets an sshd of its
+	// own on this machine.
+	Boards map[string]Board
+	// LabgridBin is the directory of labgrid's programs (default: FindLabgrid).
+	LabgridBin string
+}
+
+// Farm is a running farm.
+type Farm struct {
+	// Coordinator is the coordinator's 127.0.0.1:PORT; Client labgrid-client's path.
+	Coordinator, Client string
+	// SSHConfig is an ssh client configuration that reaches every board with its key and
+	// checks its host key (fsbench --ssh-config).
+	SSHConfig string
+	Boards    map[string]Board
+	Relay     *Relay
+	// Index is each place's outlet on the relay.
+	Index map[string]int
+	procs []*proc
+	sshds []*SSHD
+}
+
+// Start starts a farm. Stop it with Stop, also after an error.
+func Start(ctx context.Context, opt Options) (f *Farm, err error) {
+	bin := opt.LabgridBin
+	if bin == "" {
+		if bin, err = FindLabgrid(); err != nil {
+			return nil, err
+		}
+	}
+	f = &Farm{Client: filepath.Join(bin, "labgrid-client"), Boards: map[string]Board{}, Index: map[string]int{}}
+	defer func() {
+		if err != nil {
+			f.Stop()
+			f = nil
+		}
+	}()
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return f, err
+	}
+	for _, place := range opt.Places {
+		b, ok := opt.Boards[place]
+		if !ok {
+			s, err := StartSSHD(filepath.Join(opt.Dir, "board-"+place))
+			if err != nil {
+				return f, fmt.Errorf("board of place %s: %w", place, err)
+			}
+			f.sshds = append(f.sshds, s)
+			b = s.Board
+		}
+		f.Boards[place] = b
+	}
+	if f.Relay, err = StartRelay(); err != nil {
+		return f, err
+	}
+	// The client configuration: each board by its port, with its own host key checked.
+	var known, conf strings.Builder
+	conf.WriteString("# fsbench test farm\n")
+	for i, place := range opt.Places {
+		b := f.Boards[place]
+		f.Index[place] = i
+		host := b.Address
+		if b.Port != 0 && b.Port != 22 {
+			host = fmt.Sprintf("[%s]:%d", b.Address, b.Port)
+		}
+		fmt.Fprintf(&known, "%s %s\n", host, b.HostKey)
+	}
+	knownPath := filepath.Join(opt.Dir, "known_hosts")
+	if err := os.WriteFile(knownPath, []byte(known.String()), 0o600); err != nil {
+		return f, err
+	}
+	seen := map[string]bool{}
+	for _, place := range opt.Places {
+		b := f.Boards[place]
+		if seen[b.Address+b.Key] {
+			continue
+		}
+		seen[b.Address+b.Key] = true
+		fmt.Fprintf(&conf, "Host %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
+			b.Address, b.Key, knownPath)
+	}
+	f.SSHConfig = filepath.Join(opt.Dir, "ssh_config")
+	if err := os.WriteFile(f.SSHConfig, []byte(conf.String()), 0o600); err != nil {
+		return f, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return f, err
+	}
+	f.Coordinator = fmt.Sprintf("127.0.0.1:%d", port)
+	// The coordinator keeps its places in places.yaml and resources.yaml in its working
+	// directory: its own, so that runs do not see each other's places.
+	coordDir := filepath.Join(opt.Dir, "coordinator")
+	if err := os.MkdirAll(coordDir, 0o755); err != nil {
+		return f, err
+	}
+	coord, err := start("labgrid-coordinator", filepath.Join(opt.Dir, "coordinator.log"), coordDir, filepath.Join(bin, "labgrid-coordinator"), "-l", f.Coordinator)
+	if err != nil {
+		return f, err
+	}
+	f.procs = append(f.procs, coord)
+	if err := waitPort(coord, port, 60*time.Second); err != nil {
+		return f, err
+	}
+	var exp strings.Builder
+	for _, place := range opt.Places {
+		b := f.Boards[place]
+		fmt.Fprintf(&exp, "%s:\n  NetworkService:\n    address: %s\n    port: %d\n    username: %s\n", place, b.Address, b.Port, b.User)
+		fmt.Fprintf(&exp, "  NetworkPowerPort:\n    model: simplerest\n    host: '%s'\n    index: %d\n", f.Relay.URL, f.Index[place])
+	}
+	expPath := filepath.Join(opt.Dir, "exporter.yaml")
+	if err := os.WriteFile(expPath, []byte(exp.String()), 0o644); err != nil {
+		return f, err
+	}
+	ex, err := start("labgrid-exporter", filepath.Join(opt.Dir, "exporter.log"), opt.Dir, filepath.Join(bin, "labgrid-exporter"),
+		"-c", f.Coordinator, "-n", "fsbench-farm", "--hostname", "127.0.0.1", expPath)
+	if err != nil {
+		return f, err
+	}
+	f.procs = append(f.procs, ex)
+	if err := f.waitResources(ctx, ex, len(opt.Places)*2); err != nil {
+		return f, err
+	}
+	for _, place := range opt.Places {
+		if _, err := f.Client1(ctx, "-p", place, "create"); err != nil {
+			return f, err
+		}
+		if _, err := f.Client1(ctx, "-p", place, "add-match", "fsbench-farm/"+place+"/*"); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// waitResources waits until the coordinator lists n resources of the exporter.
+func (f *Farm) waitResources(ctx context.Context, ex *proc, n int) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, _ := f.Client1(ctx, "resources")
+		got := 0
+		sc := bufio.NewScanner(strings.NewReader(out))
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "fsbench-farm/") {
+				got++
+			}
+		}
+		if got >= n {
+			return nil
+		}
+		if ex.exited() {
+			return fmt.Errorf("labgrid-exporter exited: %s", ex.tail())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the exporter's %d resources did not show up at the coordinator (%d did): %s", n, got, ex.tail())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Client1 runs labgrid-client -x COORDINATOR args and returns its output.
+func (f *Farm) Client1(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, f.Client, append([]string{"-x", f.Coordinator}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("labgrid-client %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// Acquired returns who holds place ("" when it is free), from labgrid-client show.
+func (f *Farm) Acquired(ctx context.Context, place string) (string, error) {
+	out, err := f.Client1(ctx, "-p", place, "show")
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "  acquired: "); ok {
+			if v == "None" {
+				return "", nil
+			}
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("labgrid-client show %s: no acquired line: %s", place, out)
+}
+
+// Stop ends the exporter, the coordinator, the boards' sshds and the relay, newest first.
+func (f *Farm) Stop() {
+	for i := len(f.procs) - 1; i >= 0; i-- {
+		f.procs[i].stop()
+	}
+	for _, s := range f.sshds {
+		s.Stop()
+	}
+	if f.Relay != nil {
+		f.Relay.Stop()
+	}
+}

@@ -1,0 +1,445 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// DefaultLabgridCoordinator is where labgrid-client looks for the coordinator when neither -x
+// nor LG_COORDINATOR says.
+const DefaultLabgridCoordinator = "127.0.0.1:20408"
+
+// labgridTimeout bounds one labgrid-client command: each is a short gRPC exchange with the
+// coordinator (about 0.4 s here, most of it Python starting), but a coordinator that accepts
+// and never answers must not hang a run.
+const labgridTimeout = 2 * time.Minute
+
+// Labgrid drives a labgrid farm through labgrid's own command-line client, labgrid-client:
+// fsbench speaks no gRPC of its own, so that the coordinator's protocol, its authentication
+// and the user's identity (LG_USERNAME, LG_HOSTNAME) are labgrid's to keep right.
+type Labgrid struct {
+	// Program is labgrid-client's path; Coordinator the coordinator's HOST:PORT.
+	Program, Coordinator string
+}
+
+// NewLabgrid finds labgrid-client (program, else $FSBENCH_LABGRID_CLIENT, else on PATH) for
+// the coordinator at coordinator (else $LG_COORDINATOR, else labgrid's default).
+func NewLabgrid(coordinator, program string) (*Labgrid, error) {
+	if coordinator == "" {
+		coordinator = os.Getenv("LG_COORDINATOR")
+	}
+	if coordinator == "" {
+		coordinator = DefaultLabgridCoordinator
+	}
+	if program == "" {
+		program = os.Getenv("FSBENCH_LABGRID_CLIENT")
+	}
+	if program == "" {
+		program = "labgrid-client"
+	}
+	p, err := exec.LookPath(program)
+	if err != nil {
+		return nil, &plan.InputError{Err: fmt.Errorf("labgrid's client %s was not found (%v): install it with `pip install labgrid` "+
+			"(for example python3 -m venv /opt/labgrid && /opt/labgrid/bin/pip install labgrid) and put its bin/ on PATH, "+
+			"or name it with FSBENCH_LABGRID_CLIENT=/opt/labgrid/bin/labgrid-client", program, err)}
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs // the ledger keeps it: a cleanup from another directory must find the same one
+	}
+	return &Labgrid{Program: p, Coordinator: coordinator}, nil
+}
+
+// PlaceBusyError says that someone else holds a place.
+type PlaceBusyError struct{ Place, Holder, Coordinator string }
+
+func (e *PlaceBusyError) Error() string {
+	return fmt.Sprintf("labgrid place %s is acquired by %s: wait until it is released (labgrid-client -x %s who lists who holds what), or ask %s to release it",
+		e.Place, e.Holder, e.Coordinator, e.Holder)
+}
+
+// run runs labgrid-client -x COORDINATOR [-p place] args and returns its standard output; an
+// error says in fsbench's words what went wrong and what to do.
+func (l *Labgrid) run(ctx context.Context, place string, args ...string) ([]byte, error) {
+	full := []string{"-x", l.Coordinator}
+	if place != "" {
+		full = append(full, "-p", place)
+	}
+	full = append(full, args...)
+	ctx, cancel := context.WithTimeout(ctx, labgridTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, l.Program, full...)
+	// Its own process group: a Ctrl-C on the terminal is fsbench's to handle (it releases the
+	// place afterwards), and must not kill a release half-way with a Python traceback.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// labgrid-client asks for confirmation in some commands when it has a terminal.
+	cmd.Stdin = nil
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err == nil {
+		return out, nil
+	}
+	msg := lastLine(stderr.String())
+	what := "labgrid-client " + strings.Join(args, " ")
+	switch {
+	case ctx.Err() != nil:
+		return out, fmt.Errorf("%s (place %s): no answer from the coordinator at %s within %s", what, place, l.Coordinator, labgridTimeout)
+	case strings.Contains(msg, "coordinator is unavailable") || strings.Contains(stderr.String(), "Could not connect to coordinator"):
+		return out, &plan.InputError{Err: fmt.Errorf("cannot reach the labgrid coordinator at %s: start labgrid-coordinator there, "+
+			"or give its address with --labgrid-coordinator HOST:PORT (or LG_COORDINATOR)", l.Coordinator)}
+	case strings.Contains(msg, "matches nothing"):
+		return out, &plan.InputError{Err: fmt.Errorf("the labgrid coordinator at %s has no place %q: labgrid-client -x %s places lists them "+
+			"(a new one is made with labgrid-client -p NAME create, then add-match EXPORTER/GROUP/*)", l.Coordinator, place, l.Coordinator)}
+	case strings.Contains(msg, "You have already acquired"):
+		return out, &plan.InputError{Err: fmt.Errorf("labgrid place %s is already acquired by you (%s): another fsbench run or a session of yours holds it; "+
+			"release it with labgrid-client -x %s -p %s release once nothing uses it", place, msg, l.Coordinator, place)}
+	case strings.Contains(msg, "already acquired by") || strings.Contains(msg, "acquired by a different user"):
+		// Refused before anything ran, like a usage error: the run leaves nothing behind.
+		return out, &plan.InputError{Err: &PlaceBusyError{Place: place, Holder: holderIn(msg), Coordinator: l.Coordinator}}
+	}
+	if msg == "" {
+		msg = err.Error()
+	}
+	return out, fmt.Errorf("%s (place %s, coordinator %s): %s", what, place, l.Coordinator, msg)
+}
+
+// holderIn finds "HOST/USER" in labgrid's "already acquired by HOST/USER." message.
+func holderIn(msg string) string {
+	for _, key := range []string{"already acquired by ", "different user ("} {
+		if _, rest, ok := strings.Cut(msg, key); ok {
+			if f := strings.FieldsFunc(rest, func(r rune) bool { return r == ' ' || r == ')' || r == ',' }); len(f) > 0 {
+				return strings.TrimSuffix(f[0], ".")
+			}
+		}
+	}
+	return "another user"
+}
+
+// lastLine is the last non-empty line of s with labgrid-client's "labgrid-client: Error: "
+// prefix taken off: the message, after any traceback.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			l = strings.TrimPrefix(l, "labgrid-client: ")
+			return strings.TrimPrefix(l, "Error: ")
+		}
+	}
+	return ""
+}
+
+// Acquire acquires place. It is not cut short by ctx: a cancelled acquire may still have been
+// granted by the coordinator, and only a finished one tells fsbench whether it must release.
+func (l *Labgrid) Acquire(ctx context.Context, place string) error {
+	_, err := l.run(context.WithoutCancel(ctx), place, "acquire")
+	return err
+}
+
+// Release releases place.
+func (l *Labgrid) Release(ctx context.Context, place string) error {
+	_, err := l.run(ctx, place, "release")
+	return err
+}
+
+// Show reads place: who holds it and its resources.
+func (l *Labgrid) Show(ctx context.Context, place string) (*LabgridPlace, error) {
+	out, err := l.run(ctx, place, "show")
+	if err != nil {
+		return nil, err
+	}
+	return ParseLabgridShow(string(out))
+}
+
+// Power switches the place's power: "on", "off" or "cycle".
+func (l *Labgrid) Power(ctx context.Context, place, action string) error {
+	_, err := l.run(ctx, place, "power", action)
+	return err
+}
+
+// labgridTarget is a place of a labgrid farm: it acquires the place, reads how its board is
+// reached over SSH from the place's NetworkService, runs there exactly as --target ssh://
+// does (by composition: an sshTarget made for that address), and releases the place when the
+// run ends, fails or is interrupted, or, after a kill, when the ledger is cleaned up.
+type labgridTarget struct {
+	spec plan.TargetSpec
+	opt  Options
+}
+
+func (t *labgridTarget) Spec() plan.TargetSpec                 { return t.spec }
+func (t *labgridTarget) Expand(cfg plan.Config) []Expanded     { return sameVariants(cfg) }
+func (t *labgridTarget) Methods(plan.Config) map[string]string { return nil }
+
+// Check refuses what no board can do, as the ssh target does; the board itself is only known
+// once the place is acquired.
+func (t *labgridTarget) Check(cfg plan.Config) error {
+	return t.inner(t.spec.Place, 0, "").Check(cfg)
+}
+
+// inner is the ssh target for the board at host:port. It connects there, but its spec is the
+// labgrid one, with the place as its Host: the results say labgrid:PLACE, the ssh target's
+// messages (fsbench fetch TARGET RUN, ...) name the place, and its progress lines are
+// prefixed [PLACE].
+func (t *labgridTarget) inner(host string, port int, user string) *sshTarget {
+	in := newSSHTarget(plan.TargetSpec{Kind: plan.TargetSSH, Host: host, Port: port, User: user, Inner: t.spec.Inner}, t.opt)
+	in.spec = t.spec
+	in.spec.Host = t.spec.Place
+	return in
+}
+
+// Run acquires the place, runs on its board and releases the place.
+func (t *labgridTarget) Run(ctx context.Context, s *Session, req plan.Request) (*results.Run, error) {
+	place := t.spec.Place
+	lg, err := NewLabgrid(t.opt.LabgridCoordinator, t.opt.LabgridClient)
+	if err != nil {
+		return nil, err
+	}
+	t.opt.logf("labgrid: acquiring place %s at %s", place, lg.Coordinator)
+	// Recorded before it is acquired, so that a kill at any moment from here leaves a record;
+	// until the owner is known, a cleanup releases it only if it still looks like ours.
+	rec := placeRecord{Client: lg.Program, Coordinator: lg.Coordinator, Place: place}
+	if err := s.Ledger.AddPlace(rec); err != nil {
+		return nil, err
+	}
+	if err := lg.Acquire(ctx, place); err != nil {
+		s.Ledger.RemovePlace(rec)
+		return nil, err
+	}
+	s.OnClose("labgrid place "+place, func() error {
+		// A fresh context: this runs after Ctrl-C too, which cancelled the run's.
+		ctx, cancel := context.WithTimeout(context.Background(), labgridTimeout)
+		defer cancel()
+		if err := lg.Release(ctx, place); err != nil {
+			return fmt.Errorf("releasing labgrid place %s: %w (labgrid-client -x %s -p %s release)", place, err, lg.Coordinator, place)
+		}
+		t.opt.logf("labgrid: released place %s", place)
+		return s.Ledger.RemovePlace(rec)
+	})
+	p, err := lg.Show(ctx, place)
+	if err != nil {
+		return nil, err
+	}
+	owned := rec
+	owned.Owner, owned.Changed = p.Acquired, p.Changed
+	if err := s.Ledger.UpdatePlace(rec, owned); err != nil {
+		return nil, err
+	}
+	rec = owned
+	ns, err := p.NetworkService()
+	if err != nil {
+		return nil, &plan.InputError{Err: err}
+	}
+	in := t.inner(ns.Address, ns.Port, ns.User)
+	if ns.Proxy != "" {
+		in.ssh.Options = append(in.ssh.Options, "-o", "ProxyJump="+ns.Proxy)
+	}
+	t.opt.logf("labgrid: place %s is the board %s", place, in.ssh.dest())
+	var r *results.Run
+	if t.opt.PowerCycle {
+		if !p.HasPower() {
+			return nil, &plan.InputError{Err: fmt.Errorf("--power-cycle: place %s has no power resource (a NetworkPowerPort, PDUDaemonPort, ... in its exporter)", place)}
+		}
+		cycle := func() error {
+			t.opt.logf("labgrid: power-cycling place %s", place)
+			if err := lg.Power(ctx, place, "cycle"); err != nil {
+				return err
+			}
+			if err := waitTCP(ctx, ns.Address, ns.Port, t.opt.BootTimeout); err != nil {
+				return fmt.Errorf("place %s after its power cycle: %w", place, err)
+			}
+			return nil
+		}
+		r, err = t.runCycled(ctx, s, req, in, cycle)
+	} else {
+		r, err = in.Run(ctx, s, req)
+	}
+	if r != nil && r.Remote != nil {
+		r.Remote.Target, r.Remote.Place = t.spec.String(), place
+		r.Remote.Address = (&plan.TargetSpec{Kind: plan.TargetSSH, Host: in.ssh.Host, Port: in.ssh.Port, User: in.ssh.User, Inner: t.spec.Inner}).String()
+		if serr := results.Save(s.Dir, r); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return r, err
+}
+
+// runCycled runs each variant on a freshly power-cycled board, one board run per variant
+// (results in s.Dir/variants/N), and merges them into s.Dir: every variant then starts from a
+// cold board and a card that was powered off, as after a real reboot. The repetitions of a
+// variant are then grouped, not interleaved with the other variants'.
+func (t *labgridTarget) runCycled(ctx context.Context, s *Session, req plan.Request, in *sshTarget, cycle func() error) (*results.Run, error) {
+	var runs []*results.Run
+	var dirs []string
+	var runErr error
+	for i, v := range req.Config.Variants {
+		if err := cycle(); err != nil {
+			runErr = err
+			break
+		}
+		sub := &Session{Dir: filepath.Join(s.Dir, "variants", fmt.Sprintf("%02d-%s", i+1, sanitize(v.Name))), Ledger: s.Ledger, log: s.log}
+		if err := os.MkdirAll(sub.Dir, 0o755); err != nil {
+			return nil, err
+		}
+		one := req
+		one.Config.Variants = []plan.Variant{v}
+		one.Out = sub.Dir
+		r, err := in.Run(ctx, sub, one)
+		if r != nil {
+			runs, dirs = append(runs, r), append(dirs, sub.Dir)
+		}
+		if err != nil {
+			runErr = fmt.Errorf("variant %s: %w", v.Name, err)
+			break
+		}
+	}
+	if len(runs) == 0 {
+		return nil, runErr
+	}
+	merged, err := results.MergeLabeled(runs, dirs, nil)
+	if err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	merged.Remote = runs[0].Remote
+	// One board, one kernel: the per-variant directories are where the figures came from,
+	// not different sources to set apart in the report.
+	for i := range merged.Variants {
+		merged.Variants[i].Source = nil
+	}
+	if err := results.Save(s.Dir, merged); err != nil {
+		return merged, errors.Join(runErr, err)
+	}
+	return merged, runErr
+}
+
+// waitTCP waits until something accepts TCP connections on host:port (22 when 0): a board
+// that was power-cycled is back once its SSH server listens.
+func waitTCP(ctx context.Context, host string, port int, limit time.Duration) error {
+	if port == 0 {
+		port = 22
+	}
+	if limit == 0 {
+		limit = 5 * time.Minute
+	}
+	addr := net.JoinHostPort(host, fmt.Sprint(port))
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing answers on %s after %s: %w", addr, limit, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// placeRecord is a labgrid place a run acquired, in its ledger: after a kill, the cleanup
+// releases it with the same client and coordinator.
+type placeRecord struct {
+	Client      string `json:"client"`
+	Coordinator string `json:"coordinator"`
+	Place       string `json:"place"`
+	// Owner and Changed are what labgrid-client show said right after the acquisition: the
+	// cleanup releases the place only while they are unchanged, so that a place acquired again
+	// since (by the user, by hand) is never taken from them. Empty when the run was killed
+	// before it could ask.
+	Owner   string `json:"owner,omitempty"`
+	Changed string `json:"changed,omitempty"`
+}
+
+// releaseStale releases a place a dead run acquired, if it still holds it.
+func releaseStale(pr placeRecord, act func(string, ...any)) error {
+	lg := &Labgrid{Program: pr.Client, Coordinator: pr.Coordinator}
+	if _, err := os.Stat(pr.Client); err != nil {
+		found, lerr := NewLabgrid(pr.Coordinator, "")
+		if lerr != nil {
+			return fmt.Errorf("release labgrid place %s: %w", pr.Place, lerr)
+		}
+		lg = found
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), labgridTimeout)
+	defer cancel()
+	p, err := lg.Show(ctx, pr.Place)
+	if err != nil {
+		var ie *plan.InputError
+		if errors.As(err, &ie) && strings.Contains(err.Error(), "has no place") {
+			act("labgrid place %s is gone from %s: nothing to release", pr.Place, pr.Coordinator)
+			return nil
+		}
+		return fmt.Errorf("release labgrid place %s: %w", pr.Place, err)
+	}
+	switch {
+	case p.Acquired == "":
+		act("labgrid place %s was already released", pr.Place)
+		return nil
+	case pr.Owner != "" && (p.Acquired != pr.Owner || p.Changed != pr.Changed):
+		act("left labgrid place %s alone: it was acquired again since (by %s, %s)", pr.Place, p.Acquired, p.Changed)
+		return nil
+	}
+	if err := lg.Release(ctx, pr.Place); err != nil {
+		var busy *PlaceBusyError
+		if errors.As(err, &busy) {
+			act("left labgrid place %s alone: %s holds it", pr.Place, busy.Holder)
+			return nil
+		}
+		return fmt.Errorf("release labgrid place %s: %w", pr.Place, err)
+	}
+	act("released labgrid place %s (coordinator %s)", pr.Place, pr.Coordinator)
+	return nil
+}
+
+// OpenBoard is NewBoard for any board target: an ssh:// board as it is, a labgrid place
+// acquired for the command (fetch, cleanup) and reached through its NetworkService. The
+// returned close releases the place; call it when done, also after an error.
+func OpenBoard(ctx context.Context, spec plan.TargetSpec, opt Options) (*Board, func() error, error) {
+	nothing := func() error { return nil }
+	if spec.Kind != plan.TargetLabgrid {
+		b, err := NewBoard(spec, opt)
+		return b, nothing, err
+	}
+	lg, err := NewLabgrid(opt.LabgridCoordinator, opt.LabgridClient)
+	if err != nil {
+		return nil, nothing, err
+	}
+	place := spec.Place
+	if err := lg.Acquire(ctx, place); err != nil {
+		return nil, nothing, err
+	}
+	release := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), labgridTimeout)
+		defer cancel()
+		if err := lg.Release(ctx, place); err != nil {
+			return fmt.Errorf("releasing labgrid place %s: %w (labgrid-client -x %s -p %s release)", place, err, lg.Coordinator, place)
+		}
+		return nil
+	}
+	p, err := lg.Show(ctx, place)
+	if err == nil {
+		var ns LabgridSSH
+		if ns, err = p.NetworkService(); err == nil {
+			t := &labgridTarget{spec: spec, opt: opt}
+			in := t.inner(ns.Address, ns.Port, ns.User)
+			if ns.Proxy != "" {
+				in.ssh.Options = append(in.ssh.Options, "-o", "ProxyJump="+ns.Proxy)
+			}
+			return &Board{in}, release, nil
+		}
+	}
+	return nil, nothing, errors.Join(err, release())
+}
