@@ -29,8 +29,9 @@
 // /init mounts proc, sys, devtmpfs, tmpfs; points /proc/sys/kernel/modprobe at kmod's modprobe
 // (the kernel runs it itself when vfat asks for nls_cp437); loads the SD host controller
 // (sdhci_pci, mmc_block), virtio 9p, loop and fuse (the powercut suite serves its simulated card
-// in the guest; without udev their device nodes appear only when the driver registers); mounts Options.OutDir over 9p at the same path as on
-// the host, so that paths in the arguments mean the same inside; and runs fsbench there, as
+// in the guest; without udev their device nodes appear only when the driver registers);
+// mounts Options.OutDir over 9p at the same path as on the host, so that paths in the
+// arguments mean the same inside; and runs fsbench there, as
 // root. Its exit status comes back on the serial console ("fsbench-vm: exit status N"), which
 // is kept in OutDir/console.log; then the guest powers off. The results directory is written
 // straight to the host through the share: a guest that hangs or is killed still leaves what
