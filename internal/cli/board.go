@@ -13,9 +13,9 @@ import (
 // boardCmdFlags are the flags of fsbench board.
 type boardCmdFlags struct {
 	arch, name, cache, state, card, cardSize string
-	port, mem, smp                     int
-	timeout                            time.Duration
-	rebuild                            bool
+	port, mem, smp                           int
+	timeout                                  time.Duration
+	rebuild                                  bool
 }
 
 // newBoardCmd is fsbench board up|down|status: emulated ARM boards to try the remote path on.
