@@ -89,9 +89,9 @@ func stopEmulatedFarm(t *testing.T, f *labfarm.Farm) {
 // the arm64 fsbench for the boards.
 func (f *emulatedFarm) cmd(args ...string) *exec.Cmd {
 	full := append([]string{args[0], "--labgrid-coordinator", f.Coordinator, "--ssh-config", f.SSHConfig}, args[1:]...)
-	if args[0] == "run" {
-		full = append(full, "--remote-binary", f.bin)
-	}
+	// Every command that works on a board (run, cleanup --target, fetch) puts the arm64
+	// fsbench there first: the host's is amd64.
+	full = append(full, "--remote-binary", f.bin)
 	cmd := exec.Command(binary, full...)
 	cmd.Env = append(os.Environ(), "FSBENCH_LABGRID_CLIENT="+f.Client)
 	return cmd
@@ -234,9 +234,11 @@ func TestLabgridEmulatedFarm(t *testing.T) {
 			for _, p := range places {
 				var co []byte
 				var err error
-				for i := 0; i < 30; i++ {
+				// Retried for a while: the board's run may still be stopping. A usage error (exit
+				// 2) will not go away.
+				for i := 0; i < 15; i++ {
 					co, err = f.cmd("cleanup", "--target", "labgrid:"+p, "--purge").CombinedOutput()
-					if err == nil {
+					if ee, ok := err.(*exec.ExitError); err == nil || ok && ee.ExitCode() == 2 {
 						break
 					}
 					time.Sleep(2 * time.Second)
