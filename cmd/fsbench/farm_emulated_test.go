@@ -190,9 +190,12 @@ func TestLabgridEmulatedFarm(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			// Mid-run: both boards have staged their dataset and begin with a mkfs, which
+			// writes the whole card (QEMU turns mkfs.ext4's discard into writes, about 14 s):
+			// the signal comes while the cards are being written.
 			started := func() bool {
 				for _, p := range places {
-					if !strings.Contains(out.String(), "["+p+"] ext") {
+					if !strings.Contains(out.String(), "["+p+"] dataset:") {
 						return false
 					}
 				}
@@ -206,6 +209,7 @@ func TestLabgridEmulatedFarm(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
+			time.Sleep(3 * time.Second)
 			t.Logf("%s after %s, both boards running", sig, time.Since(t0).Round(time.Second))
 			cmd.Process.Signal(sig)
 			cmd.Wait()
