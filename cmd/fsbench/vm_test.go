@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/vm"
@@ -32,6 +33,7 @@ func needGuest(t *testing.T) string {
 	if err != nil {
 		t.Skipf("no guest kernel: %v", err)
 	}
+	emulock.Hold(t)
 	rel, err := vm.KernelRelease(k)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/board"
 	"github.com/fsbench/fsbench/internal/cli"
+	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -39,6 +40,7 @@ func bootArm64(t *testing.T) (*board.State, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	emulock.Hold(t)
 	bin := filepath.Join(t.TempDir(), "fsbench-linux-arm64")
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")

@@ -12,7 +12,19 @@ import (
 
 // mPowerLoss is the power-loss safety concern: the share of power cuts a variant came through
 // whole (mounted without repair, fsck clean, nothing acknowledged lost).
-var mPowerLoss = testMetric(catalog.PowerCut)
+var mPowerLoss = func() metric {
+	m := testMetric(catalog.PowerCut)
+	// At the same share of whole cuts, the variant that broke fewer promises (acknowledged
+	// data lost, torn renames) is the safer one.
+	m.tiebreak = func(r *results.Run, variant string) float64 {
+		cuts, ackCuts, _, _, ok := powerCutTotals(r, variant)
+		if !ok || cuts == 0 {
+			return 1
+		}
+		return float64(ackCuts) / float64(cuts)
+	}
+	return m
+}()
 
 // PowerLossRules explains the power-loss concern, for the report footer.
 const PowerLossRules = `Power-loss safety: the share of power cuts of the simulated card after which the filesystem ` +

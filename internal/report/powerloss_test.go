@@ -34,6 +34,9 @@ func TestPowerLossVerdict(t *testing.T) {
 	}{
 		{"one loses data", map[string][2]int{"ext4": {95, 0}, "ext2": {10, 6}}, "ext4", "ext2 lost acknowledged data in 6 of 20 cuts (30.0 %, 95 % CI 14.5-51.9 %"},
 		{"none loses data", map[string][2]int{"ext4": {100, 0}, "ext2": {40, 0}}, "ext4", "no variant lost acknowledged data"},
+		// At the same share of whole cuts the one that broke fewer promises wins, not the
+		// first name.
+		{"a tie broken by lost data", map[string][2]int{"ext4": {90, 1}, "ext2": {90, 3}}, "ext4", "ext2 lost acknowledged data in 3 of 20 cuts"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

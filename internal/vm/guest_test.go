@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/emulock"
 )
 
 // guestPrereqs skips the test unless it can boot a guest: root (the kernel in /boot is readable
@@ -32,6 +34,7 @@ func guestPrereqs(t *testing.T) (kernel string) {
 	if err != nil {
 		t.Skipf("no guest kernel: %v", err)
 	}
+	emulock.Hold(t)
 	return k
 }
 
