@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/board"
+	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/labfarm"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -50,6 +51,8 @@ func startEmulatedFarm(t *testing.T, places ...string) *emulatedFarm {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("cross-building fsbench for arm64: %v\n%s", err, out)
 	}
+	// Two boards are one test's emulated machines: no other test's QEMU at the same time.
+	emulock.Hold(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	t0 := time.Now()
