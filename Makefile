@@ -110,8 +110,12 @@ bench-nand: build
 # matrix on every place side by side; prints the farm's start-up time, the farm run, each place's
 # own time and their sum. FARM_PLACES (default 3) and FARM_ARGS (fsbench run flags) change it.
 # Needs scripts/setup-labgrid.sh (labgrid in /opt/fsbench-labgrid, openssh-server).
+# FARM_BOARDS=emulated: emulated arm64 boards (QEMU, scripts/setup-board-debian.sh) behind the
+# places, powered by the relay; it also runs TestLabgridEmulatedFarm (one run on two boards,
+# a power cycle, Ctrl-C and kill -9 mid-run).
 bench-farm:
-	FSBENCH_BENCH=1 FARM_PLACES="$(FARM_PLACES)" FARM_ARGS="$(FARM_ARGS)" $(GO) test -count=1 -run 'TestBenchFarm' -v -timeout 60m ./cmd/fsbench/ | grep -v '^=== RUN'
+	FSBENCH_BENCH=1 FARM_BOARDS="$(FARM_BOARDS)" FARM_PLACES="$(FARM_PLACES)" FARM_ARGS="$(FARM_ARGS)" $(GO) test -count=1 \
+		-run '$(if $(filter emulated,$(FARM_BOARDS)),TestLabgridEmulatedFarm|)TestBenchFarm' -v -timeout 60m ./cmd/fsbench/ | grep -v '^=== RUN'
 
 run: build
 	./fsbench run

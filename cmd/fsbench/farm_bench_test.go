@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/labfarm"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -21,11 +23,20 @@ import (
 // boards all being this 2-core machine, the places compete for it, and each would run faster
 // alone: the figures show what the farm's machinery costs and that the places run at once,
 // not how fast a real farm is.
+//
+// FARM_BOARDS=emulated puts emulated arm64 boards behind the places instead (QEMU under TCG,
+// each its own SD card, default 2 places) and benchmarks their cards: labgrid:PLACE/dev/mmcblk0
+// with --destroy /dev/mmcblk0 (FARM_ARGS default: ext4, ext2 and f2fs, mkfs, mount, write and
+// read, -n 2, a 16 MiB dataset).
 func TestBenchFarm(t *testing.T) {
 	if os.Getenv("FSBENCH_BENCH") == "" {
 		t.Skip("benchmark: run with make bench-farm (FSBENCH_BENCH=1)")
 	}
+	emulated := os.Getenv("FARM_BOARDS") == "emulated"
 	n := 3
+	if emulated {
+		n = 2
+	}
 	if s := os.Getenv("FARM_PLACES"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n < 2 {
@@ -37,17 +48,36 @@ func TestBenchFarm(t *testing.T) {
 	for i := range places {
 		places[i] = fmt.Sprintf("p%d", i+1)
 		targets[i] = "labgrid:" + places[i]
+		if emulated {
+			targets[i] += "/dev/mmcblk0"
+		}
 	}
 	t0 := time.Now()
-	f := startFarm(t, places...)
+	var f *labfarm.Farm
+	var ef *emulatedFarm
+	kind := "sshd boards"
+	if emulated {
+		ef = startEmulatedFarm(t, places...)
+		f, kind = ef.Farm, "emulated arm64 boards under QEMU TCG"
+	} else {
+		f = startFarm(t, places...)
+	}
 	startup := time.Since(t0)
 	dir := t.TempDir()
 	res := filepath.Join(dir, "res")
 	args := strings.Fields(os.Getenv("FARM_ARGS"))
 	if len(args) == 0 {
 		args = []string{"--size", "256M", "-n", "2", "--variants", "ext4,ext4-nojournal,ext2,btrfs"}
+		if emulated {
+			args = []string{"-n", "2", "--variants", "ext4,ext2,f2fs", "--tests", "mkfs,mount,write,read", "--dataset-size", "16M"}
+		}
 	}
-	cmd := farmCmd(f, dir, append([]string{"--target", strings.Join(targets, ","), "-o", res}, args...)...)
+	var cmd *exec.Cmd
+	if emulated {
+		cmd = ef.cmd(append([]string{"run", "--target", strings.Join(targets, ","), "--destroy", "/dev/mmcblk0", "-o", res}, args...)...)
+	} else {
+		cmd = farmCmd(f, dir, append([]string{"--target", strings.Join(targets, ","), "-o", res}, args...)...)
+	}
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t1 := time.Now()
@@ -63,8 +93,8 @@ func TestBenchFarm(t *testing.T) {
 	}
 	var sum time.Duration
 	per := regexp.MustCompile(`\[(p[0-9]+)\] done in ([0-9hms.]+)`)
-	fmt.Printf("\nBENCH farm of %d places (labgrid %s, sshd boards on 127.0.0.1), fsbench run %s\n", n, f.Coordinator, strings.Join(args, " "))
-	fmt.Printf("BENCH   farm start (coordinator, exporter, %d sshd, places): %s\n", n, startup.Round(time.Millisecond))
+	fmt.Printf("\nBENCH farm of %d places (labgrid %s, %s on 127.0.0.1), fsbench run %s\n", n, f.Coordinator, kind, strings.Join(args, " "))
+	fmt.Printf("BENCH   farm start (coordinator, exporter, %d %s, places): %s\n", n, kind, startup.Round(time.Millisecond))
 	for _, m := range per.FindAllStringSubmatch(out.String(), -1) {
 		d, _ := time.ParseDuration(m[2])
 		sum += d

@@ -31,6 +31,10 @@ const DefaultCardSize = 512 << 20
 // Options say which board to boot and how.
 type Options struct {
 	Arch Arch
+	// Name tells boards apart in one state directory (default: the architecture's name): a
+	// farm of emulated boards runs several of one architecture at once, each its own record,
+	// QEMU process, card and port.
+	Name string
 	// CacheDir is the architecture's cache (default DefaultCacheDir/<arch>).
 	CacheDir string
 	// StateDir is where the running board is recorded (default DefaultStateDir). Tests use a
@@ -54,6 +58,9 @@ type Options struct {
 }
 
 func (o *Options) fill() {
+	if o.Name == "" {
+		o.Name = o.Arch.Name
+	}
 	if o.CacheDir == "" {
 		o.CacheDir = filepath.Join(DefaultCacheDir, o.Arch.Name)
 	}
@@ -80,6 +87,8 @@ func (o *Options) fill() {
 // State is a running board, as recorded in the state directory.
 type State struct {
 	Arch string `json:"arch"`
+	// Name is the board's name in its state directory (Options.Name).
+	Name string `json:"name,omitempty"`
 	// PID and StartTime (field 22 of /proc/<pid>/stat) identify the QEMU process: a pid alone
 	// may have been reused by another process since.
 	PID       int    `json:"pid"`
@@ -149,15 +158,15 @@ func (s State) Alive() bool {
 // File is the state file that records the board (what Down takes).
 func (s State) File() string { return s.file }
 
-func stateFile(dir, arch string) string { return filepath.Join(dir, arch+".json") }
+func stateFile(dir, name string) string { return filepath.Join(dir, name+".json") }
 
 // Up builds (or reuses) the board's image, makes its SD card, boots it under QEMU in the
 // background and waits until its SSH answers. A board of the same architecture already
-// running in the state directory is returned as it is.
+// running in the state directory under the same name is returned as it is.
 func Up(ctx context.Context, o Options) (*State, error) {
 	o.fill()
-	if s, err := load(stateFile(o.StateDir, o.Arch.Name)); err == nil && s.Alive() {
-		o.Log("the %s board already runs (QEMU pid %d)", o.Arch.Name, s.PID)
+	if s, err := load(stateFile(o.StateDir, o.Name)); err == nil && s.Alive() {
+		o.Log("the %s board %s already runs (QEMU pid %d)", o.Arch.Name, o.Name, s.PID)
 		return s, nil
 	}
 	qemu, err := exec.LookPath(o.Arch.QEMU)
@@ -192,9 +201,9 @@ func Up(ctx context.Context, o Options) (*State, error) {
 			return nil, err
 		}
 	}
-	s := &State{Arch: o.Arch.Name, Port: port, Key: key, Card: o.Card, KernelRelease: img.KernelRelease,
+	s := &State{Arch: o.Arch.Name, Name: o.Name, Port: port, Key: key, Card: o.Card, KernelRelease: img.KernelRelease,
 		Console: filepath.Join(o.CacheDir, fmt.Sprintf("console-%d.log", port)), Missing: img.Missing,
-		file: stateFile(o.StateDir, o.Arch.Name)}
+		file: stateFile(o.StateDir, o.Name)}
 	if s.Card == "" {
 		s.Card, s.CardMade = filepath.Join(o.CacheDir, fmt.Sprintf("card-%d.img", port)), true
 		os.Remove(s.Card) // a card left by a board that was not taken down: start blank
@@ -310,8 +319,8 @@ func Down(file string) (*State, error) {
 	return s, nil
 }
 
-// DownArch ends the board of arch recorded in stateDir.
-func DownArch(stateDir, arch string) (*State, error) { return Down(stateFile(stateDir, arch)) }
+// DownArch ends the board named name (by default its architecture's name) recorded in stateDir.
+func DownArch(stateDir, name string) (*State, error) { return Down(stateFile(stateDir, name)) }
 
 // DownAll ends every board recorded in stateDir (fsbench cleanup).
 func DownAll(stateDir string) ([]*State, error) {

@@ -12,10 +12,10 @@ import (
 
 // boardCmdFlags are the flags of fsbench board.
 type boardCmdFlags struct {
-	arch, cache, state, card, cardSize string
-	port, mem, smp                     int
-	timeout                            time.Duration
-	rebuild                            bool
+	arch, name, cache, state, card, cardSize string
+	port, mem, smp                           int
+	timeout                                  time.Duration
+	rebuild                                  bool
 }
 
 // newBoardCmd is fsbench board up|down|status: emulated ARM boards to try the remote path on.
@@ -36,6 +36,7 @@ board down ends it (exactly the QEMU process it started); fsbench cleanup does t
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.arch, "arch", "arm64", "the board's architecture: arm64 (Cortex-A53) or armv7 (Cortex-A15)")
+	pf.StringVar(&f.name, "name", "", "the board's name, to run several at once (default: its architecture)")
 	pf.StringVar(&f.state, "state-dir", board.DefaultStateDir, "where running boards are recorded")
 	up := &cobra.Command{
 		Use: "up", Args: cobra.NoArgs,
@@ -52,7 +53,7 @@ board down ends it (exactly the QEMU process it started); fsbench cleanup does t
 				}
 			}
 			ui := newProgressUI(stdio)
-			s, err := board.Up(cmd.Context(), board.Options{Arch: arch, CacheDir: f.cache, StateDir: f.state,
+			s, err := board.Up(cmd.Context(), board.Options{Arch: arch, Name: f.name, CacheDir: f.cache, StateDir: f.state,
 				Card: f.card, CardSize: size, Port: f.port, Mem: f.mem, SMP: f.smp, BootTimeout: f.timeout,
 				Rebuild: f.rebuild, Log: ui.logf})
 			if err != nil {
@@ -79,7 +80,11 @@ board down ends it (exactly the QEMU process it started); fsbench cleanup does t
 			if err != nil {
 				return UsageError{err}
 			}
-			s, err := board.DownArch(f.state, arch.Name)
+			name := f.name
+			if name == "" {
+				name = arch.Name
+			}
+			s, err := board.DownArch(f.state, name)
 			if err != nil {
 				return err
 			}

@@ -290,23 +290,27 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "bad index", http.StatusBadRequest)
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if len(parts) == 3 {
 		on := parts[2] == "1"
 		if parts[2] != "0" && !on {
 			http.Error(w, "value is 0 or 1", http.StatusBadRequest)
 			return
 		}
+		// Outside the lock: booting an emulated board takes tens of seconds, and the other
+		// outlets' boards must not wait for it.
 		if r.OnSet != nil {
 			if err := r.OnSet(idx, on); err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
 		}
+		r.mu.Lock()
 		r.state[idx] = on
 		r.switches[idx]++
+		r.mu.Unlock()
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	on, known := r.state[idx]
 	if on || !known {
 		fmt.Fprint(w, "1")
@@ -336,6 +340,9 @@ type Options struct {
 	Boards map[string]Board
 	// LabgridBin is the directory of labgrid's programs (default: FindLabgrid).
 	LabgridBin string
+	// Emulated, when set, gives each place without a board in Boards an emulated ARM board
+	// whose power is the place's outlet on the relay.
+	Emulated *Emulated
 }
 
 // Farm is a running farm.
@@ -349,8 +356,10 @@ type Farm struct {
 	Relay     *Relay
 	// Index is each place's outlet on the relay.
 	Index map[string]int
-	procs []*proc
-	sshds []*SSHD
+	// Emulated are the places' emulated boards (Options.Emulated), by place.
+	Emulated map[string]*EmulatedBoard
+	procs    []*proc
+	sshds    []*SSHD
 }
 
 // Start starts a farm. Stop it with Stop, also after an error.
@@ -361,7 +370,8 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 			return nil, err
 		}
 	}
-	f = &Farm{Client: filepath.Join(bin, "labgrid-client"), Boards: map[string]Board{}, Index: map[string]int{}}
+	f = &Farm{Client: filepath.Join(bin, "labgrid-client"), Boards: map[string]Board{}, Index: map[string]int{},
+		Emulated: map[string]*EmulatedBoard{}}
 	defer func() {
 		if err != nil {
 			f.Stop()
@@ -371,8 +381,27 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return f, err
 	}
+	if opt.Emulated != nil {
+		var todo []string
+		for _, place := range opt.Places {
+			if _, ok := opt.Boards[place]; !ok {
+				todo = append(todo, place)
+			}
+		}
+		boards, views, err := startEmulated(ctx, opt.Emulated, opt.Dir, todo)
+		f.Emulated = boards // Stop ends those that booted, also after an error
+		if err != nil {
+			return f, err
+		}
+		for place, b := range views {
+			f.Boards[place] = b
+		}
+	}
 	for _, place := range opt.Places {
 		b, ok := opt.Boards[place]
+		if e, ok2 := f.Boards[place]; ok2 {
+			b, ok = e, true
+		}
 		if !ok {
 			s, err := StartSSHD(filepath.Join(opt.Dir, "board-"+place))
 			if err != nil {
@@ -386,6 +415,22 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 	if f.Relay, err = StartRelay(); err != nil {
 		return f, err
 	}
+	places := opt.Places
+	f.Relay.OnSet = func(index int, on bool) error {
+		if index < 0 || index >= len(places) {
+			return nil
+		}
+		e := f.Emulated[places[index]]
+		if e == nil {
+			return nil // an sshd board has no power to switch: it is this machine
+		}
+		if on {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			return e.PowerOn(ctx)
+		}
+		return e.PowerOff()
+	}
 	// The client configuration: each board by its port, with its own host key checked.
 	var known, conf strings.Builder
 	conf.WriteString("# fsbench test farm\n")
@@ -396,7 +441,9 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 		if b.Port != 0 && b.Port != 22 {
 			host = fmt.Sprintf("[%s]:%d", b.Address, b.Port)
 		}
-		fmt.Fprintf(&known, "%s %s\n", host, b.HostKey)
+		if b.HostKey != "" {
+			fmt.Fprintf(&known, "%s %s\n", host, b.HostKey)
+		}
 	}
 	knownPath := filepath.Join(opt.Dir, "known_hosts")
 	if err := os.WriteFile(knownPath, []byte(known.String()), 0o600); err != nil {
@@ -409,6 +456,12 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 			continue
 		}
 		seen[b.Address+b.Key] = true
+		if b.HostKey == "" {
+			// A board whose host key changes at each boot (an emulated one): nothing to pin.
+			fmt.Fprintf(&conf, "Host %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
+				b.Address, b.Key)
+			continue
+		}
 		fmt.Fprintf(&conf, "Host %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
 			b.Address, b.Key, knownPath)
 	}
@@ -517,7 +570,8 @@ func (f *Farm) Acquired(ctx context.Context, place string) (string, error) {
 	return "", fmt.Errorf("labgrid-client show %s: no acquired line: %s", place, out)
 }
 
-// Stop ends the exporter, the coordinator, the boards' sshds and the relay, newest first.
+// Stop ends the exporter, the coordinator, the boards' sshds, the relay and the emulated
+// boards (exactly their QEMU processes), newest first.
 func (f *Farm) Stop() {
 	for i := len(f.procs) - 1; i >= 0; i-- {
 		f.procs[i].stop()
@@ -527,5 +581,8 @@ func (f *Farm) Stop() {
 	}
 	if f.Relay != nil {
 		f.Relay.Stop()
+	}
+	for _, e := range f.Emulated {
+		e.PowerOff()
 	}
 }

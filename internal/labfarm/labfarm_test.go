@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The relay speaks labgrid's simplerest protocol: GET .../relay/INDEX/VALUE switches, GET
@@ -64,5 +65,52 @@ func TestRelay(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.URL, "http://127.0.0.1:") {
 		t.Errorf("the relay listens on %s, not 127.0.0.1", r.URL)
+	}
+}
+
+// One outlet's switching (an emulated board booting, tens of seconds) does not hold up
+// another's: outlet 0's hook waits until outlet 1 has been switched.
+func TestRelaySwitchesConcurrently(t *testing.T) {
+	r, err := StartRelay()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	second := make(chan struct{})
+	r.OnSet = func(index int, on bool) error {
+		if index == 0 {
+			select {
+			case <-second:
+			case <-time.After(10 * time.Second):
+				return errors.New("outlet 1 was not switched while outlet 0 was")
+			}
+		} else {
+			close(second)
+		}
+		return nil
+	}
+	url := func(index string) string {
+		return strings.NewReplacer("{index}", index, "{value}", "1").Replace(r.URL)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(url("0"))
+		if err == nil {
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				err = errors.New(string(b))
+			}
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // outlet 0's hook is waiting
+	resp, err := http.Get(url("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := <-done; err != nil {
+		t.Error(err)
 	}
 }
