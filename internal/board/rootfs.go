@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/cpio"
 )
 
 // Image is what a board boots: its kernel and initramfs, built once into the cache.
@@ -111,7 +113,7 @@ func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []by
 	if err != nil {
 		return img, err
 	}
-	t := tree{}
+	t := cpio.New()
 	if err := addRoot(t, root); err != nil {
 		return img, err
 	}
@@ -125,7 +127,7 @@ func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []by
 	if err != nil {
 		return img, fmt.Errorf("initramfs: %w", err)
 	}
-	err = writeCpio(f, t)
+	err = t.Write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -177,7 +179,7 @@ func mergedUsr(rel string) string {
 }
 
 // addRoot adds the unpacked packages under root to t, merged into /usr.
-func addRoot(t tree, root string) error {
+func addRoot(t *cpio.Archive, root string) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -198,7 +200,7 @@ func addRoot(t tree, root string) error {
 }
 
 // addTreeAt adds the files under dir to t below the guest directory at.
-func addTreeAt(t tree, dir, at string) error {
+func addTreeAt(t *cpio.Archive, dir, at string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -208,51 +210,51 @@ func addTreeAt(t tree, dir, at string) error {
 	})
 }
 
-func addEntry(t tree, guest, host string, d fs.DirEntry) error {
+func addEntry(t *cpio.Archive, guest, host string, d fs.DirEntry) error {
 	fi, err := d.Info()
 	if err != nil {
 		return err
 	}
 	switch {
 	case d.IsDir():
-		t.dir(guest, uint32(fi.Mode().Perm()))
+		t.Dir(guest, uint32(fi.Mode().Perm()))
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := os.Readlink(host)
 		if err != nil {
 			return err
 		}
-		t.symlink(guest, target)
+		t.Symlink(guest, target)
 	case fi.Mode().IsRegular():
-		t.copyOf(guest, host, fi.Mode())
+		t.File(guest, host, uint32(fi.Mode().Perm()))
 	}
 	return nil
 }
 
 // addBase adds what no package brings: the merged-/usr links, root's account and key, the
 // init script.
-func addBase(t tree, arch Arch, authorizedKey []byte) {
+func addBase(t *cpio.Archive, arch Arch, authorizedKey []byte) {
 	for _, d := range []string{"bin", "sbin", "lib"} {
-		t.symlink("/"+d, "usr/"+d)
+		t.Symlink("/"+d, "usr/"+d)
 	}
 	for _, d := range []string{"/proc", "/sys", "/dev", "/run", "/mnt", "/etc/dropbear", "/var/log"} {
-		t.dir(d, 0o755)
+		t.Dir(d, 0o755)
 	}
-	t.dir("/tmp", 0o1777)
-	t.dir("/var/tmp", 0o1777)
+	t.Dir("/tmp", 0o1777)
+	t.Dir("/var/tmp", 0o1777)
 	// dropbear refuses keys in a home or .ssh directory others can write to.
-	t.dir("/root", 0o700)
-	t.dir("/root/.ssh", 0o700)
-	t.data("/root/.ssh/authorized_keys", authorizedKey, 0o600)
+	t.Dir("/root", 0o700)
+	t.Dir("/root/.ssh", 0o700)
+	t.Data("/root/.ssh/authorized_keys", authorizedKey, 0o600)
 	// "x": a password that matches nothing, not empty (dropbear refuses an account with an
 	// empty password unless -B) nor locked ("!": it would refuse keys too).
-	t.data("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
-	t.data("/etc/group", []byte("root:x:0:\n"), 0o644)
-	t.data("/etc/shells", []byte("/bin/sh\n"), 0o644)
-	t.data("/etc/hostname", []byte("fsbench-"+arch.Name+"\n"), 0o644)
-	t.data("/etc/os-release", []byte("PRETTY_NAME=\"fsbench emulated "+arch.Name+" board (Debian 12 packages)\"\nID=debian\n"), 0o644)
+	t.Data("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
+	t.Data("/etc/group", []byte("root:x:0:\n"), 0o644)
+	t.Data("/etc/shells", []byte("/bin/sh\n"), 0o644)
+	t.Data("/etc/hostname", []byte("fsbench-"+arch.Name+"\n"), 0o644)
+	t.Data("/etc/os-release", []byte("PRETTY_NAME=\"fsbench emulated "+arch.Name+" board (Debian 12 packages)\"\nID=debian\n"), 0o644)
 	// util-linux's mount reads and nilfs' helpers check /etc/mtab.
-	t.symlink("/etc/mtab", "/proc/self/mounts")
-	t.data("/init", []byte(initScript(arch)), 0o755)
+	t.Symlink("/etc/mtab", "/proc/self/mounts")
+	t.Data("/init", []byte(initScript(arch)), 0o755)
 }
 
 // sshdFailed is what /init prints on the console when dropbear does not start: the host then

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fsbench/fsbench/internal/cpio"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -115,14 +117,14 @@ func TestCpioGolden(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "f")
 	os.WriteFile(src, []byte("hello\n"), 0o644)
-	tr := tree{}
-	tr.copyOf("/usr/bin/hello", src, 0o755)
-	tr.data("/etc/hostname", []byte("fsbench-arm64\n"), 0o644)
-	tr.symlink("/bin", "usr/bin")
-	tr.dir("/tmp", 0o1777)
-	tr.data("/etc/hostname", []byte("ignored: the first entry wins\n"), 0o644)
+	tr := cpio.New()
+	tr.File("/usr/bin/hello", src, 0o755)
+	tr.Data("/etc/hostname", []byte("fsbench-arm64\n"), 0o644)
+	tr.Symlink("/bin", "usr/bin")
+	tr.Dir("/tmp", 0o1777)
+	tr.Data("/etc/hostname", []byte("ignored: the first entry wins\n"), 0o644)
 	var b bytes.Buffer
-	if err := writeCpio(&b, tr); err != nil {
+	if err := tr.Write(&b); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "initramfs.cpio", b.Bytes())

@@ -8,6 +8,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/fsbench/fsbench/internal/cpio"
 )
 
 // libResolver finds the shared libraries of host executables, as ld.so would, without running
@@ -53,15 +55,15 @@ func (r *libResolver) host(p string) string { return filepath.Join(r.root, p) }
 
 // addExecutable adds the host program hostPath to a as guestPath, with its ELF interpreter and
 // every shared library it needs, recursively. A file that is not ELF (a script) is added as is.
-func (r *libResolver) addExecutable(a *archive, guestPath, hostPath string) error {
-	a.addFile(guestPath, r.host(hostPath), 0o755)
+func (r *libResolver) addExecutable(a *cpio.Archive, guestPath, hostPath string) error {
+	a.File(guestPath, r.host(hostPath), 0o755)
 	return r.addDeps(a, hostPath, 0)
 }
 
 // addDeps adds what the ELF file at hostPath needs to run. depth guards against a cycle that
 // the "already in the archive" test would not catch (it cannot: a library is added before its
 // own dependencies are looked at), and against corrupt files.
-func (r *libResolver) addDeps(a *archive, hostPath string, depth int) error {
+func (r *libResolver) addDeps(a *cpio.Archive, hostPath string, depth int) error {
 	if depth > 32 {
 		return fmt.Errorf("%s: shared libraries nested more than 32 deep", hostPath)
 	}
@@ -86,11 +88,11 @@ func (r *libResolver) addDeps(a *archive, hostPath string, depth int) error {
 		// The interpreter's path is written into every program: it must be at exactly that
 		// path in the guest (on Debian /lib64/ld-linux-x86-64.so.2, a symlink on the host,
 		// a copy of the file it points to in the guest).
-		if !a.has(interp) {
+		if !a.Has(interp) {
 			if _, err := os.Stat(r.host(interp)); err != nil {
 				return fmt.Errorf("%s needs the ELF interpreter %s: %w", hostPath, interp, err)
 			}
-			a.addFile(interp, r.host(interp), 0o755)
+			a.File(interp, r.host(interp), 0o755)
 		}
 	}
 	needed, err := f.ImportedLibraries()
@@ -124,10 +126,10 @@ func (r *libResolver) addDeps(a *archive, hostPath string, depth int) error {
 		if found == "" {
 			return fmt.Errorf("%s needs %s, found in none of %s", hostPath, lib, strings.Join(dirs, ", "))
 		}
-		if a.has(found) {
+		if a.Has(found) {
 			continue
 		}
-		a.addFile(found, r.host(found), 0o755)
+		a.File(found, r.host(found), 0o755)
 		r.noteDir(path.Dir(found))
 		if err := r.addDeps(a, found, depth+1); err != nil {
 			return err

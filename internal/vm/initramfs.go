@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/cpio"
 	fsk "github.com/fsbench/fsbench/internal/fs"
 )
 
@@ -84,20 +85,20 @@ type builtInitramfs struct {
 // tools need (the guest has no ld.so.cache, so the script exports them as LD_LIBRARY_PATH).
 func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, modprobe string) string) (builtInitramfs, error) {
 	var b builtInitramfs
-	a := newArchive()
+	a := cpio.New()
 	r := &libResolver{}
 	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root", "/mnt", "/bin", "/usr/bin", "/usr/sbin"} {
-		a.addDir(d)
+		a.Dir(d, 0o755)
 	}
 	// /sbin is /usr/sbin, as on Debian since 12 (merged /usr): util-linux's mount looks for
 	// its helpers (mount.nilfs2) only in /sbin, and mount.nilfs2 starts /sbin/nilfs_cleanerd.
 	// With the tools in /usr/sbin and an empty /sbin, mount(8) fell back to the bare system
 	// call: nilfs2 ran without its cleaner and its pp= option was refused.
-	a.addLink("/sbin", "usr/sbin")
+	a.Symlink("/sbin", "usr/sbin")
 	if err := r.addExecutable(a, "/bin/busybox", spec.busybox); err != nil {
 		return b, fmt.Errorf("busybox: %w", err)
 	}
-	a.addLink("/bin/sh", "busybox")
+	a.Symlink("/bin/sh", "busybox")
 	if err := r.addExecutable(a, guestFsbench, spec.binary); err != nil {
 		return b, fmt.Errorf("the fsbench binary: %w", err)
 	}
@@ -124,21 +125,21 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 	for _, lib := range dlopened {
 		for _, d := range r.used {
 			p := filepath.Join(d, lib)
-			if _, err := os.Stat(r.host(p)); err == nil && !a.has(p) {
-				a.addFile(p, r.host(p), 0o755)
+			if _, err := os.Stat(r.host(p)); err == nil && !a.Has(p) {
+				a.File(p, r.host(p), 0o755)
 				break
 			}
 		}
 	}
 	for _, e := range guestEtc {
 		if _, err := os.Stat(e); err == nil {
-			a.addFile(e, e, 0o644)
+			a.File(e, e, 0o644)
 		}
 	}
 	// util-linux's mount reads and nilfs' helpers check /etc/mtab.
-	a.addLink("/etc/mtab", "/proc/self/mounts")
-	a.addData("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
-	a.addData("/etc/group", []byte("root:x:0:\n"), 0o644)
+	a.Symlink("/etc/mtab", "/proc/self/mounts")
+	a.Data("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
+	a.Data("/etc/group", []byte("root:x:0:\n"), 0o644)
 
 	f, err := os.Open(filepath.Join(spec.modulesDir, "modules.dep"))
 	if err != nil {
@@ -164,24 +165,24 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 			return nil
 		}
 		if d.IsDir() {
-			a.addDir("/" + rel)
+			a.Dir("/"+rel, 0o755)
 			return nil
 		}
-		a.addFile("/"+rel, p, 0o644)
+		a.File("/"+rel, p, 0o644)
 		return nil
 	})
 	if err != nil {
 		return b, fmt.Errorf("add the staged modules: %w", err)
 	}
 	b.libDirs = r.used
-	a.addData("/init", []byte(init(r.used, b.modprobe)), 0o755)
+	a.Data("/init", []byte(init(r.used, b.modprobe)), 0o755)
 
 	b.path = filepath.Join(dir, "initramfs.cpio")
 	out, err := os.Create(b.path)
 	if err != nil {
 		return b, fmt.Errorf("create the initramfs: %w", err)
 	}
-	if err := a.write(out); err != nil {
+	if err := a.Write(out); err != nil {
 		out.Close()
 		return b, err
 	}

@@ -10,17 +10,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fsbench/fsbench/internal/cpio"
 	"github.com/fsbench/fsbench/internal/golden"
 )
 
 func TestArchiveGolden(t *testing.T) {
-	a := newArchive()
-	a.addData("/etc/passwd", []byte("root:x:0:0::/root:/bin/sh\n"), 0o644)
-	a.addLink("/bin/sh", "busybox")
-	a.addDir("/proc")
-	a.addData("/etc/passwd", []byte("second add is ignored"), 0o644)
+	a := cpio.New()
+	a.Data("/etc/passwd", []byte("root:x:0:0::/root:/bin/sh\n"), 0o644)
+	a.Symlink("/bin/sh", "busybox")
+	a.Dir("/proc", 0o755)
+	a.Data("/etc/passwd", []byte("second add is ignored"), 0o644)
 	var buf bytes.Buffer
-	if err := a.write(&buf); err != nil {
+	if err := a.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if buf.Len()%4 != 0 {
@@ -114,13 +115,13 @@ func TestAddExecutableDeps(t *testing.T) {
 	if _, err := os.Stat(prog); err != nil {
 		t.Skip("no /bin/ls")
 	}
-	a := newArchive()
+	a := cpio.New()
 	r := &libResolver{}
 	if err := r.addExecutable(a, "/bin/ls", prog); err != nil {
 		t.Fatal(err)
 	}
 	var libc, interp bool
-	for p := range a.entries {
+	for _, p := range a.Paths() {
 		libc = libc || strings.HasSuffix(p, "/libc.so.6")
 		interp = interp || strings.Contains(p, "/ld-linux")
 	}

@@ -1,4 +1,6 @@
-package vm
+// Package cpio writes initramfs archives in the kernel's "newc" cpio format: the QEMU guest's
+// (internal/vm) and the emulated boards' (internal/board). Same inputs, same bytes.
+package cpio
 
 import (
 	"bufio"
@@ -20,16 +22,17 @@ type entry struct {
 	link     string // a symlink to this target
 }
 
-// archive is an initramfs being assembled: guest path (absolute, cleaned) → entry. Parent
+// Archive is an initramfs being assembled: guest path (absolute, cleaned) → entry. Parent
 // directories are added on write. Guest paths are unique: adding a path twice keeps the first,
 // so that a library shared by two tools is stored once.
-type archive struct {
+type Archive struct {
 	entries map[string]entry
 }
 
-func newArchive() *archive { return &archive{entries: map[string]entry{}} }
+// New returns an empty archive.
+func New() *Archive { return &Archive{entries: map[string]entry{}} }
 
-func (a *archive) add(guestPath string, e entry) {
+func (a *Archive) add(guestPath string, e entry) {
 	p := path.Clean("/" + guestPath)
 	if _, ok := a.entries[p]; ok {
 		return
@@ -37,19 +40,27 @@ func (a *archive) add(guestPath string, e entry) {
 	a.entries[p] = e
 }
 
-func (a *archive) has(guestPath string) bool {
+// Has reports whether guestPath is in the archive.
+func (a *Archive) Has(guestPath string) bool {
 	_, ok := a.entries[path.Clean("/"+guestPath)]
 	return ok
 }
 
-func (a *archive) addDir(p string) { a.add(p, entry{dir: true, mode: 0o755}) }
-func (a *archive) addFile(p, hostPath string, mode uint32) {
+// Dir adds a directory with the permission bits mode (0755, 01777, ...).
+func (a *Archive) Dir(p string, mode uint32) { a.add(p, entry{dir: true, mode: mode}) }
+
+// File adds a regular file whose contents are read from hostPath when the archive is written.
+func (a *Archive) File(p, hostPath string, mode uint32) {
 	a.add(p, entry{hostPath: hostPath, mode: mode})
 }
-func (a *archive) addData(p string, data []byte, mode uint32) {
+
+// Data adds a regular file holding data.
+func (a *Archive) Data(p string, data []byte, mode uint32) {
 	a.add(p, entry{data: data, mode: mode})
 }
-func (a *archive) addLink(p, target string) { a.add(p, entry{link: target, mode: 0o777}) }
+
+// Symlink adds a symbolic link to target.
+func (a *Archive) Symlink(p, target string) { a.add(p, entry{link: target, mode: 0o777}) }
 
 // Mode type bits of the newc format (those of stat(2)).
 const (
@@ -58,11 +69,11 @@ const (
 	cpioSymlink = 0o120000
 )
 
-// write stores the archive in the "newc" cpio format, the one the kernel unpacks into its
+// Write stores the archive in the "newc" cpio format, the one the kernel unpacks into its
 // rootfs: parents before children, every timestamp 0 and inode numbers in order so that the
 // same inputs give the same bytes. It is not compressed: the kernel would have to inflate it
 // under TCG, which costs more than reading an uncompressed archive from the host's page cache.
-func (a *archive) write(w io.Writer) error {
+func (a *Archive) Write(w io.Writer) error {
 	// Every parent directory must exist in the archive before its children: the kernel's
 	// unpacker does not create missing parents.
 	for p := range a.entries {
@@ -165,4 +176,14 @@ func pad(w *bufio.Writer, n uint64) error {
 		}
 	}
 	return nil
+}
+
+// Paths returns the guest paths in the archive, sorted.
+func (a *Archive) Paths() []string {
+	out := make([]string, 0, len(a.entries))
+	for p := range a.entries {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
