@@ -36,7 +36,7 @@ type Image struct {
 const imageManifest = "image.json"
 
 // imageFormat changes whenever what goes into the image changes.
-const imageFormat = 2
+const imageFormat = 3
 
 // skipPrefixes are parts of the packages a board does not need: documentation, manuals,
 // translations. Dropping them makes the initramfs smaller, which the guest unpacks under TCG
