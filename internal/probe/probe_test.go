@@ -128,6 +128,8 @@ func TestAnalyzeAlign(t *testing.T) {
 		{"a noisy point above the plateau", withDiff(steps(map[uint64]float64{16 << 10: 650e3, 64 << 10: 750e3, 4 << 20: 900e3}), 32<<20, 1200e3), 4 << 20, 16 << 10, High, false},
 		// Seen on sd-cheap-old at load 7.5: the two largest alignments read low, one below the other.
 		{"two low readings at the top", withDiff(withDiff(steps(map[uint64]float64{4 << 10: 450e3, 128 << 10: 600e3}), 32<<20, 430e3), 64<<20, 365e3), 128 << 10, 4 << 10, High, false},
+		// Seen on sd-typical on a busy host: 29 µs at 8 KiB under 646 µs at 16 KiB is noise.
+		{"a small diff under the page", withDiff(steps(map[uint64]float64{16 << 10: 650e3, 64 << 10: 750e3, 4 << 20: 900e3}), 8<<10, 29e3), 4 << 20, 16 << 10, High, false},
 		{"small eMMC-like steps", steps(map[uint64]float64{16 << 10: 160e3, 64 << 10: 180e3, 1 << 20: 200e3}), 1 << 20, 16 << 10, Medium, false}, // 20 µs step against a 14 µs floor (2 % of a 700 µs read)
 	}
 	for _, c := range cases {
