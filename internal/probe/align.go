@@ -281,6 +281,27 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 		}
 	}
 
+	// dip returns how many points from i down (1 or 2) are a dip the sweep climbs back out of:
+	// the two alignments below them read at the plateau's level again. The true diff never
+	// rises again below the AU (a smaller alignment's boundaries include none of the larger
+	// structure), so a return to the level means the low readings were the host's. Seen on
+	// sd-cheap-old (AU 128 KiB) with QEMU guests running beside the probe: 8 and 4 MiB read
+	// low together while 2 MiB down to 128 KiB sat at the level, which made a 16 MiB AU.
+	dip := func(i int, pool []float64) int {
+		atLevel := func(j int) bool {
+			return j >= 0 && median(pool)-pts[j].DiffNs <= thr(len(pts[j].Diffs), len(pool))
+		}
+		for k := 1; k <= 2; k++ {
+			if atLevel(i-k) && atLevel(i-k-1) {
+				return k
+			}
+			if i-k < 0 {
+				break
+			}
+		}
+		return 0
+	}
+
 	// Top plateau.
 	top := len(pts) - 1
 	seed := top
@@ -298,7 +319,17 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 		// sweep (the true diff never falls as the alignment grows), so the plateau's own
 		// points read low, and the level is better taken with it.
 		if median(pool)-pts[i].DiffNs > thr(len(pts[i].Diffs), len(pool)) {
-			break
+			k := dip(i, pool)
+			if k == 0 {
+				break
+			}
+			for j := i; j > i-k; j-- {
+				noise[j] = true
+				noisy = append(noisy, fmt.Sprintf("%s (%.1f µs over %d boundaries)", formatSize(pts[j].Align), pts[j].DiffNs/1e3, len(pts[j].Diffs)))
+			}
+			lo = i - k + 1
+			i -= k - 1
+			continue
 		}
 		pool = append(pool, pts[i].Diffs...)
 		lo = i

@@ -128,6 +128,12 @@ func TestAnalyzeAlign(t *testing.T) {
 		{"a noisy point above the plateau", withDiff(steps(map[uint64]float64{16 << 10: 650e3, 64 << 10: 750e3, 4 << 20: 900e3}), 32<<20, 1200e3), 4 << 20, 16 << 10, High, false},
 		// Seen on sd-cheap-old at load 7.5: the two largest alignments read low, one below the other.
 		{"two low readings at the top", withDiff(withDiff(steps(map[uint64]float64{4 << 10: 450e3, 128 << 10: 600e3}), 32<<20, 430e3), 64<<20, 365e3), 128 << 10, 4 << 10, High, false},
+		// Seen on sd-cheap-old beside QEMU guests: 8 and 4 MiB read low together, while 2 MiB
+		// down to 128 KiB sat back at the plateau level.
+		{"two adjacent low readings inside the plateau", withDiff(withDiff(steps(map[uint64]float64{4 << 10: 450e3, 128 << 10: 600e3}), 4<<20, 480e3), 8<<20, 470e3), 128 << 10, 4 << 10, High, false},
+		{"one low reading inside the plateau", withDiff(steps(map[uint64]float64{4 << 10: 450e3, 128 << 10: 600e3}), 2<<20, 470e3), 128 << 10, 4 << 10, High, false},
+		// A real step with one high reading below it is still a step.
+		{"a high reading below the AU", withDiff(steps(map[uint64]float64{16 << 10: 650e3, 64 << 10: 750e3, 4 << 20: 900e3}), 1<<20, 900e3), 4 << 20, 16 << 10, High, false},
 		// Seen on sd-typical on a busy host: 29 µs at 8 KiB under 646 µs at 16 KiB is noise.
 		{"a small diff under the page", withDiff(steps(map[uint64]float64{16 << 10: 650e3, 64 << 10: 750e3, 4 << 20: 900e3}), 8<<10, 29e3), 4 << 20, 16 << 10, High, false},
 		{"small eMMC-like steps", steps(map[uint64]float64{16 << 10: 160e3, 64 << 10: 180e3, 1 << 20: 200e3}), 1 << 20, 16 << 10, Medium, false}, // 20 µs step against a 14 µs floor (2 % of a 700 µs read)
