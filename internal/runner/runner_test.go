@@ -355,6 +355,17 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	if r.Target.Kind != "simcard" || r.Target.Profile != "sd-typical" || r.Target.TimeScale != 0.01 {
 		t.Errorf("target = %+v", r.Target)
 	}
+	// The card's loop device got the scheduler a real SD card gets, unless this kernel has none.
+	if b, err := os.ReadFile("/sys/block/loop0/queue/scheduler"); err == nil && strings.Contains(string(b), simcardScheduler) && r.Target.Scheduler != simcardScheduler {
+		t.Errorf("the simulated card's scheduler = %q, want %s (what the kernel gives an SD card)", r.Target.Scheduler, simcardScheduler)
+	}
+	// ... and gave it back: a loop device outlives the run and keeps its scheduler.
+	if r.Device != nil && r.Device.Name != "" {
+		before := r.Device.Queue["scheduler"] // identified before the scheduler was set
+		if now, err := os.ReadFile("/sys/block/" + r.Device.Name + "/queue/scheduler"); err == nil && strings.TrimSpace(string(now)) != strings.TrimSpace(before) {
+			t.Errorf("%s's scheduler after the run = %q, before = %q", r.Device.Name, strings.TrimSpace(string(now)), before)
+		}
+	}
 	if r.Card == nil || r.Card.EraseBlocks == 0 {
 		t.Errorf("no final card state: %+v", r.Card)
 	}
