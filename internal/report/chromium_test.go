@@ -202,6 +202,19 @@ const overflowProbe = `<script>
 })();
 </script>`
 
+// loadDefaultRun is a real default run (1 GiB, 5 repetitions, 8 variants; 2026-11-24),
+// trimmed to what the report reads: its matrix is the widest a default run makes (every
+// column, flash wear and card time, cells marked busy, variants with their options), and at
+// 1280 px its card-time column was cut off behind the frame's scrollbar.
+func loadDefaultRun(t *testing.T) *results.Run {
+	t.Helper()
+	r, err := results.Load(filepath.Join("testdata", "default.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestHTMLFits checks, in a real browser, that the report of a traced run (its widest: the
 // matrix with the wear column, the lifetime table) needs no horizontal scrolling in a 1280 px
 // window, and that on a phone only the wide tables scroll inside their frames, never the page.
@@ -217,7 +230,7 @@ func TestHTMLFits(t *testing.T) {
 	for _, run := range []struct {
 		name string
 		load func(*testing.T) *results.Run
-	}{{"run", loadRun}, {"wear", loadWearRun}} {
+	}{{"run", loadRun}, {"wear", loadWearRun}, {"default", loadDefaultRun}} {
 		var buf bytes.Buffer
 		if err := HTML(&buf, run.load(t), HTMLOptions{}); err != nil {
 			t.Fatal(err)

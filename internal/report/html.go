@@ -444,6 +444,7 @@ table { border-collapse: collapse; font-size: 0.9rem; }
 th, td { border: 1px solid #ccc; padding: 0.3rem 0.45rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 td.num, th.num { text-align: right; white-space: nowrap; }
+table.matrix th.num { white-space: normal; min-width: 4.5rem; }
 td.rated { text-align: center; white-space: nowrap; }
 td.rated small, td.variant small { display: block; font-size: 0.75rem; }
 td.variant small { color: #555; }
