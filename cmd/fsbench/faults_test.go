@@ -521,12 +521,32 @@ func faultCases() []faultCase {
 				if len(mountsUnder(dir)) == 0 {
 					t.Fatal("test set-up: the killed run left nothing mounted")
 				}
+				// The card's loop device got mq-deadline; the ledger holds the scheduler to put back.
+				var led struct {
+					Schedulers []struct{ Dev, Was string }
+				}
+				b, err := os.ReadFile(fmt.Sprintf("/run/fsbench/%d.json", p.cmd.Process.Pid))
+				if err == nil {
+					err = json.Unmarshal(b, &led)
+				}
+				if err != nil || len(led.Schedulers) == 0 {
+					t.Fatalf("the killed run's ledger records no I/O scheduler to put back (%v): %s", err, b)
+				}
 				r := fsb(t, "cleanup")
 				r.pids = append(r.pids, p.cmd.Process.Pid)
+				for _, s := range led.Schedulers {
+					if _, err := os.Stat(filepath.Join("/sys/block", s.Dev, "loop", "backing_file")); err == nil {
+						continue // another test took the freed number meanwhile: its scheduler is that test's
+					}
+					cur, _ := os.ReadFile(filepath.Join("/sys/block", s.Dev, "queue", "scheduler"))
+					if !strings.Contains(string(cur), "["+s.Was+"]") {
+						t.Errorf("after cleanup %s's scheduler is %q, want %s back", s.Dev, strings.TrimSpace(string(cur)), s.Was)
+					}
+				}
 				return r
 			},
 			check: func(t *testing.T, dir string, r result) {
-				mustContain(t, r.out, "simulated card server", "removed directory")
+				mustContain(t, r.out, "simulated card server", "removed directory", "put back the I/O scheduler")
 				if left, _ := filepath.Glob(filepath.Join(out(dir), ".work-*", "simcard.data")); len(left) > 0 {
 					t.Errorf("the card's data file is left: %v", left)
 				}

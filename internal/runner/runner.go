@@ -218,11 +218,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		}()
 	}
 	if cfg.Scheduler != "" && prep.DeviceName != "" {
-		restore, err := target.SetScheduler("/sys", prep.DeviceName, cfg.Scheduler)
-		if err != nil {
+		if err := ses.SetScheduler(prep.DeviceName, cfg.Scheduler); err != nil {
 			return out, &plan.InputError{Err: err}
 		}
-		ses.OnClose("I/O scheduler of "+prep.DeviceName, restore)
 		run.Target.Scheduler = cfg.Scheduler
 		logf("I/O scheduler of %s: %s", prep.DeviceName, cfg.Scheduler)
 	} else if run.Target.Kind == "simcard" && prep.DeviceName != "" {
@@ -232,10 +230,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		// how many AU merges the card does (ext4's card time on sd-typical was 25-30 % lower
 		// with it), so the simulated card gets what the card it stands for would get. The loop
 		// device outlives the run and keeps its scheduler for the next user: restored on close.
-		if restore, err := target.SetScheduler("/sys", prep.DeviceName, simcardScheduler); err != nil {
+		if err := ses.SetScheduler(prep.DeviceName, simcardScheduler); err != nil {
 			logf("warning: the simulated card keeps its loop device's scheduler (a real card gets %s): %v", simcardScheduler, err)
 		} else {
-			ses.OnClose("I/O scheduler of "+prep.DeviceName, restore)
 			run.Target.Scheduler = simcardScheduler
 			logf("I/O scheduler of %s: %s, as the kernel gives an SD card (--scheduler none for the loop device's own)", prep.DeviceName, simcardScheduler)
 		}

@@ -159,6 +159,11 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 			errs = append(errs, err)
 		}
 	}
+	for _, sr := range rec.Schedulers {
+		if err := restoreStale(sr, rec.Loops, act, logf); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, pr := range slices.Backward(rec.Processes) {
 		if err := stopStale(pr, act); err != nil {
 			errs = append(errs, err)
@@ -241,6 +246,42 @@ func unmountRecorded(rec ledgerRecord, act, logf func(string, ...any), pick func
 }
 
 func isFUSE(fstype string) bool { return fstype == "fuse" || strings.HasPrefix(fstype, "fuse.") }
+
+// restoreStale puts back the I/O scheduler a dead run changed. A loop device's number is reused
+// once its run's binding is gone: its scheduler is put back while it is free or still bound to
+// the run's own file, and left alone when it serves someone else's (who may have chosen it).
+// Any other device was named by the user for the run and gets its scheduler back.
+func restoreStale(sr schedRecord, loops []loopRecord, act, logf func(string, ...any)) error {
+	if sr.Was == "" || strings.ContainsAny(sr.Dev, "/") || sr.Dev == "" || sr.Dev == "." || sr.Dev == ".." {
+		logf("ignoring scheduler record %q=%q", sr.Dev, sr.Was)
+		return nil
+	}
+	if loopName.MatchString(sr.Dev) {
+		cur, err := readLoopAttr(sr.Dev, "backing_file")
+		switch {
+		case errors.Is(err, fs.ErrNotExist): // free
+		case err != nil:
+			return fmt.Errorf("check %s: %w", sr.Dev, err)
+		case !slices.ContainsFunc(loops, func(lr loopRecord) bool { return lr.Dev == sr.Dev && sameBacking(cur, lr.Backing) }):
+			act("left the I/O scheduler of %s alone: the device now serves %s", sr.Dev, cur)
+			return nil
+		}
+	}
+	now, err := CurrentScheduler(sysfsRoot, sr.Dev)
+	if err != nil {
+		// A device that is gone (a card pulled out) has no scheduler to put back.
+		act("could not put back the I/O scheduler of %s: %v", sr.Dev, err)
+		return nil
+	}
+	if now == sr.Was {
+		return nil
+	}
+	if _, err := SetScheduler(sysfsRoot, sr.Dev, sr.Was); err != nil {
+		return err
+	}
+	act("put back the I/O scheduler of %s: %s (the run had set %s)", sr.Dev, sr.Was, now)
+	return nil
+}
 
 // stopStale ends a recorded child process if it is still the one recorded (same start time):
 // SIGTERM first for one that cleans up after itself, then SIGKILL.

@@ -2,7 +2,9 @@ package target
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -316,5 +318,107 @@ func TestCleanupStaleLoops(t *testing.T) {
 	}
 	if !boundTo(t, sameNameDev, sameName) {
 		t.Errorf("%s (same path, different inode) was detached", sameNameDev)
+	}
+}
+
+// TestCleanupStaleSchedulers: a killed run that changed a loop device's I/O scheduler left the
+// device with it for its next user (a simulated card's mq-deadline outlived a SIGKILLed run).
+// Cleanup puts it back on the run's own device and on a free one, never on a number that now
+// serves someone else.
+func TestCleanupStaleSchedulers(t *testing.T) {
+	requireRoot(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkImg := func(name string) string {
+		p := filepath.Join(base, name)
+		if err := CreateImage(p, 4<<20); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sched := func(dev string) string {
+		s, err := CurrentScheduler("/sys", dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	set := func(dev, s string) {
+		if _, err := SetScheduler("/sys", dev, s); err != nil {
+			t.Skipf("cannot set %s on %s: %v", s, dev, err)
+		}
+	}
+	ours, theirs := mkImg("ours.img"), mkImg("theirs.img")
+	oursDev, theirsDev := attachNoAutoclear(t, ours), attachNoAutoclear(t, theirs)
+	freeImg := mkImg("free.img")
+	free, err := AttachLoop(freeImg, LoopOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := map[string]string{oursDev: sched(oursDev), theirsDev: sched(theirsDev), free.Name: sched(free.Name)}
+	other := func(dev string) string {
+		if was[dev] == "mq-deadline" {
+			return "none"
+		}
+		return "mq-deadline"
+	}
+	for dev := range was {
+		set(dev, other(dev))
+	}
+	// Leave every device as it was found, whatever the test did.
+	t.Cleanup(func() {
+		for dev, s := range was {
+			if cur, err := readLoopAttr(dev, "backing_file"); err != nil || cur == ours || cur == theirs {
+				SetScheduler("/sys", dev, s)
+			}
+		}
+	})
+	if err := free.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(ours, &st); err != nil {
+		t.Fatal(err)
+	}
+	self, err := readProcStat(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "ledgers")
+	writeLedger(t, dir, ledgerRecord{
+		PID: os.Getpid(), StartTime: self.startTime - 1,
+		Loops: []loopRecord{
+			{Dev: oursDev, Backing: ours, BackingDev: uint64(st.Dev), BackingIno: uint64(st.Ino)},
+			// theirsDev's number once served the dead run's file, now gone.
+			{Dev: theirsDev, Backing: filepath.Join(base, "gone.img"), BackingDev: uint64(st.Dev), BackingIno: 1},
+		},
+		Schedulers: []schedRecord{
+			{Dev: oursDev, Was: was[oursDev]},
+			{Dev: theirsDev, Was: was[theirsDev]},
+			{Dev: free.Name, Was: was[free.Name]},
+			{Dev: "../sda", Was: "none"},
+		},
+	})
+	actions, err := CleanupStale(dir, t.Logf)
+	if err != nil {
+		t.Fatalf("CleanupStale: %v", err)
+	}
+	joined := strings.Join(actions, "\n")
+	if got := sched(oursDev); got != was[oursDev] {
+		t.Errorf("the run's own %s has scheduler %s after cleanup, want %s back:\n%s", oursDev, got, was[oursDev], joined)
+	}
+	if got := sched(theirsDev); got != other(theirsDev) {
+		t.Errorf("%s, which now serves another file, has scheduler %s after cleanup, want it left at %s", theirsDev, got, other(theirsDev))
+	}
+	if !strings.Contains(joined, "left the I/O scheduler of "+theirsDev+" alone") {
+		t.Errorf("actions do not say %s was left alone:\n%s", theirsDev, joined)
+	}
+	// Another package's test may have taken the free number meanwhile: then it is theirs.
+	if _, err := readLoopAttr(free.Name, "backing_file"); errors.Is(err, fs.ErrNotExist) {
+		if got := sched(free.Name); got != was[free.Name] {
+			t.Errorf("free %s has scheduler %s after cleanup, want %s back", free.Name, got, was[free.Name])
+		}
 	}
 }

@@ -74,6 +74,16 @@ type ledgerRecord struct {
 	Processes []procRecord `json:"processes,omitempty"`
 	// Places are labgrid places acquired (or being acquired) for the run.
 	Places []placeRecord `json:"places,omitempty"`
+	// Schedulers are block devices whose I/O scheduler the run changed, with the one to put
+	// back. An fsbench that predates the field ignores it: it leaves the scheduler as it was
+	// found, which is what happened before the field existed.
+	Schedulers []schedRecord `json:"schedulers,omitempty"`
+}
+
+// schedRecord is a device's I/O scheduler before a run changed it.
+type schedRecord struct {
+	Dev string `json:"dev"` // "loop3", "mmcblk0"
+	Was string `json:"was"` // "none"
 }
 
 // procRecord identifies a child process: a pid alone may have been reused since.
@@ -285,6 +295,25 @@ func (l *Ledger) UpdatePlace(old, new placeRecord) error {
 func (l *Ledger) RemovePlace(p placeRecord) error {
 	return l.update(func(r *ledgerRecord) {
 		r.Places = slices.DeleteFunc(r.Places, func(x placeRecord) bool { return x == p })
+	})
+}
+
+// AddScheduler records, before it is changed, the I/O scheduler dev had: the first record of a
+// device wins, since a later change starts from fsbench's own choice.
+func (l *Ledger) AddScheduler(dev, was string) error {
+	rec := schedRecord{Dev: filepath.Base(dev), Was: was}
+	return l.update(func(r *ledgerRecord) {
+		if !slices.ContainsFunc(r.Schedulers, func(x schedRecord) bool { return x.Dev == rec.Dev }) {
+			r.Schedulers = append(r.Schedulers, rec)
+		}
+	})
+}
+
+// RemoveScheduler forgets a device whose scheduler was put back.
+func (l *Ledger) RemoveScheduler(dev string) error {
+	name := filepath.Base(dev)
+	return l.update(func(r *ledgerRecord) {
+		r.Schedulers = slices.DeleteFunc(r.Schedulers, func(x schedRecord) bool { return x.Dev == name })
 	})
 }
 

@@ -13,15 +13,10 @@ import (
 // that restores the scheduler that was active before: the device's settings belong to its
 // owner, and fsbench only borrows them for a run.
 func SetScheduler(sysfs, dev, sched string) (restore func() error, err error) {
-	file, err := schedulerFile(sysfs, dev)
+	file, available, current, err := readScheduler(sysfs, dev)
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("reading the I/O scheduler of %s: %w", dev, err)
-	}
-	available, current := ParseScheduler(string(b))
 	if !slices.Contains(available, sched) {
 		return nil, fmt.Errorf("I/O scheduler %q is not available for %s (available: %s): the kernel lacks it or its module", sched, dev, strings.Join(available, ", "))
 	}
@@ -49,6 +44,25 @@ func SetScheduler(sysfs, dev, sched string) (restore func() error, err error) {
 		}
 		return set(current)
 	}, nil
+}
+
+// CurrentScheduler returns the I/O scheduler dev (or its disk, for a partition) uses now.
+func CurrentScheduler(sysfs, dev string) (string, error) {
+	_, _, current, err := readScheduler(sysfs, dev)
+	return current, err
+}
+
+func readScheduler(sysfs, dev string) (file string, available []string, current string, err error) {
+	file, err = schedulerFile(sysfs, dev)
+	if err != nil {
+		return "", nil, "", err
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", nil, "", fmt.Errorf("reading the I/O scheduler of %s: %w", dev, err)
+	}
+	available, current = ParseScheduler(string(b))
+	return file, available, current, nil
 }
 
 // ParseScheduler parses a queue/scheduler file, "none [mq-deadline] kyber bfq": the

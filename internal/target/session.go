@@ -304,6 +304,32 @@ func removeDir(path string) error {
 	return err
 }
 
+// SetScheduler borrows dev's I/O scheduler for the run. The one it had goes into the ledger
+// first, so that `fsbench cleanup` puts it back after a killed run (a loop device outlives the
+// run and keeps its scheduler for its next user; a card is the user's), and it is restored
+// when the session closes.
+func (s *Session) SetScheduler(dev, sched string) error {
+	was, err := CurrentScheduler("/sys", dev)
+	if err != nil {
+		return err
+	}
+	if err := s.Ledger.AddScheduler(dev, was); err != nil {
+		return err
+	}
+	restore, err := SetScheduler("/sys", dev, sched)
+	if err != nil {
+		// Nothing changed; the record would only put back what is there.
+		return errors.Join(err, s.Ledger.RemoveScheduler(dev))
+	}
+	s.OnClose("I/O scheduler of "+dev, func() error {
+		if err := restore(); err != nil {
+			return err
+		}
+		return s.Ledger.RemoveScheduler(dev)
+	})
+	return nil
+}
+
 // Close runs the cleanups, newest first, and returns the first failure. The ledger goes only
 // when everything it names was undone; otherwise it stays for `fsbench cleanup` or the next run.
 func (s *Session) Close() error {
