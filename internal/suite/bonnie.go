@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -877,6 +878,119 @@ func statFiles(ctx context.Context, ops fileOps, paths []string) (phase, error) 
 	return p, eachTimed(ctx, &p, paths, op)
 }
 
+// A dirEntry is a file named relative to an open descriptor of its directory, resolved before
+// the timing: the timed loop then does the system call alone.
+type dirEntry struct {
+	dfd  int
+	name string
+}
+
+// resolve opens the directories of paths (kept in d) and returns the files as dirEntries, in
+// the same order. bonnie++ sorts its random order before its timer starts; building and
+// parsing paths inside fsbench's timing cost a fifth of a stat's time.
+func (d *dirFDs) resolve(paths []string) ([]dirEntry, error) {
+	out := make([]dirEntry, 0, len(paths))
+	for _, path := range paths {
+		fd, base, err := d.at(path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, dirEntry{fd, base})
+	}
+	return out, nil
+}
+
+// statEntries stats each entry in order, timing each call.
+func statEntries(ctx context.Context, ents []dirEntry) (phase, error) {
+	var p phase
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		var st unix.Stat_t
+		t := time.Now()
+		err := unix.Fstatat(e.dfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		p.lat.add(time.Since(t))
+		if err != nil {
+			return p, &os.PathError{Op: "stat", Path: e.name, Err: err}
+		}
+		p.ops++
+	}
+	return p, nil
+}
+
+// statDirs stats every file of dirs in readdir order, reading each directory as it goes, as
+// bonnie++'s readdir(3) loop does: a buffer of directory entries at a time from getdents64(2),
+// each name stat'ed relative to the directory's descriptor. Listing every name first
+// (Readdirnames) and joining paths cost fsbench a third of bonnie++'s rate on 262,144 files
+// (316-369 k against 470 k stats/s on ext4 here); this loop did 460-520 k.
+func statDirs(ctx context.Context, dirs []string) (phase, error) {
+	var p phase
+	buf := make([]byte, 64<<10)
+	for _, d := range dirs {
+		if err := statDir(ctx, &p, d, buf); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func statDir(ctx context.Context, p *phase, dir string, buf []byte) error {
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(dfd)
+	for {
+		n, err := unix.Getdents(dfd, buf)
+		if err != nil {
+			return &os.PathError{Op: "getdents", Path: dir, Err: err}
+		}
+		if n <= 0 {
+			return nil
+		}
+		for off := 0; off < n; {
+			name, reclen, ok := direntName(buf[off:n])
+			if !ok {
+				return fmt.Errorf("getdents %s: a malformed entry at offset %d", dir, off)
+			}
+			off += reclen
+			if name == "." || name == ".." {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var st unix.Stat_t
+			t := time.Now()
+			err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			p.lat.add(time.Since(t))
+			if err != nil {
+				return &os.PathError{Op: "stat", Path: filepath.Join(dir, name), Err: err}
+			}
+			p.ops++
+		}
+	}
+}
+
+// direntName reads the linux_dirent64 at the start of b (d_ino u64, d_off s64, d_reclen u16,
+// d_type u8, then the NUL-terminated name) and returns its name and length.
+func direntName(b []byte) (string, int, bool) {
+	const nameOff = 19
+	if len(b) < nameOff {
+		return "", 0, false
+	}
+	reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+	if reclen <= nameOff || reclen > len(b) {
+		return "", 0, false
+	}
+	name := b[nameOff:reclen]
+	if i := slices.Index(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return string(name), reclen, true
+}
+
 // eachTimed runs op on every path in order, timing each call into p's latencies and counting
 // the successful ones; it stops at the first error (wrapped with the path: the descriptor-
 // relative calls return a bare errno) or when ctx is done.
@@ -964,17 +1078,27 @@ func (r *rep) createTest(ctx context.Context, test string) ([]results.Measuremen
 		}
 	}
 	set := makeFileSet(root, s.files, r.env.Params.Bonnie.Dirs, random, r.env.Params.Bonnie.Seed)
+	stat := test == BonnieSeqStat || test == BonnieRandStat
+	// The random order is drawn, and the random stat's files resolved, before the timing, as
+	// bonnie++ sorts its random order before its timer starts.
+	var order []dirEntry
+	if stat && random {
+		dirs := &dirFDs{}
+		defer dirs.close()
+		if order, err = dirs.resolve(shuffled(set.paths, r.env.Params.Bonnie.Seed+1)); err != nil {
+			return nil, err
+		}
+	}
 	var p phase
 	m, err := r.timedRate(test, func() error {
 		var err error
 		switch {
 		case create:
 			p, err = createFiles(ctx, osOps{}, root, set)
-		case test == BonnieSeqStat || test == BonnieRandStat:
-			var paths []string
-			if paths, err = r.orderFor(set, random); err == nil {
-				p, err = statFiles(ctx, osOps{}, paths)
-			}
+		case stat && random:
+			p, err = statEntries(ctx, order)
+		case stat:
+			p, err = statDirs(ctx, set.dirs)
 		default:
 			var paths []string
 			if paths, err = r.orderFor(set, random); err == nil {

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -622,6 +623,20 @@ func TestCreateFilesOS(t *testing.T) {
 	if err != nil || s.ops != 50 {
 		t.Errorf("stat: %d ops, %v", s.ops, err)
 	}
+	// The timed loops of the real stat tests: readdir order straight from getdents64, and a
+	// random order resolved to directory descriptors beforehand.
+	if s, err := statDirs(context.Background(), set.dirs); err != nil || s.ops != 50 || s.lat.n != 50 {
+		t.Errorf("statDirs: %d ops, %d latencies, %v; want 50", s.ops, s.lat.n, err)
+	}
+	dirs := &dirFDs{}
+	ents, err := dirs.resolve(shuffled(set.paths, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := statEntries(context.Background(), ents); err != nil || s.ops != 50 {
+		t.Errorf("statEntries: %d ops, %v; want 50", s.ops, err)
+	}
+	dirs.close()
 	paths, err := listFiles(osOps{}, set)
 	if err != nil || len(paths) != 50 {
 		t.Fatalf("listed %d files, %v", len(paths), err)
@@ -635,5 +650,36 @@ func TestCreateFilesOS(t *testing.T) {
 	}
 	if err := (&dirFDs{}).stat(set.paths[0]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stat in a removed directory: %v, want ErrNotExist", err)
+	}
+}
+
+// TestDirentName: the getdents64 records statDirs walks, well formed and not.
+func TestDirentName(t *testing.T) {
+	rec := func(name string, reclen int) []byte {
+		b := make([]byte, reclen)
+		binary.NativeEndian.PutUint16(b[16:18], uint16(reclen))
+		copy(b[19:], name)
+		return b
+	}
+	for _, tc := range []struct {
+		desc   string
+		b      []byte
+		name   string
+		reclen int
+		ok     bool
+	}{
+		{"a name padded with NULs", rec("0000000001abcdefg", 40), "0000000001abcdefg", 40, true},
+		{"a name that fills the record but its NUL", rec("abc", 24), "abc", 24, true},
+		{"two records: the first is read", append(rec("x", 24), rec("y", 24)...), "x", 24, true},
+		{"shorter than a header", make([]byte, 10), "", 0, false},
+		{"a record length of zero", make([]byte, 32), "", 0, false},
+		{"a record longer than the buffer", rec("abc", 24)[:20], "", 0, false},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			name, n, ok := direntName(tc.b)
+			if name != tc.name || n != tc.reclen || ok != tc.ok {
+				t.Errorf("direntName = %q, %d, %v; want %q, %d, %v", name, n, ok, tc.name, tc.reclen, tc.ok)
+			}
+		})
 	}
 }
