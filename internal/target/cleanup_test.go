@@ -249,21 +249,28 @@ func attachNoAutoclear(t *testing.T, img string) string {
 	return ""
 }
 
-// TestCleanupStaleLoops: a dead run's ledger names loop devices. Only one still bound to the
-// recorded file (same path, same inode) may be detached.
-func TestCleanupStaleLoops(t *testing.T) {
-	requireRoot(t)
+// imageMaker returns a function that makes a 4 MiB image of the given name in one temporary
+// directory (symlinks resolved, since the kernel reports a loop's backing file by its real path).
+func imageMaker(t *testing.T) func(name string) string {
+	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	mkImg := func(name string) string {
+	return func(name string) string {
 		p := filepath.Join(base, name)
 		if err := CreateImage(p, 4<<20); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
+}
+
+// TestCleanupStaleLoops: a dead run's ledger names loop devices. Only one still bound to the
+// recorded file (same path, same inode) may be detached.
+func TestCleanupStaleLoops(t *testing.T) {
+	requireRoot(t)
+	mkImg := imageMaker(t)
 	ours, theirs, sameName := mkImg("ours.img"), mkImg("theirs.img"), mkImg("same-name.img")
 	oursDev := attachNoAutoclear(t, ours)
 	theirsDev := attachNoAutoclear(t, theirs)
@@ -278,7 +285,7 @@ func TestCleanupStaleLoops(t *testing.T) {
 	recOurs := stat(ours)
 	recOurs.Dev = oursDev
 	// A dead run attached theirsDev to a file that is gone; the number now serves theirs.img.
-	recReused := loopRecord{Dev: theirsDev, Backing: filepath.Join(base, "gone.img"), BackingDev: recOurs.BackingDev, BackingIno: 1}
+	recReused := loopRecord{Dev: theirsDev, Backing: filepath.Join(filepath.Dir(ours), "gone.img"), BackingDev: recOurs.BackingDev, BackingIno: 1}
 	// Same path as recorded, but a different file (the run's image was replaced).
 	recReplaced := stat(sameName)
 	recReplaced.Dev = sameNameDev
@@ -288,7 +295,7 @@ func TestCleanupStaleLoops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(base, "ledgers")
+	dir := filepath.Join(filepath.Dir(ours), "ledgers")
 	// Our pid with another start time: a dead run whose pid this test process now has.
 	ledger := writeLedger(t, dir, ledgerRecord{
 		PID: os.Getpid(), StartTime: self.startTime - 1,
@@ -327,17 +334,7 @@ func TestCleanupStaleLoops(t *testing.T) {
 // serves someone else.
 func TestCleanupStaleSchedulers(t *testing.T) {
 	requireRoot(t)
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mkImg := func(name string) string {
-		p := filepath.Join(base, name)
-		if err := CreateImage(p, 4<<20); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	mkImg := imageMaker(t)
 	sched := func(dev string) string {
 		s, err := CurrentScheduler("/sys", dev)
 		if err != nil {
@@ -386,13 +383,13 @@ func TestCleanupStaleSchedulers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(base, "ledgers")
+	dir := filepath.Join(filepath.Dir(ours), "ledgers")
 	writeLedger(t, dir, ledgerRecord{
 		PID: os.Getpid(), StartTime: self.startTime - 1,
 		Loops: []loopRecord{
 			{Dev: oursDev, Backing: ours, BackingDev: uint64(st.Dev), BackingIno: uint64(st.Ino)},
 			// theirsDev's number once served the dead run's file, now gone.
-			{Dev: theirsDev, Backing: filepath.Join(base, "gone.img"), BackingDev: uint64(st.Dev), BackingIno: 1},
+			{Dev: theirsDev, Backing: filepath.Join(filepath.Dir(ours), "gone.img"), BackingDev: uint64(st.Dev), BackingIno: 1},
 		},
 		Schedulers: []schedRecord{
 			{Dev: oursDev, Was: was[oursDev]},
