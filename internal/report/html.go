@@ -354,7 +354,13 @@ func setupLine(r *results.Run) string {
 	return strings.Join(parts, " · ")
 }
 
+// variantDetail is the small text under a variant's name: its filesystem and options. A
+// variant named after its filesystem with no options gets none, since "ext4 / ext4" says the
+// same thing twice.
 func variantDetail(v results.Variant) string {
+	if v.Name == v.FS && len(v.MkfsArgs) == 0 && v.MountOptions == "" && !v.ReadOnly {
+		return ""
+	}
 	s := v.FS
 	if len(v.MkfsArgs) > 0 {
 		s += " " + strings.Join(v.MkfsArgs, " ")
@@ -503,7 +509,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 <div class="scroll">
 <table class="matrix">
 <tr><th>variant</th>{{if .ShowLabel}}<th>run</th>{{end}}{{if .ShowSource}}<th>ran on</th>{{end}}{{range .Head}}<th class="num" title="{{.Long}}">{{.Title}}<br><small>{{.Unit}}{{if .Higher}} ↑{{else}} ↓{{end}}</small></th>{{end}}</tr>
-{{range .Rows}}<tr><td class="variant">{{.Variant}}<small>{{.Detail}}</small></td>{{if $.ShowLabel}}<td class="variant">{{.Label}}</td>{{end}}{{if $.ShowSource}}<td class="variant">{{.Source}}</td>{{end}}{{range .Cells}}{{if .Rating}}<td class="rated" style="{{.Style}}" title="{{.Title}}">{{.Text}}<small>{{.Rating}}</small></td>{{else}}<td class="rated muted">{{.Text}}</td>{{end}}{{end}}</tr>
+{{range .Rows}}<tr><td class="variant">{{.Variant}}{{with .Detail}}<small>{{.}}</small>{{end}}</td>{{if $.ShowLabel}}<td class="variant">{{.Label}}</td>{{end}}{{if $.ShowSource}}<td class="variant">{{.Source}}</td>{{end}}{{range .Cells}}{{if .Rating}}<td class="rated" style="{{.Style}}" title="{{.Title}}">{{.Text}}<small>{{.Rating}}</small></td>{{else}}<td class="rated muted">{{.Text}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 </div>
 

@@ -89,6 +89,27 @@ func TestNiceTicks(t *testing.T) {
 	}
 }
 
+// TestVariantDetail: the small text under a variant's name adds what the name does not say,
+// and nothing when the name is the filesystem's and there are no options (it once read
+// "ext4 / ext4").
+func TestVariantDetail(t *testing.T) {
+	tests := []struct {
+		v    results.Variant
+		want string
+	}{
+		{results.Variant{Name: "ext4", FS: "ext4"}, ""},
+		{results.Variant{Name: "ext4", FS: "ext4", MountOptions: "noatime"}, "ext4, -o noatime"},
+		{results.Variant{Name: "ext4-nojournal", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}}, "ext4 -O ^has_journal"},
+		{results.Variant{Name: "fast", FS: "xfs"}, "xfs"},
+		{results.Variant{Name: "squashfs", FS: "squashfs", ReadOnly: true}, "squashfs (read-only)"},
+	}
+	for _, tc := range tests {
+		if got := variantDetail(tc.v); got != tc.want {
+			t.Errorf("variantDetail(%+v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
 func TestHTMLGolden(t *testing.T) {
 	var buf bytes.Buffer
 	if err := HTML(&buf, loadRun(t), HTMLOptions{}); err != nil {
