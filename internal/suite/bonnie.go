@@ -81,7 +81,6 @@ type opFile interface {
 // them for real; the tests' fake counts them.
 type fileOps interface {
 	OpenFile(name string, flag int, perm os.FileMode) (opFile, error)
-	Stat(name string) error
 	Remove(name string) error
 	Mkdir(name string) error
 	ReadDirNames(dir string) ([]string, error)
@@ -150,18 +149,6 @@ func (d *dirFDs) create(path string) error {
 	return nil
 }
 
-func (d *dirFDs) stat(path string) error {
-	dfd, base, err := d.at(path)
-	if err != nil {
-		return err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	return nil
-}
-
 func (d *dirFDs) unlink(path string) error {
 	dfd, base, err := d.at(path)
 	if err != nil {
@@ -190,7 +177,6 @@ func realDirs(ops fileOps) *dirFDs {
 	return nil
 }
 
-func (osOps) Stat(name string) error   { _, err := os.Lstat(name); return err }
 func (osOps) Remove(name string) error { return os.Remove(name) }
 func (osOps) Mkdir(name string) error  { return os.Mkdir(name, 0o755) }
 func (osOps) ReadDirNames(dir string) ([]string, error) {
@@ -867,17 +853,6 @@ func listFiles(ops fileOps, set fileSet) ([]string, error) {
 	return out, nil
 }
 
-// statFiles stats each path in order.
-func statFiles(ctx context.Context, ops fileOps, paths []string) (phase, error) {
-	var p phase
-	op := ops.Stat
-	if dirs := realDirs(ops); dirs != nil {
-		defer dirs.close()
-		op = dirs.stat
-	}
-	return p, eachTimed(ctx, &p, paths, op)
-}
-
 // A dirEntry is a file named relative to an open descriptor of its directory, resolved before
 // the timing: the timed loop then does the system call alone.
 type dirEntry struct {
@@ -1132,9 +1107,10 @@ func countFiles(ops fileOps, root string) (int, error) {
 	return n, nil
 }
 
-// orderFor is the order of the stat and delete tests: readdir order for the sequential
-// files (as bonnie++), a fresh random order for the random ones. Listing the directory is
-// part of the timed work for the sequential tests, as bonnie++'s readdir loop is.
+// orderFor is the order of the delete tests: readdir order for the sequential files (as
+// bonnie++), a fresh random order for the random ones. Listing the directory is part of the
+// timed work for the sequential test, as bonnie++'s readdir loop is. (The stat tests walk
+// the directories themselves: statDirs, statEntries.)
 func (r *rep) orderFor(set fileSet, random bool) ([]string, error) {
 	if random {
 		return shuffled(set.paths, r.env.Params.Bonnie.Seed+1), nil

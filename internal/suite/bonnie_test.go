@@ -25,14 +25,14 @@ import (
 // countingFS is an in-memory fileOps that counts every operation, so that the tests can check
 // exactly what each benchmark did.
 type countingFS struct {
-	mu                                                               sync.Mutex
-	files                                                            map[string][]byte
-	dirs                                                             map[string]bool
-	creates, stats, removes, mkdirs, fsyncs, dirSyncs, syncfs, drops int
-	writes, reads                                                    int
-	written, read                                                    uint64
-	direct                                                           int // opens with O_DIRECT
-	refuseDirect                                                     bool
+	mu                                                        sync.Mutex
+	files                                                     map[string][]byte
+	dirs                                                      map[string]bool
+	creates, removes, mkdirs, fsyncs, dirSyncs, syncfs, drops int
+	writes, reads                                             int
+	written, read                                             uint64
+	direct                                                    int // opens with O_DIRECT
+	refuseDirect                                              bool
 }
 
 func newCountingFS(root string) *countingFS {
@@ -125,16 +125,6 @@ func (h *memHandle) Sync() error {
 	return nil
 }
 func (h *memHandle) Close() error { return nil }
-
-func (c *countingFS) Stat(name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stats++
-	if _, ok := c.files[name]; ok || c.dirs[name] {
-		return nil
-	}
-	return os.ErrNotExist
-}
 
 func (c *countingFS) Remove(name string) error {
 	c.mu.Lock()
@@ -305,13 +295,6 @@ func TestCreateStatDeleteCounts(t *testing.T) {
 				}
 			} else if paths, err = listFiles(c, set); err != nil {
 				t.Fatal(err)
-			}
-			p, err = statFiles(ctx, c, paths)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.ops != tc.files || c.stats != tc.files {
-				t.Errorf("stat: %d ops, %d stats; want %d", p.ops, c.stats, tc.files)
 			}
 			p, err = deleteFiles(ctx, c, "/m/b", set, paths)
 			if err != nil {
@@ -619,22 +602,20 @@ func TestCreateFilesOS(t *testing.T) {
 	if err := (&dirFDs{}).create(set.paths[0]); !errors.Is(err, os.ErrExist) {
 		t.Errorf("creating an existing file: %v, want ErrExist", err)
 	}
-	s, err := statFiles(context.Background(), osOps{}, set.paths)
-	if err != nil || s.ops != 50 {
-		t.Errorf("stat: %d ops, %v", s.ops, err)
-	}
-	// The timed loops of the real stat tests: readdir order straight from getdents64, and a
-	// random order resolved to directory descriptors beforehand.
+	// The timed loops of the stat tests: readdir order straight from getdents64, and a given
+	// order (creation order, then a random one) resolved to directory descriptors beforehand.
 	if s, err := statDirs(context.Background(), set.dirs); err != nil || s.ops != 50 || s.lat.n != 50 {
 		t.Errorf("statDirs: %d ops, %d latencies, %v; want 50", s.ops, s.lat.n, err)
 	}
 	dirs := &dirFDs{}
-	ents, err := dirs.resolve(shuffled(set.paths, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err := statEntries(context.Background(), ents); err != nil || s.ops != 50 {
-		t.Errorf("statEntries: %d ops, %v; want 50", s.ops, err)
+	for _, order := range [][]string{set.paths, shuffled(set.paths, 2)} {
+		ents, err := dirs.resolve(order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err := statEntries(context.Background(), ents); err != nil || s.ops != 50 {
+			t.Errorf("statEntries: %d ops, %v; want 50", s.ops, err)
+		}
 	}
 	dirs.close()
 	paths, err := listFiles(osOps{}, set)
@@ -648,8 +629,44 @@ func TestCreateFilesOS(t *testing.T) {
 	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s still there after the delete phase: %v", root, err)
 	}
-	if err := (&dirFDs{}).stat(set.paths[0]); !errors.Is(err, os.ErrNotExist) {
+	if _, err := statDirs(context.Background(), set.dirs[:1]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stat in a removed directory: %v, want ErrNotExist", err)
+	}
+}
+
+// TestStatLoopsCount: the stat tests' loops stat every file once, whatever the shape of the
+// set (one or many directories, bonnie++'s sequential or random names), on a real filesystem.
+func TestStatLoopsCount(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		files  int
+		dirs   int
+		random bool
+	}{
+		{"sequential, one directory", 1000, 1, false},
+		{"sequential, 10 directories", 1024, 10, false},
+		{"random, 7 directories", 999, 7, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			root := filepath.Join(t.TempDir(), "b")
+			set := makeFileSet(root, tc.files, tc.dirs, tc.random, 1)
+			if _, err := createFiles(ctx, osOps{}, root, set); err != nil {
+				t.Fatal(err)
+			}
+			if p, err := statDirs(ctx, set.dirs); err != nil || p.ops != tc.files || p.lat.n != uint64(tc.files) {
+				t.Errorf("statDirs: %d ops, %d latencies, %v; want %d", p.ops, p.lat.n, err, tc.files)
+			}
+			dirs := &dirFDs{}
+			defer dirs.close()
+			ents, err := dirs.resolve(shuffled(set.paths, 2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := statEntries(ctx, ents); err != nil || p.ops != tc.files || p.lat.n != uint64(tc.files) {
+				t.Errorf("statEntries: %d ops, %d latencies, %v; want %d", p.ops, p.lat.n, err, tc.files)
+			}
+		})
 	}
 }
 
