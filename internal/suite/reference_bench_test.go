@@ -331,10 +331,11 @@ func printRounds(key string, ours, refs []map[string]float64, busy int) {
 }
 
 // The reference benchmark's sizes: a memory limit, a block I/O file 8 times that (so that at
-// most an eighth of bonnie++'s random seeks find their chunk in the cache), and the file count of the create tests in bonnie++'s units of
-// 1024. The limit holds the kernel's own memory too (cgroup v1 charges inodes and dentries to
-// it): at 256 MiB ext4's create phase was OOM-killed with 184 MiB of it in use, because ext4
-// allocates inside a journal handle with GFP_NOFS and so cannot reclaim its own inodes there.
+// most an eighth of bonnie++'s random seeks find their chunk in the cache), and the file count
+// of the create tests in bonnie++'s units of 1024. The limit holds the kernel's own memory too
+// (cgroup v1 charges inodes and dentries to it): at 256 MiB ext4's create phase was OOM-killed
+// with 184 MiB of it in use, because ext4 allocates inside a journal handle with GFP_NOFS and
+// so cannot reclaim its own inodes there.
 const (
 	refMemLimit = 1 << 30
 	refFileSize = 8 << 30
