@@ -224,7 +224,7 @@ func TestLabgridEmulatedFarm(t *testing.T) {
 				// places; fsbench cleanup stops whatever the ledger still records.
 				waitReleased(t, f.Farm, places...)
 				c := exec.Command(binary, "cleanup")
-				c.Env = append(os.Environ(), "FSBENCH_LABGRID_CLIENT="+f.Client)
+				c.Env = append(append(os.Environ(), f.Env...), "FSBENCH_LABGRID_CLIENT="+f.Client)
 				if co, err := c.CombinedOutput(); err != nil {
 					t.Errorf("fsbench cleanup: %v\n%s", err, co)
 				}

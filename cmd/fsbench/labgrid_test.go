@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,12 @@ import (
 // OpenSSH sshd per place, a simplerest power relay), or skips saying what is missing.
 func startFarm(t *testing.T, places ...string) *labfarm.Farm {
 	t.Helper()
+	return startFarmWith(t, labfarm.Options{Places: places})
+}
+
+// startFarmWith is startFarm with the farm's options (its Dir and LabgridBin are filled in).
+func startFarmWith(t *testing.T, opt labfarm.Options) *labfarm.Farm {
+	t.Helper()
 	needRoot(t)
 	bin, err := labfarm.FindLabgrid()
 	if err != nil {
@@ -30,7 +37,8 @@ func startFarm(t *testing.T, places ...string) *labfarm.Farm {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f, err := labfarm.Start(ctx, labfarm.Options{Dir: t.TempDir(), Places: places, LabgridBin: bin})
+	opt.Dir, opt.LabgridBin = t.TempDir(), bin
+	f, err := labfarm.Start(ctx, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +52,7 @@ func farmCmd(f *labfarm.Farm, dir string, args ...string) *exec.Cmd {
 	full := append([]string{"run", "--labgrid-coordinator", f.Coordinator, "--ssh-config", f.SSHConfig,
 		"--remote-dir", filepath.Join(dir, "board"), "--remote-binary", binary}, args...)
 	cmd := exec.Command(binary, full...)
-	cmd.Env = append(os.Environ(), "FSBENCH_LABGRID_CLIENT="+f.Client)
+	cmd.Env = append(append(os.Environ(), f.Env...), "FSBENCH_LABGRID_CLIENT="+f.Client)
 	return cmd
 }
 
@@ -66,9 +74,46 @@ func checkReleased(t *testing.T, f *labfarm.Farm, places ...string) {
 // Two places of a real labgrid farm, each a real sshd on this machine, benchmarked in one
 // command, each board power-cycled through the farm's relay before each variant; the merged
 // results have both places as labels, each place's results are kept, and both places are free
-// afterwards.
+// afterwards. Then the same behind the exporter, the usual lab layout: an isolated exporter
+// (proxy_required on every resource) whose boards have names only the exporter host resolves,
+// so that fsbench reaches them (its runs and its wait for each board after a power cycle)
+// through the exporter or not at all.
 func TestLabgridFarmTwoPlaces(t *testing.T) {
-	f := startFarm(t, "a", "b")
+	for _, proxied := range []bool{false, true} {
+		name := "direct"
+		if proxied {
+			name = "behind the exporter"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := startFarmWith(t, labfarm.Options{Places: []string{"a", "b"}, ProxyRequired: proxied})
+			if proxied {
+				checkProxied(t, f, "a", "b")
+			}
+			farmTwoPlaces(t, f)
+		})
+	}
+}
+
+// checkProxied fails unless each place's NetworkService requires the proxy, as labgrid-client
+// show says, and its board cannot be reached without it.
+func checkProxied(t *testing.T, f *labfarm.Farm, places ...string) {
+	t.Helper()
+	for _, p := range places {
+		out, err := f.Client1(context.Background(), "-p", p, "show")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "'proxy_required': True") || !strings.Contains(out, "'proxy': '"+f.Proxy+"'") {
+			t.Fatalf("place %s: its resources do not require the proxy %s:\n%s", p, f.Proxy, out)
+		}
+		direct := exec.Command("ssh", "-F", f.SSHConfig, "-p", strconv.Itoa(f.Boards[p].Port), f.Names[p], "true")
+		if out, err := direct.CombinedOutput(); err == nil {
+			t.Fatalf("place %s: its board %s answers without the proxy: the test would not see fsbench bypass it (%s)", p, f.Names[p], out)
+		}
+	}
+}
+
+func farmTwoPlaces(t *testing.T, f *labfarm.Farm) {
 	dir := t.TempDir()
 	res := filepath.Join(dir, "res")
 	cmd := farmCmd(f, dir, "--target", "labgrid:a,labgrid:b", "--size", "64M", "-n", "1", "--variants", "ext4,ext2",
@@ -266,7 +311,7 @@ func TestLabgridInterruptReleases(t *testing.T) {
 					waitReleased(t, f, tc.places...)
 				}
 				c := exec.Command(binary, "cleanup")
-				c.Env = append(os.Environ(), "FSBENCH_LABGRID_CLIENT="+f.Client)
+				c.Env = append(append(os.Environ(), f.Env...), "FSBENCH_LABGRID_CLIENT="+f.Client)
 				co, err := c.CombinedOutput()
 				if err != nil || tc.cleanup && !strings.Contains(string(co), "released labgrid place a") {
 					t.Errorf("fsbench cleanup: %v\n%s", err, co)
@@ -299,7 +344,7 @@ func boardCommands(t *testing.T, f *labfarm.Farm, dir string) {
 	} {
 		args = append(args, "--labgrid-coordinator", f.Coordinator, "--ssh-config", f.SSHConfig, "--remote-dir", filepath.Join(dir, "board"))
 		c := exec.Command(binary, args...)
-		c.Env = append(os.Environ(), "FSBENCH_LABGRID_CLIENT="+f.Client)
+		c.Env = append(append(os.Environ(), f.Env...), "FSBENCH_LABGRID_CLIENT="+f.Client)
 		out, err := c.CombinedOutput()
 		if err != nil {
 			t.Errorf("fsbench %s: %v\n%s", strings.Join(args, " "), err, out)

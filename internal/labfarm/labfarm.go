@@ -178,7 +178,11 @@ type SSHD struct {
 
 // StartSSHD starts sshd in dir (its keys, configuration and log are written there) for user
 // root, who logs in with a key made for it.
-func StartSSHD(dir string) (*SSHD, error) {
+func StartSSHD(dir string) (*SSHD, error) { return startSSHD(dir, "") }
+
+// startSSHD is StartSSHD; with hosts (a file), sshd runs in a mount namespace of its own where
+// that file is /etc/hosts: names only it resolves (the names of boards behind an exporter).
+func startSSHD(dir, hosts string) (*SSHD, error) {
 	sshd, err := FindSSHD()
 	if err != nil {
 		return nil, err
@@ -235,7 +239,17 @@ AcceptEnv LANG LC_*
 		return nil, err
 	}
 	// -D: in the foreground, so that its pid is the one we end; -e: its log to stderr.
-	p, err := start("sshd", filepath.Join(dir, "sshd.log"), dir, sshd, "-D", "-e", "-f", cfg)
+	argv := []string{sshd, "-D", "-e", "-f", cfg}
+	if hosts != "" {
+		unshare, err := exec.LookPath("unshare")
+		if err != nil {
+			return nil, fmt.Errorf("unshare (util-linux) is needed for an exporter host's own /etc/hosts: %w", err)
+		}
+		// unshare and sh exec in place: the pid started is sshd's.
+		argv = append([]string{unshare, "--mount", "--propagation", "private", "/bin/sh", "-c",
+			`mount --bind "$0" /etc/hosts && exec "$@"`, hosts}, argv...)
+	}
+	p, err := start("sshd", filepath.Join(dir, "sshd.log"), dir, argv...)
 	if err != nil {
 		return nil, err
 	}
@@ -343,6 +357,14 @@ type Options struct {
 	// Emulated, when set, gives each place without a board in Boards an emulated ARM board
 	// whose power is the place's outlet on the relay.
 	Emulated *Emulated
+	// ProxyRequired puts the boards behind the exporter, the usual lab layout: the exporter
+	// runs isolated (labgrid's --isolated: every resource has proxy_required, its proxy the
+	// exporter's host), that host is an sshd of its own on 127.0.0.1, and each board is known
+	// by a name only that host resolves (PLACE.fsbench-farm.invalid, in its own /etc/hosts):
+	// a client reaches a board only through the exporter, as labgrid-client does, with ssh
+	// -W or ProxyJump. Farm.Env gives labgrid-client the ssh configuration that reaches the
+	// exporter host, as a user's ~/.ssh/config would.
+	ProxyRequired bool
 }
 
 // Farm is a running farm.
@@ -358,8 +380,18 @@ type Farm struct {
 	Index map[string]int
 	// Emulated are the places' emulated boards (Options.Emulated), by place.
 	Emulated map[string]*EmulatedBoard
-	procs    []*proc
-	sshds    []*SSHD
+	// Proxy is the exporter's host as labgrid publishes it (its fully qualified name) when
+	// Options.ProxyRequired, and ProxySSHD the sshd that stands for that host.
+	Proxy     string
+	ProxySSHD *SSHD
+	// Names are the boards' addresses as the exporter publishes them, by place: the boards'
+	// own addresses, or with ProxyRequired names only the exporter host resolves.
+	Names map[string]string
+	// Env is what labgrid-client (and an fsbench that runs it) needs in its environment: with
+	// ProxyRequired, a PATH whose ssh reads the farm's ssh configuration.
+	Env   []string
+	procs []*proc
+	sshds []*SSHD
 }
 
 // Start starts a farm. Stop it with Stop, also after an error.
@@ -371,7 +403,7 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 		}
 	}
 	f = &Farm{Client: filepath.Join(bin, "labgrid-client"), Boards: map[string]Board{}, Index: map[string]int{},
-		Emulated: map[string]*EmulatedBoard{}}
+		Emulated: map[string]*EmulatedBoard{}, Names: map[string]string{}}
 	defer func() {
 		if err != nil {
 			f.Stop()
@@ -431,39 +463,57 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 		}
 		return e.PowerOff()
 	}
-	// The client configuration: each board by its port, with its own host key checked.
+	for _, place := range opt.Places {
+		f.Names[place] = f.Boards[place].Address
+		if opt.ProxyRequired {
+			f.Names[place] = proxiedName(place)
+		}
+	}
+	if opt.ProxyRequired {
+		if err := f.startProxy(bin, opt); err != nil {
+			return f, err
+		}
+	}
+	// The client configuration: each board by its name and port, with its own host key checked.
 	var known, conf strings.Builder
 	conf.WriteString("# fsbench test farm\n")
 	for i, place := range opt.Places {
 		b := f.Boards[place]
 		f.Index[place] = i
-		host := b.Address
+		host := f.Names[place]
 		if b.Port != 0 && b.Port != 22 {
-			host = fmt.Sprintf("[%s]:%d", b.Address, b.Port)
+			host = fmt.Sprintf("[%s]:%d", f.Names[place], b.Port)
 		}
 		if b.HostKey != "" {
 			fmt.Fprintf(&known, "%s %s\n", host, b.HostKey)
 		}
 	}
 	knownPath := filepath.Join(opt.Dir, "known_hosts")
+	if f.ProxySSHD != nil {
+		pb := f.ProxySSHD.Board
+		fmt.Fprintf(&known, "[%s]:%d %s\n", pb.Address, pb.Port, pb.HostKey)
+		fmt.Fprintf(&conf, "Host %s\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
+			f.Proxy, pb.Address, pb.Port, pb.User, pb.Key, knownPath)
+	}
 	if err := os.WriteFile(knownPath, []byte(known.String()), 0o600); err != nil {
 		return f, err
 	}
 	seen := map[string]bool{}
 	for _, place := range opt.Places {
 		b := f.Boards[place]
-		if seen[b.Address+b.Key] {
+		name := f.Names[place]
+		if seen[name+b.Key] {
 			continue
 		}
-		seen[b.Address+b.Key] = true
+		seen[name+b.Key] = true
 		if b.HostKey == "" {
 			// A board whose host key changes at each boot (an emulated one): nothing to pin.
 			fmt.Fprintf(&conf, "Host %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
-				b.Address, b.Key)
+				name, b.Key)
 			continue
 		}
 		fmt.Fprintf(&conf, "Host %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
-			b.Address, b.Key, knownPath)
+			name, b.Key, knownPath)
 	}
 	f.SSHConfig = filepath.Join(opt.Dir, "ssh_config")
 	if err := os.WriteFile(f.SSHConfig, []byte(conf.String()), 0o600); err != nil {
@@ -491,15 +541,18 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 	var exp strings.Builder
 	for _, place := range opt.Places {
 		b := f.Boards[place]
-		fmt.Fprintf(&exp, "%s:\n  NetworkService:\n    address: %s\n    port: %d\n    username: %s\n", place, b.Address, b.Port, b.User)
+		fmt.Fprintf(&exp, "%s:\n  NetworkService:\n    address: %s\n    port: %d\n    username: %s\n", place, f.Names[place], b.Port, b.User)
 		fmt.Fprintf(&exp, "  NetworkPowerPort:\n    model: simplerest\n    host: '%s'\n    index: %d\n", f.Relay.URL, f.Index[place])
 	}
 	expPath := filepath.Join(opt.Dir, "exporter.yaml")
 	if err := os.WriteFile(expPath, []byte(exp.String()), 0o644); err != nil {
 		return f, err
 	}
-	ex, err := start("labgrid-exporter", filepath.Join(opt.Dir, "exporter.log"), opt.Dir, filepath.Join(bin, "labgrid-exporter"),
-		"-c", f.Coordinator, "-n", "fsbench-farm", "--hostname", "127.0.0.1", expPath)
+	exArgs := []string{filepath.Join(bin, "labgrid-exporter"), "-c", f.Coordinator, "-n", "fsbench-farm", "--hostname", "127.0.0.1"}
+	if opt.ProxyRequired {
+		exArgs = append(exArgs, "--isolated")
+	}
+	ex, err := start("labgrid-exporter", filepath.Join(opt.Dir, "exporter.log"), opt.Dir, append(exArgs, expPath)...)
 	if err != nil {
 		return f, err
 	}
@@ -516,6 +569,69 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 		}
 	}
 	return f, nil
+}
+
+// proxiedName is the name of place's board behind the exporter: .invalid (RFC 2606) so that
+// no resolver but the exporter host's own /etc/hosts ever answers for it.
+func proxiedName(place string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(place) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String() + ".fsbench-farm.invalid"
+}
+
+// startProxy starts the exporter host of an isolated exporter: an sshd that alone resolves the
+// boards' names, and an ssh on Env's PATH that reaches it under the name labgrid publishes
+// for it (the exporter's fully qualified host name, Python's socket.getfqdn()).
+func (f *Farm) startProxy(bin string, opt Options) error {
+	hosts, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		return fmt.Errorf("the exporter host's /etc/hosts: %w", err)
+	}
+	var extra strings.Builder
+	for _, place := range opt.Places {
+		fmt.Fprintf(&extra, "%s %s\n", f.Boards[place].Address, f.Names[place])
+	}
+	hostsPath := filepath.Join(opt.Dir, "exporter-hosts")
+	if err := os.WriteFile(hostsPath, append(append(hosts, '\n'), extra.String()...), 0o644); err != nil {
+		return err
+	}
+	s, err := startSSHD(filepath.Join(opt.Dir, "exporter-host"), hostsPath)
+	if err != nil {
+		return fmt.Errorf("the exporter host's sshd: %w", err)
+	}
+	f.sshds = append(f.sshds, s)
+	f.ProxySSHD = s
+	py := filepath.Join(bin, "python3")
+	if _, err := os.Stat(py); err != nil {
+		py = "python3"
+	}
+	out, err := exec.Command(py, "-c", "import socket; print(socket.getfqdn())").Output()
+	if err != nil {
+		return fmt.Errorf("the exporter's host name (%s -c socket.getfqdn()): %w", py, err)
+	}
+	f.Proxy = strings.TrimSpace(string(out))
+	realSSH, err := exec.LookPath("ssh")
+	if err != nil {
+		return fmt.Errorf("ssh (openssh-client): %w", err)
+	}
+	binDir := filepath.Join(opt.Dir, "bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return err
+	}
+	// labgrid-client runs ssh from PATH with the user's configuration: this one is the farm's.
+	wrapper := fmt.Sprintf("#!/bin/sh\n# fsbench test farm: ssh with the farm's configuration, as ~/.ssh/config would be\nexec %s -F %s \"$@\"\n",
+		realSSH, filepath.Join(opt.Dir, "ssh_config"))
+	if err := os.WriteFile(filepath.Join(binDir, "ssh"), []byte(wrapper), 0o755); err != nil {
+		return err
+	}
+	f.Env = []string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")}
+	return nil
 }
 
 // waitResources waits until the coordinator lists n resources of the exporter.
@@ -546,6 +662,7 @@ func (f *Farm) waitResources(ctx context.Context, ex *proc, n int) error {
 // Client1 runs labgrid-client -x COORDINATOR args and returns its output.
 func (f *Farm) Client1(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, f.Client, append([]string{"-x", f.Coordinator}, args...)...)
+	cmd.Env = append(os.Environ(), f.Env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("labgrid-client %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))

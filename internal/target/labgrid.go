@@ -1,10 +1,12 @@
 package target
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -255,7 +257,7 @@ func (t *labgridTarget) Run(ctx context.Context, s *Session, req plan.Request) (
 			if err := lg.Power(ctx, place, "cycle"); err != nil {
 				return err
 			}
-			if err := waitTCP(ctx, ns.Address, ns.Port, t.opt.BootTimeout); err != nil {
+			if err := waitBoard(ctx, ns, in.ssh.Program, t.opt.SSHOptions, t.opt.BootTimeout); err != nil {
 				return fmt.Errorf("place %s after its power cycle: %w", place, err)
 			}
 			return nil
@@ -322,30 +324,121 @@ func (t *labgridTarget) runCycled(ctx context.Context, s *Session, req plan.Requ
 	return merged, runErr
 }
 
-// waitTCP waits until something accepts TCP connections on host:port (22 when 0): a board
-// that was power-cycled is back once its SSH server listens.
-func waitTCP(ctx context.Context, host string, port int, limit time.Duration) error {
+// waitBoard waits until the board's SSH server answers with its banner ("SSH-2.0-..."): a
+// board that was power-cycled is back once its SSH server speaks. An accepted connection alone
+// is not enough: QEMU's user network, as a port forwarder in front of a board would, accepts
+// before the board's server listens. A place whose board is reachable only through its
+// exporter (labgrid's proxy_required) is waited for through the exporter, as labgrid-client
+// reaches it: an ssh to the exporter host that forwards one stream to the board
+// (`ssh -W ADDRESS:PORT EXPORTER`), with the user's ssh options (--ssh-config, --ssh-option).
+func waitBoard(ctx context.Context, ns LabgridSSH, sshProgram string, sshOptions []string, limit time.Duration) error {
+	port := ns.Port
 	if port == 0 {
 		port = 22
 	}
 	if limit == 0 {
 		limit = 5 * time.Minute
 	}
-	addr := net.JoinHostPort(host, fmt.Sprint(port))
+	addr := net.JoinHostPort(ns.Address, fmt.Sprint(port))
+	where := addr
+	if ns.Proxy != "" {
+		where = addr + " through " + ns.Proxy
+	}
 	deadline := time.Now().Add(limit)
 	for {
-		c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", addr)
+		actx, cancel := context.WithTimeout(ctx, 40*time.Second)
+		var err error
+		if ns.Proxy != "" {
+			err = bannerVia(actx, sshProgram, sshOptions, ns.Proxy, addr)
+		} else {
+			err = bannerAt(actx, addr)
+		}
+		cancel()
 		if err == nil {
-			c.Close()
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nothing answers on %s after %s: %w", addr, limit, err)
+			return fmt.Errorf("no SSH server answers on %s after %s: %w", where, limit, err)
 		}
-		time.Sleep(time.Second)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// bannerAt reads the SSH banner of the server at addr.
+func bannerAt(ctx context.Context, addr string) error {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if d, ok := ctx.Deadline(); ok {
+		c.SetReadDeadline(d)
+	}
+	return readBanner(c)
+}
+
+// bannerVia reads the SSH banner of the server at addr through an ssh connection to proxy
+// (ssh -W: the proxy's server opens the TCP connection to addr and relays it).
+func bannerVia(ctx context.Context, program string, options []string, proxy, addr string) error {
+	if program == "" {
+		program = "ssh"
+	}
+	args := append(append([]string(nil), options...), "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-W", addr, "--", proxy)
+	cmd := exec.CommandContext(ctx, program, args...)
+	// Standard input stays open: at its end, ssh -W would close the stream before the banner.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("ssh to %s: %w", proxy, err)
+	}
+	rerr := readBanner(out)
+	stdin.Close()
+	cmd.Process.Kill() // the banner was all we wanted, or nothing came
+	cmd.Wait()
+	if rerr != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return fmt.Errorf("%w (ssh -W %s %s: %s)", rerr, addr, proxy, lastLine(msg))
+		}
+		return fmt.Errorf("%w (ssh -W %s %s)", rerr, addr, proxy)
+	}
+	return nil
+}
+
+// readBanner reads r until an SSH server's identification line (RFC 4253 4.2:
+// "SSH-protoversion-softwareversion"; a server may send other lines before it).
+func readBanner(r io.Reader) error {
+	br := bufio.NewReader(io.LimitReader(r, 4096))
+	var first string
+	for {
+		line, err := br.ReadString('\n')
+		if strings.HasPrefix(line, "SSH-") {
+			return nil
+		}
+		if first == "" {
+			first = strings.TrimSpace(line)
+		}
+		if err != nil {
+			if first != "" {
+				return fmt.Errorf("no SSH banner: the server said %q", first)
+			}
+			return fmt.Errorf("no SSH banner: %w", err)
+		}
 	}
 }
 

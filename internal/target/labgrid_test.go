@@ -3,6 +3,8 @@ package target
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,6 +132,51 @@ func TestLedgerVersionWithPlaces(t *testing.T) {
 		}
 		if rec.Version != s.want || len(rec.Places) != s.places {
 			t.Errorf("%s: version %d with %d places, want %d with %d", s.name, rec.Version, len(rec.Places), s.want, s.places)
+		}
+	}
+}
+
+// A board is back when its SSH server speaks, not when something accepts a connection: QEMU's
+// user network accepts on the forwarded port before the board's server listens.
+func TestReadBanner(t *testing.T) {
+	tests := []struct {
+		name, said string
+		ok         bool
+	}{
+		{"openssh", "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", true},
+		{"dropbear", "SSH-2.0-dropbear_2022.83\r\n", true},
+		{"lines before the banner", "hello\r\nSSH-2.0-x\r\n", true},
+		{"accepted, then closed", "", false},
+		{"another server", "HTTP/1.1 400 Bad Request\r\n", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := readBanner(strings.NewReader(tc.said))
+			if (err == nil) != tc.ok {
+				t.Errorf("readBanner(%q) = %v, want ok %v", tc.said, err, tc.ok)
+			}
+		})
+	}
+}
+
+// bannerAt reads the banner of a real listener on 127.0.0.1.
+func TestBannerAt(t *testing.T) {
+	for _, said := range []string{"SSH-2.0-test\r\n", ""} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			c, err := l.Accept()
+			if err == nil {
+				io.WriteString(c, said)
+				c.Close()
+			}
+		}()
+		err = bannerAt(context.Background(), l.Addr().String())
+		l.Close()
+		if (err == nil) != (said != "") {
+			t.Errorf("server saying %q: %v", said, err)
 		}
 	}
 }
