@@ -39,7 +39,7 @@ func splitTargets(vals []string) []string {
 
 // farmSkipFlags are the run flags a farm does not pass on to each board's run: it gives each
 // its own target and results directory.
-var farmSkipFlags = map[string]bool{"target": true, "out": true, "force": true, "results": true, "request": true, "stop-on-stdin-eof": true}
+var farmSkipFlags = map[string]bool{"target": true, "out": true, "force": true, "results": true, "request": true, "stop-on-stdin-eof": true, "stop-on-stdin-silence": true}
 
 // farmArgs are the run flags the user gave, as arguments for each board's `fsbench run`.
 func farmArgs(fl *pflag.FlagSet) []string {

@@ -23,6 +23,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/target"
 )
 
 type runFlags struct {
@@ -39,6 +40,9 @@ type runFlags struct {
 	fault                                                                                    string
 	seed                                                                                     uint64
 	warmup, keepImage, noDirectIO, keepTraces                                                bool
+	// stdinSilence is a board's watchdog (--stop-on-stdin-silence), linkTimeout the host's
+	// (--link-timeout) for the boards it runs on.
+	stdinSilence, linkTimeout time.Duration
 }
 
 func newRunCmd(stdio IO) *cobra.Command {
@@ -102,7 +106,10 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.request, "request", "", "carry out a run request written by another fsbench (what a QEMU guest or a board runs)")
 	fl.BoolVar(&f.stopOnEOF, "stop-on-stdin-eof", false, "stop the run in order when standard input ends (a board's run, when the host's SSH connection goes away)")
 	_ = fl.MarkHidden("request")
+	fl.DurationVar(&f.stdinSilence, "stop-on-stdin-silence", 0, "with --stop-on-stdin-eof: stop the run in order when nothing has come on standard input for this long (the host feeds it)")
 	_ = fl.MarkHidden("stop-on-stdin-eof")
+	_ = fl.MarkHidden("stop-on-stdin-silence")
+	fl.DurationVar(&f.linkTimeout, "link-timeout", target.DefaultLinkTimeout, "for a board (ssh://..., labgrid:...): how long the board's run goes on without hearing from this host before it stops in order and cleans up (this host writes to it every quarter of that)")
 	fl.BoolVar(&f.powerCycle, "power-cycle", false, "for a labgrid place: power-cycle its board (labgrid-client power cycle) before each variant and wait for its SSH server: every variant starts from a cold board")
 	f.board.register(fl)
 	return cmd
@@ -350,7 +357,7 @@ func runRun(ctx context.Context, cmd *cobra.Command, f runFlags, stdio IO) error
 		return err
 	}
 	if f.stopOnEOF {
-		ctx = stopOnEOF(ctx, stdio.In)
+		ctx = stopOnEOF(ctx, stdio.In, f.stdinSilence)
 	}
 	opt.Version, opt.Log, opt.Progress, opt.Console = Version, ui.logf, ui.progress, stdio.Err
 	card, err := cardName(opt.Config.Card)
@@ -432,7 +439,7 @@ func runOptions(cmd *cobra.Command, f runFlags, notes func(string, ...any)) (run
 	return runner.Options{Config: cfg, Target: spec, Destroy: f.destroy, OutDir: f.out, Force: f.force, Image: f.image,
 		KeepImage: f.keepImage, DirectIO: !f.noDirectIO, TimeScale: f.timeScale, Kernel: f.kernel,
 		SSHOptions: f.board.sshArgs(), RemoteBinary: f.board.remoteBinary, RemoteDir: f.board.remoteDir,
-		LabgridCoordinator: f.board.labgridCoordinator, PowerCycle: f.powerCycle}, nil
+		LabgridCoordinator: f.board.labgridCoordinator, PowerCycle: f.powerCycle, LinkTimeout: f.linkTimeout}, nil
 }
 
 // progressUI shows a live status line on a terminal and plain log lines otherwise.

@@ -8,14 +8,24 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Interrupted is the cause of a run's cancellation by a signal (or by the loss of the stream
 // its output went to). Its exit code is the shell's for that signal: 128 + the signal's number.
-type Interrupted struct{ Signal syscall.Signal }
+type Interrupted struct {
+	Signal syscall.Signal
+	// Reason, when set, says what happened instead of naming the signal (the link to the host
+	// went silent: as a hang-up, but nobody sent one).
+	Reason string
+}
 
 func (e *Interrupted) Error() string {
+	if e.Reason != "" {
+		return "interrupted: " + e.Reason
+	}
 	switch e.Signal {
 	case syscall.SIGHUP:
 		return "interrupted: the terminal or SSH session hung up (SIGHUP)"
@@ -124,13 +134,56 @@ func interruptedMessage(ctx context.Context) string {
 // stopOnEOF returns a context that ends, like a hang-up, when in reaches end of file: a board's
 // run started over SSH keeps its standard input open to the host, and sshd closes it when the
 // connection goes away, however long the test in progress stays silent.
-func stopOnEOF(ctx context.Context, in io.Reader) context.Context {
+//
+// A connection that goes silent without closing (a cable pulled, a host that froze, a NAT or
+// firewall that forgot the connection) closes nothing: sshd sends no keepalive unless its
+// configuration asks (ClientAliveInterval, dropbear -K), which fsbench cannot count on, and TCP
+// gives up only after about 15 minutes of retransmissions, or 2 hours when nothing is being
+// sent. So with silence > 0 the host feeds a watchdog: it writes a byte to the run's input
+// at least every quarter of silence, and the run ends (as a hang-up, cleaning up) once nothing
+// has come for silence.
+func stopOnEOF(ctx context.Context, in io.Reader, silence time.Duration) context.Context {
 	ctx, cancel := context.WithCancelCause(ctx)
+	var last atomic.Int64 // when input last came, as time since start (monotonic)
+	start := time.Now()
 	go func() {
 		if in != nil {
-			io.Copy(io.Discard, in)
+			buf := make([]byte, 512)
+			for {
+				n, err := in.Read(buf)
+				if n > 0 {
+					last.Store(int64(time.Since(start)))
+				}
+				if err != nil {
+					break
+				}
+			}
 		}
 		cancel(&Interrupted{Signal: syscall.SIGHUP})
 	}()
+	if silence > 0 {
+		tick := time.NewTicker(silence / 10)
+		go func() {
+			defer tick.Stop()
+			watchSilence(ctx, cancel, silence, tick.C, func() time.Duration { return time.Since(start) - time.Duration(last.Load()) })
+		}()
+	}
 	return ctx
+}
+
+// watchSilence cancels ctx once quiet(), the time since input last came, exceeds silence at a
+// tick; it returns when ctx ends.
+func watchSilence(ctx context.Context, cancel context.CancelCauseFunc, silence time.Duration, tick <-chan time.Time, quiet func() time.Duration) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			if q := quiet(); q > silence {
+				cancel(&Interrupted{Signal: syscall.SIGHUP, Reason: fmt.Sprintf("nothing came from the host for %s (the link to it went silent; --link-timeout %s)",
+					q.Round(time.Second), silence)})
+				return
+			}
+		}
+	}
 }

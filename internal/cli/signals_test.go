@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -104,5 +105,69 @@ func TestSignalContextHUP(t *testing.T) {
 	case <-ctx2.Done():
 		t.Errorf("SIGPIPE cancelled the context: %v", context.Cause(ctx2))
 	default:
+	}
+}
+
+// The board's watchdog: a run whose input went quiet for longer than the link timeout ends as
+// a hang-up that says why; input that keeps coming keeps it going. The clock is the test's: at
+// each tick the watchdog reads how long the input has been quiet.
+func TestWatchSilence(t *testing.T) {
+	tests := []struct {
+		name    string
+		quiet   []time.Duration // at each tick
+		stopped int             // the tick that ends the run; -1: none does
+	}{
+		{"fed", []time.Duration{time.Second, 14 * time.Second, 0, 59 * time.Second}, -1},
+		{"silent", []time.Duration{time.Second, 30 * time.Second, 61 * time.Second, 70 * time.Second}, 2},
+		{"exactly the timeout is not over it", []time.Duration{60 * time.Second}, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			tick, vals := make(chan time.Time), make(chan time.Duration)
+			read := 0 // how many values the watchdog read: its goroutine's alone until done
+			done := make(chan struct{})
+			go func() {
+				watchSilence(ctx, cancel, time.Minute, tick, func() time.Duration { read++; return <-vals })
+				close(done)
+			}()
+			stopped := -1
+			for i, q := range tc.quiet {
+				select {
+				case tick <- time.Time{}:
+					vals <- q
+					continue
+				case <-done: // it stopped at the value before
+					stopped = i - 1
+				}
+				break
+			}
+			if stopped < 0 {
+				// One tick more: taken once the last value was judged. The watchdog has
+				// either stopped on it or waits for the next one.
+				select {
+				case tick <- time.Time{}:
+					vals <- 0
+					cancel(errors.New("test over"))
+				case <-done:
+					stopped = len(tc.quiet) - 1
+				}
+			}
+			<-done
+			if read != len(tc.quiet)+1 && stopped < 0 || stopped >= 0 && read != stopped+1 {
+				t.Errorf("the watchdog read %d values", read)
+			}
+			if stopped != tc.stopped {
+				t.Fatalf("stopped at tick %d, want %d", stopped, tc.stopped)
+			}
+			if tc.stopped < 0 {
+				return
+			}
+			var in *Interrupted
+			if !errors.As(context.Cause(ctx), &in) || in.ExitCode() != 129 || !strings.Contains(in.Error(), "went silent") {
+				t.Errorf("cause %v: want a hang-up (129) that says the link went silent", context.Cause(ctx))
+			}
+		})
 	}
 }

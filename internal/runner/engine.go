@@ -360,6 +360,11 @@ func (e *engine) stopped(err error) error {
 		return err // nothing more can be saved
 	case e.ctx.Err() != nil:
 		run.Status = results.RunInterrupted
+		// Why, when it is more than a cancellation: a signal, or a board's link to its host
+		// gone silent (the host that fetches the results learns it from here).
+		if c := context.Cause(e.ctx); c != nil && !errors.Is(c, context.Canceled) && !errors.Is(c, context.DeadlineExceeded) {
+			run.Error = c.Error()
+		}
 		if serr := e.save(); serr != nil {
 			return serr
 		}

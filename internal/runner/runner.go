@@ -51,6 +51,7 @@ type Options struct {
 	// target.Options.
 	SSHOptions              []string
 	RemoteBinary, RemoteDir string
+	LinkTimeout             time.Duration
 	// LabgridCoordinator and PowerCycle are for labgrid places (--target labgrid:PLACE): see
 	// target.Options.
 	LabgridCoordinator string
@@ -111,7 +112,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	t, err := target.New(opt.Target, target.Options{Destroy: opt.Destroy, Image: opt.Image, KeepImage: opt.KeepImage,
 		DirectIO: opt.DirectIO, TimeScale: opt.TimeScale, Self: opt.Self, NANDNoDelays: cfg.NANDNoDelays, Kernel: opt.Kernel,
 		Log: logf, Console: opt.Console, SSHOptions: opt.SSHOptions, RemoteBinary: opt.RemoteBinary, RemoteDir: opt.RemoteDir,
-		LabgridCoordinator: opt.LabgridCoordinator, PowerCycle: opt.PowerCycle})
+		LabgridCoordinator: opt.LabgridCoordinator, PowerCycle: opt.PowerCycle, LinkTimeout: opt.LinkTimeout})
 	if err != nil {
 		return nil, &plan.InputError{Err: err}
 	}

@@ -377,12 +377,24 @@ func (t *sshTarget) Run(ctx context.Context, s *Session, req plan.Request) (*res
 	return r, runErr
 }
 
+// DefaultLinkTimeout is how long a board's run goes on without hearing from the host: as long
+// as the host's ssh client waits for an answer from the board (ServerAliveInterval 15 s ×
+// ServerAliveCountMax 4), so that both ends give up on a silent link at about the same time.
+const DefaultLinkTimeout = 60 * time.Second
+
 // stream runs fsbench on the board and copies its output, line by line, to the host's log. The
 // ssh client's standard input stays open for the whole run: when it closes (Ctrl-C here, or the
-// link drops) the board's fsbench sees end of file and stops in order, unmounting and
-// detaching before it exits.
+// link drops and the connection closes) the board's fsbench sees end of file and stops in
+// order, unmounting and detaching before it exits. A link that goes silent without closing is
+// noticed by a watchdog: the host writes a newline to that input every quarter of the link
+// timeout, and the board's fsbench stops in order once nothing has come for the link timeout.
 func (t *sshTarget) stream(ctx context.Context, s *Session, br boardRun) error {
-	cmd := t.ssh.Command(nil, fmt.Sprintf("cd %s && exec %s run --request request.json --stop-on-stdin-eof", shq(br.dir), shq(br.bin)))
+	link := t.opt.LinkTimeout
+	if link <= 0 {
+		link = DefaultLinkTimeout
+	}
+	cmd := t.ssh.Command(nil, fmt.Sprintf("cd %s && exec %s run --request request.json --stop-on-stdin-eof --stop-on-stdin-silence %s",
+		shq(br.dir), shq(br.bin), link))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -400,6 +412,23 @@ func (t *sshTarget) stream(ctx context.Context, s *Session, br boardRun) error {
 		err := cmd.Wait()
 		pw.Close()
 		done <- err
+	}()
+	fed := make(chan struct{})
+	defer close(fed)
+	go func() {
+		tick := time.NewTicker(link / 4)
+		defer tick.Stop()
+		for {
+			select {
+			case <-fed:
+				return
+			case <-tick.C:
+				// A write to a closed input (Ctrl-C here) fails: nothing more to feed.
+				if _, err := stdin.Write([]byte{'\n'}); err != nil {
+					return
+				}
+			}
+		}
 	}()
 	go func() {
 		sc := bufio.NewScanner(pr)

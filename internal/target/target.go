@@ -118,6 +118,9 @@ type Options struct {
 	RemoteBinary string
 	// RemoteDir is where fsbench keeps its binary and runs on a board (DefaultRemoteDir).
 	RemoteDir string
+	// LinkTimeout is how long a board's run goes on without hearing from the host before it
+	// stops in order (0: DefaultLinkTimeout); the host writes to it every quarter of that.
+	LinkTimeout time.Duration
 	// LabgridCoordinator is the labgrid coordinator's HOST:PORT (empty: $LG_COORDINATOR, else
 	// labgrid's default) and LabgridClient labgrid-client's path (empty:
 	// $FSBENCH_LABGRID_CLIENT, else PATH): --target labgrid:PLACE.
