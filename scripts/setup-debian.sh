@@ -10,7 +10,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools dosfstools \
-	squashfs-tools erofs-utils util-linux kmod procps make ca-certificates git fio >/dev/null
+	squashfs-tools erofs-utils util-linux kmod procps make ca-certificates git fio bonnie++ >/dev/null
 
 GO_WANT=1.26
 go_ok() {

@@ -53,7 +53,16 @@ func TestFaults(t *testing.T) {
 		fmt.Fprintf(&b, "%d cases tried, %d passed\n", len(table), passed)
 		fmt.Print(b.String())
 	})
-	for _, fc := range faultCases() {
+	all, skipped := faultCases(), 0
+	for _, fc := range all {
+		if fc.full && !full {
+			skipped++
+		}
+	}
+	if skipped > 0 {
+		t.Logf("reduced: %d of %d cases, the quick ones (FSBENCH_FAULTS=full, make test-faults, runs them all)", len(all)-skipped, len(all))
+	}
+	for _, fc := range all {
 		if fc.full && !full {
 			continue
 		}

@@ -25,7 +25,7 @@ const simcardHelperEnv = "FSBENCH_SIMCARD_HELPER"
 // server child (the helper re-exec pattern), parsing the same flags as "fsbench simcard serve".
 func TestSimcardHelperProcess(t *testing.T) {
 	if os.Getenv(simcardHelperEnv) != "1" {
-		t.Skip("helper process for the simcard tests")
+		return // run as a test: nothing to do (a skip would be listed among the skipped tests)
 	}
 	simcardtest.HelperMain()
 }

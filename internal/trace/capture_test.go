@@ -53,7 +53,28 @@ func TestFilter(t *testing.T) {
 
 func TestAvailableNotRoot(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("runs only without root: checks the error a non-root user gets")
+		// As root, the same test runs again as nobody (setpriv, util-linux), from a copy of
+		// this test binary that nobody may run.
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("as root, this test runs itself as nobody with setpriv (Debian package util-linux), which is missing")
+		}
+		dir := t.TempDir()
+		os.Chmod(dir, 0o755)
+		self, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, "trace.test")
+		if err := os.WriteFile(bin, self, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
+			"-test.run=^TestAvailableNotRoot$", "-test.v").CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestAvailableNotRoot")) {
+			t.Errorf("as nobody: %v\n%s", err, out)
+		}
+		return
 	}
 	err := Available()
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "root") {
