@@ -56,8 +56,9 @@ func startEmulatedFarm(t *testing.T, places ...string) *emulatedFarm {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	t0 := time.Now()
+	// Behind the exporter, as boards in a lab are: reachable only through the exporter host.
 	f, err := labfarm.Start(ctx, labfarm.Options{Dir: t.TempDir(), Places: places, LabgridBin: bin,
-		Emulated: &labfarm.Emulated{Arch: arch, Log: t.Logf}})
+		Emulated: &labfarm.Emulated{Arch: arch, Log: t.Logf}, ProxyRequired: true})
 	if f != nil {
 		t.Cleanup(func() { stopEmulatedFarm(t, f) })
 	}
@@ -96,7 +97,7 @@ func (f *emulatedFarm) cmd(args ...string) *exec.Cmd {
 	// fsbench there first: the host's is amd64.
 	full = append(full, "--remote-binary", f.bin)
 	cmd := exec.Command(binary, full...)
-	cmd.Env = append(os.Environ(), "FSBENCH_LABGRID_CLIENT="+f.Client)
+	cmd.Env = append(append(os.Environ(), f.Env...), "FSBENCH_LABGRID_CLIENT="+f.Client)
 	return cmd
 }
 
@@ -110,7 +111,8 @@ func farmRunArgs(res string, places ...string) []string {
 		"--variants", "ext4,ext2", "--tests", "mkfs,mount,write", "-n", "1", "--dataset-size", "4M", "-o", res}
 }
 
-// Two emulated arm64 boards behind two places of a real labgrid farm: one fsbench command
+// Two emulated arm64 boards behind two places of a real labgrid farm, reachable only through its
+// exporter (proxy_required): one fsbench command, each board power-cycled before each variant,
 // benchmarks both cards and merges them into one report whose rows say board, card and kernel;
 // a place's power (the relay's hook) reboots exactly its board; Ctrl-C and kill -9 mid-run
 // release both places and leave the boards clean; tearing the farm down leaves no QEMU.
@@ -129,8 +131,9 @@ func TestLabgridEmulatedFarm(t *testing.T) {
 		dir := t.TempDir()
 		res := filepath.Join(dir, "res")
 		t0 := time.Now()
-		out, err := f.cmd(farmRunArgs(res, places...)...).CombinedOutput()
-		t.Logf("2 boards, ext4+ext2, mkfs+mount+write, -n 1: %s", time.Since(t0).Round(time.Second))
+		checkProxied(t, f.Farm, places...)
+		out, err := f.cmd(append(farmRunArgs(res, places...), "--power-cycle")...).CombinedOutput()
+		t.Logf("2 boards, ext4+ext2, mkfs+mount+write, -n 1, a power cycle before each variant: %s", time.Since(t0).Round(time.Second))
 		if testing.Verbose() {
 			t.Logf("output:\n%s", out)
 		}
@@ -160,6 +163,11 @@ func TestLabgridEmulatedFarm(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(res, "report.html")); err != nil {
 			t.Errorf("no merged report: %v", err)
+		}
+		for _, p := range places {
+			if n := f.Emulated[p].Boots(); n != 3 {
+				t.Errorf("place %s: its board booted %d times, want 3 (the farm's boot, then a power cycle before each of 2 variants)", p, n)
+			}
 		}
 		checkReleased(t, f.Farm, places...)
 	})

@@ -240,12 +240,8 @@ func leftovers(dir string, pids []int) []string {
 	for _, m := range mountsUnder(dir) {
 		out = append(out, "mounted: "+m)
 	}
-	loops, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
-	for _, p := range loops {
-		b, _ := os.ReadFile(p)
-		if strings.HasPrefix(strings.TrimSpace(string(b)), dir) {
-			out = append(out, fmt.Sprintf("loop device %s over %s", filepath.Base(filepath.Dir(filepath.Dir(p))), strings.TrimSpace(string(b))))
-		}
+	for _, l := range loopsOver(dir) {
+		out = append(out, "loop device "+l)
 	}
 	for _, pid := range pids {
 		if _, err := os.Stat(fmt.Sprintf("/run/fsbench/%d.json", pid)); err == nil {

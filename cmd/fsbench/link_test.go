@@ -155,12 +155,8 @@ func boardBusy(dir string) []string {
 	for _, m := range mountsUnder(dir) {
 		out = append(out, "mounted: "+m)
 	}
-	loops, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
-	for _, l := range loops {
-		b, _ := os.ReadFile(l)
-		if strings.HasPrefix(strings.TrimSpace(string(b)), dir) {
-			out = append(out, "loop device over "+strings.TrimSpace(string(b)))
-		}
+	for _, l := range loopsOver(dir) {
+		out = append(out, "loop device "+l)
 	}
 	return out
 }

@@ -237,17 +237,26 @@ func mountsUnder(dir string) []string {
 	return ms
 }
 
+// loopsOver lists the loop devices attached to files under dir, as "loopN over FILE".
+func loopsOver(dir string) []string {
+	var out []string
+	loops, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, p := range loops {
+		b, _ := os.ReadFile(p)
+		if f := strings.TrimSpace(string(b)); strings.HasPrefix(f, dir) {
+			out = append(out, fmt.Sprintf("%s over %s", filepath.Base(filepath.Dir(filepath.Dir(p))), f))
+		}
+	}
+	return out
+}
+
 func checkNoLeftovers(t *testing.T, dir string) {
 	t.Helper()
 	for _, m := range mountsUnder(dir) {
 		t.Errorf("still mounted: %s", m)
 	}
-	loops, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
-	for _, p := range loops {
-		b, _ := os.ReadFile(p)
-		if strings.HasPrefix(strings.TrimSpace(string(b)), dir) {
-			t.Errorf("loop device still attached: %s -> %s", p, b)
-		}
+	for _, l := range loopsOver(dir) {
+		t.Errorf("loop device still attached: %s", l)
 	}
 	if imgs, _ := filepath.Glob(filepath.Join(dir, "res", ".work", "*.img")); len(imgs) > 0 {
 		t.Errorf("image files left: %v", imgs)
