@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-probe bench-reference bench-powercut bench-nand bench-farm run clean
+.PHONY: all build cross test test-lava unit lint test-faults fuzz bench bench-simcard bench-probe bench-reference bench-powercut bench-nand bench-farm run clean
 
 all: build
 
@@ -23,9 +23,20 @@ lint:
 # The README's test command. As root it includes the integration tests that make, mount and
 # measure real filesystems on loop devices over image files; without root those skip. It fuzzes
 # each target for 5 s (FUZZTIME is a target-specific variable: fuzz, its prerequisite, sees it).
+# go test runs with -json through tools/testsum: each package's result as go test prints it,
+# then the list of every test that was skipped (and why), ran a reduced version of itself, or
+# failed; the whole verbose output is in $(TESTLOG).
+TESTLOG ?= test.log
 test: FUZZTIME = 5s
 test: lint cross fuzz
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) run ./tools/testsum -log $(TESTLOG) -- $(GO) test -json -count=1 -timeout 40m ./...
+
+# fsbench's LAVA test definition (contrib/lava) run by LAVA's own dispatcher (lava-run, Debian's
+# lava-dispatcher: scripts/setup-lava-debian.sh) on the emulated arm64 board: three jobs, the
+# cells as LAVA test cases, a second job on the same board and failing runs reported as
+# failures. make test runs it too where lava-run is installed.
+test-lava:
+	$(GO) test -count=1 -run 'TestLAVA' -v -timeout 60m ./internal/lavalab/
 
 # Every fuzz target (func Fuzz... in a _test.go file) for FUZZTIME each, one after the other:
 # go test -fuzz takes a single target per run. The targets are found with grep and sed, so that

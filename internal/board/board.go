@@ -176,24 +176,12 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if o.CardSize&(o.CardSize-1) != 0 {
 		return nil, fmt.Errorf("card size %d: QEMU's SD card must be a power of two (256M, 512M, 1G, ...)", o.CardSize)
 	}
-	for _, d := range []string{o.CacheDir, o.StateDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("board: %w", err)
-		}
+	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("board: %w", err)
 	}
-	unlock, err := lockDir(o.CacheDir)
+	img, key, err := build(ctx, o)
 	if err != nil {
 		return nil, err
-	}
-	key, pub, err := ensureKey(ctx, o.CacheDir)
-	if err != nil {
-		unlock()
-		return nil, err
-	}
-	img, err := BuildImage(ctx, o.Arch, o.CacheDir, pub, o.Rebuild, o.Log)
-	unlock()
-	if err != nil {
-		return nil, fmt.Errorf("building the %s board: %w", o.Arch.Name, err)
 	}
 	port := o.Port
 	if port == 0 {
@@ -247,6 +235,37 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	s.BootSeconds = time.Since(start).Seconds()
 	o.Log("the %s board answers on 127.0.0.1:%d after %.1f s", o.Arch.Name, port, s.BootSeconds)
 	return s, s.save()
+}
+
+// Build builds (or reuses) the board's kernel and initramfs in its cache, as Up does before it
+// boots them: for those who boot the board their own way (LAVA's dispatcher, from its own
+// device dictionary).
+func Build(ctx context.Context, o Options) (Image, error) {
+	o.fill()
+	img, _, err := build(ctx, o)
+	return img, err
+}
+
+// build makes the cache's SSH key and image under the cache's lock, and returns the image and
+// the private key.
+func build(ctx context.Context, o Options) (Image, string, error) {
+	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
+		return Image{}, "", fmt.Errorf("board: %w", err)
+	}
+	unlock, err := lockDir(o.CacheDir)
+	if err != nil {
+		return Image{}, "", err
+	}
+	defer unlock()
+	key, pub, err := ensureKey(ctx, o.CacheDir)
+	if err != nil {
+		return Image{}, "", err
+	}
+	img, err := BuildImage(ctx, o.Arch, o.CacheDir, pub, o.Rebuild, o.Log)
+	if err != nil {
+		return img, "", fmt.Errorf("building the %s board: %w", o.Arch.Name, err)
+	}
+	return img, key, nil
 }
 
 // qemuArgs is QEMU's command line for a board.
