@@ -24,10 +24,11 @@ results. --format 1.98 (the default) is what bonnie++ 2.00 writes and what Debia
 bon_csv2html and bon_csv2txt accept; 1.97 is the older layout without the seek count fields.
 The machine-name field holds the variant name.
 
-export --lava writes one LAVA test result per cell (variant × test): a lava-test-case command
-with the median as its measurement, fail for a cell whose every repetition failed, skip for a
-variant this machine could not run. A Lava-Test Test Definition pipes it to sh (see
-contrib/lava/fsbench.yaml); --lava-format result.txt writes the result.txt lines of Linaro's
+export --lava writes one LAVA test result per cell (variant × test), named fsbench_VARIANT_TEST
+(a character LAVA does not take in a name, such as "/" or ",", becomes "_"): a lava-test-case
+command with the median as its measurement, fail for a cell whose every repetition failed, skip
+for a cell not run, and one skipped fsbench_VARIANT for a variant this machine could not run. A
+Lava-Test Test Definition runs them (see contrib/lava/fsbench.yaml); --lava-format result.txt writes the result.txt lines of Linaro's
 test-definitions instead (send-to-lava.sh reads them).`,
 		Example: `  fsbench export --bonnie-csv fsbench-results/20260101-120000 | bon_csv2html > bonnie.html
   fsbench export --bonnie-csv --format 1.97 results.json -o bonnie.csv

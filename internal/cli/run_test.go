@@ -224,6 +224,23 @@ func TestLAVADefinition(t *testing.T) {
 			t.Errorf("the definition lacks %q", want)
 		}
 	}
+	// The docs name the test cases as the export writes them (its golden file).
+	golden, err := os.ReadFile(filepath.Join("..", "report", "testdata", "lava-commands.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(golden), "lava-test-case fsbench_ext4_mkfs ") {
+		t.Errorf("the export's cases are no longer fsbench_VARIANT_TEST: %.60s", golden)
+	}
+	for _, doc := range []string{filepath.Join("..", "..", "README.md"), filepath.Join("..", "..", "docs", "farms.md")} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "fsbench_VARIANT_TEST") || strings.Contains(string(b), "VARIANT/TEST") {
+			t.Errorf("%s does not name the test cases fsbench_VARIANT_TEST, as the export does", doc)
+		}
+	}
 	// A step is a YAML plain scalar: ": " would make it a mapping, " #" start a comment.
 	for _, line := range strings.Split(def, "\n") {
 		if step, ok := strings.CutPrefix(line, "    - "); ok && (strings.Contains(step, ": ") || strings.Contains(step, " #")) {
