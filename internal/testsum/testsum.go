@@ -53,7 +53,23 @@ type Summary struct {
 	BuildFailed []string
 	// Took is the whole run's time, when the caller measured it.
 	Took time.Duration
+	// Slowest are the top-level tests that took longest, longest first: where a long test
+	// run's time goes (the candidates for a make target of their own).
+	Slowest []Timed
 }
+
+// Timed is a top-level test and how long it took.
+type Timed struct {
+	Package, Name string
+	Took          time.Duration
+}
+
+// slowestShown is how many of the slowest tests the summary names, and slowestMin the least
+// time a test takes to be named there.
+const (
+	slowestShown = 5
+	slowestMin   = time.Second
+)
 
 // Read reads go test -json from r until its end. Each package's result goes to progress as it
 // comes (lines that are not JSON, such as a build error, pass through), and the verbose output
@@ -118,6 +134,9 @@ func Read(r io.Reader, progress, log io.Writer) (*Summary, error) {
 				s.Failed = append(s.Failed, t)
 				failed[e.Package] = append(failed[e.Package], e.Test)
 			}
+			if !strings.Contains(e.Test, "/") && e.Action != "skip" {
+				s.noteTime(Timed{Package: e.Package, Name: e.Test, Took: time.Duration(e.Elapsed * float64(time.Second))})
+			}
 			if why, ok := reduced[key]; ok && e.Action == "pass" {
 				t.Why = why
 				s.Reduced = append(s.Reduced, t)
@@ -125,6 +144,18 @@ func Read(r io.Reader, progress, log io.Writer) (*Summary, error) {
 		}
 	}
 	return s, sc.Err()
+}
+
+// noteTime keeps t if it is among the slowest tests so far.
+func (s *Summary) noteTime(t Timed) {
+	if t.Took < slowestMin {
+		return
+	}
+	i := sort.Search(len(s.Slowest), func(i int) bool { return s.Slowest[i].Took < t.Took })
+	s.Slowest = slices.Insert(s.Slowest, i, t)
+	if len(s.Slowest) > slowestShown {
+		s.Slowest = s.Slowest[:slowestShown]
+	}
 }
 
 // packageDone prints a package's result line, and the output of its failed tests first (a
@@ -222,6 +253,17 @@ func (s *Summary) Write(w io.Writer, logPath string) {
 		}
 		sort.Strings(names)
 		fmt.Fprintf(w, "\nbenchmarks not run (make bench-*; FSBENCH_BENCH=1): %s\n", strings.Join(names, ", "))
+	}
+	if len(s.Slowest) > 0 {
+		fmt.Fprintf(w, "\nslowest tests:")
+		for i, t := range s.Slowest {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s %s %s", sep, shortPkg(t.Package), t.Name, t.Took.Round(time.Second))
+		}
+		fmt.Fprintln(w)
 	}
 	list("reduced (ran a smaller version of themselves)", s.Reduced, true)
 	list("skipped", s.Skipped, true)
