@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/board"
@@ -378,6 +379,12 @@ func (d *Device) Run(ctx context.Context, j Job) (*Result, error) {
 	// under TCG, since KVM is not usable on every machine this runs on (it hangs on some).
 	cmd.Env = append(os.Environ(), "LIBGUESTFS_BACKEND=direct", "LIBGUESTFS_BACKEND_SETTINGS=force_tcg")
 	cmd.Stdout, cmd.Stderr = lf, lf
+	// The dispatcher starts QEMU (and libguestfs's appliance) as its children: in a process
+	// group of its own, a cancelled job ends all of them, not only lava-run, and Pdeathsig
+	// stops the dispatcher (which then stops its QEMU) if this process dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	start := time.Now()
 	runErr := cmd.Run()
 	r := &Result{Log: logPath, Took: time.Since(start)}

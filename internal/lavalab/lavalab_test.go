@@ -55,7 +55,7 @@ func TestReadResults(t *testing.T) {
 //     run at all (no such binary): fsbench-run fails in both, and no cell passes.
 func TestLAVAJob(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs LAVA jobs on an emulated board (about 10 minutes under TCG); skipped with -short")
+		t.Skip("runs LAVA jobs on an emulated board (2–3 minutes under TCG); skipped with -short")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: LAVA's dispatcher keeps its jobs in /var/lib/lava, the board's cache is in /var/cache")
