@@ -254,6 +254,16 @@ func wearVerdict(r *results.Run, card string, alpha float64) Verdict {
 		if c.Summary.N > 1 && c.Summary.Max > c.Summary.Min {
 			note += fmt.Sprintf(" (%s to %s)", format(c.Summary.Min), format(c.Summary.Max))
 		}
+		if len(v.Tied) > 0 {
+			// No clear winner: the lifetimes of all the tied variants, not one of them.
+			lo, hi := c.Summary.Median, c.Summary.Median
+			for _, t := range v.Tied {
+				if tc, ok := life.cells[t.Name]; ok {
+					lo, hi = min(lo, tc.Summary.Median), max(hi, tc.Summary.Median)
+				}
+			}
+			note = fmt.Sprintf("%s would last %s to %s years with these write tests once a day (medians of the tied variants)", card, format(lo), format(hi))
+		}
 		v.Note = note
 		v.Detail = "Assumptions: " + r.Methods["lifetime"]
 		if r.Methods["lifetime"] == "" {
