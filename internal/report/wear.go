@@ -33,13 +33,14 @@ const WearRules = `Flash wear: for each repetition, the flash bytes the card mod
 	`the median over the repetitions.`
 
 // CardFor returns the card profile whose replay the wear figures use: card when set, else the
-// simulated card's own profile for a simcard run, else DefaultCard.
+// one the run recorded (results.Target.CardProfile: the simulated card's own, however it was
+// reached), else DefaultCard.
 func CardFor(r *results.Run, card string) string {
 	switch {
 	case card != "":
 		return card
-	case r.Target.Kind == "simcard" && r.Target.Profile != "":
-		return r.Target.Profile
+	case r.Target.CardProfile != "":
+		return r.Target.CardProfile
 	}
 	return DefaultCard
 }

@@ -115,19 +115,92 @@ type Machine struct {
 
 // Target says where the block device came from.
 type Target struct {
-	Kind       string `json:"kind"` // "image" or "simcard"
-	Image      string `json:"image,omitempty"`
-	SizeBytes  uint64 `json:"size_bytes"`
-	Device     string `json:"device"`                // "/dev/loop3"
-	LoopMethod string `json:"loop_method,omitempty"` // LOOP_CONFIGURE or LOOP_SET_FD
-	DirectIO   bool   `json:"direct_io"`             // as the kernel reports it, not as asked
-	// Simulated card (Kind "simcard"): the flash model's profile and the factor applied to its
+	Kind       TargetKind `json:"kind"`
+	Image      string     `json:"image,omitempty"`
+	SizeBytes  uint64     `json:"size_bytes"`
+	Device     string     `json:"device"`                // "/dev/loop3"
+	LoopMethod string     `json:"loop_method,omitempty"` // LOOP_CONFIGURE or LOOP_SET_FD
+	DirectIO   bool       `json:"direct_io"`             // as the kernel reports it, not as asked
+	// Simulated card (Kind simcard): the flash model's profile and the factor applied to its
 	// modelled waits (1 = real time; smaller runs faster and says so here, never silently).
 	Profile   string  `json:"profile,omitempty"`
 	TimeScale float64 `json:"time_scale,omitempty"`
+	// CardVia says how a simulated card reached the filesystems; empty for the other kinds.
+	CardVia CardVia `json:"card_via,omitempty"`
+	// CardProfile is the card profile the run's card figures (flash wear, card time) are rated
+	// on unless the report is asked for another: the simulated card's own profile (its name,
+	// which the traces' replays are keyed by), else the default card the run replayed its traces
+	// through. Files written before it was recorded get it from Kind and Profile when read.
+	CardProfile string `json:"card_profile,omitempty"`
 	// Scheduler is the I/O scheduler fsbench set for the run (verified by reading it back);
 	// empty when the device's own was left (see device.queue.scheduler).
 	Scheduler string `json:"scheduler,omitempty"`
+}
+
+// TargetKind is what the filesystems were made on. It is typed from the target that made the
+// device to the report, which asks it instead of comparing strings. Where the run happened (a
+// QEMU guest, a board) is Run.Guest and Run.Remote.
+type TargetKind string
+
+// The target kinds results.json records.
+const (
+	KindImage   TargetKind = "image"   // a loop device over a sparse image file
+	KindSimcard TargetKind = "simcard" // the flash model served as a file (Target.CardVia says how it was reached)
+	KindDevice  TargetKind = "device"  // a real block device (a card, a disk, the guest's /dev/mmcblk0 over an image file)
+	KindNandsim TargetKind = "nandsim" // a simulated raw NAND chip
+)
+
+// CardVia is how a simulated card reached the filesystems.
+type CardVia string
+
+// The ways a simulated card is reached.
+const (
+	// CardOnLoop: a loop device over the card's file, on the machine that ran the run (the
+	// host, or the guest for the powercut suite, which cuts the card's power there).
+	CardOnLoop CardVia = "loop"
+	// CardBehindGuestSD: the card's file, served on the host, was the QEMU guest's emulated SD
+	// card, which the guest's fsbench used as /dev/mmcblk0 (--target vm:simcard:PROFILE).
+	CardBehindGuestSD CardVia = "guest-sd"
+)
+
+// The kinds fsbench wrote before the kind was typed: English phrases for the two ways a guest
+// ran on a simulated card. Reading a file maps them to KindSimcard and a CardVia.
+const (
+	legacyKindGuestSD = "simcard (guest /dev/mmcblk0)"
+	legacyKindInGuest = "simcard (served in the guest)"
+)
+
+// SimulatedCard reports whether the filesystems were made on a simulated card, however it
+// was reached.
+func (t Target) SimulatedCard() bool { return t.Kind == KindSimcard }
+
+// UnmarshalJSON reads a target, as written now or by an earlier fsbench (see upgrade).
+func (t *Target) UnmarshalJSON(b []byte) error {
+	type plain Target // without this method
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	t.upgrade()
+	return nil
+}
+
+// upgrade fills in what files written before the kind was typed say another way: the
+// guest's phrases become KindSimcard with its CardVia, and a simulated card's profile is the
+// card its figures are rated on. A file written now is left as it is.
+func (t *Target) upgrade() {
+	switch t.Kind {
+	case legacyKindGuestSD:
+		t.Kind, t.CardVia = KindSimcard, CardBehindGuestSD
+	case legacyKindInGuest:
+		t.Kind, t.CardVia = KindSimcard, CardOnLoop
+	case KindSimcard:
+		if t.CardVia == "" {
+			t.CardVia = CardOnLoop // the only way there was
+		}
+	}
+	if t.CardProfile == "" && t.Kind == KindSimcard {
+		t.CardProfile = t.Profile
+	}
 }
 
 // Dataset describes the data written and read.

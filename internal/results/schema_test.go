@@ -44,7 +44,7 @@ func fullRun() *Run {
 		Finished: started.Add(90*time.Second + 5*time.Millisecond),
 		Machine:  Machine{Hostname: "bench", Arch: "arm64", CPUs: 4, MemBytes: 2 << 30, Kernel: "6.1.0-56-arm64", OS: "Debian GNU/Linux 12 (bookworm)"},
 		Target: Target{Kind: "simcard", Image: "/var/tmp/card.img", SizeBytes: 320 << 20, Device: "/dev/loop3", LoopMethod: "LOOP_CONFIGURE",
-			DirectIO: true, Profile: "sd-typical", TimeScale: 0.25, Scheduler: "mq-deadline"},
+			DirectIO: true, Profile: "sd-typical", TimeScale: 0.25, CardVia: CardOnLoop, CardProfile: "sd-typical", Scheduler: "mq-deadline"},
 		Device: &DeviceIdentity{Name: "loop3", Path: "/dev/loop3", SizeBytes: 320 << 20,
 			Queue:  map[string]string{"rotational": "0", "logical_block_size": "512", "scheduler": "[mq-deadline] none"},
 			Device: map[string]string{"name": "SD32G", "manfid": "0x000003", "preferred_erase_size": "4194304"},
@@ -385,5 +385,38 @@ func TestConversions(t *testing.T) {
 	id.Queue["rotational"] = "1"
 	if d.Queue["rotational"] != "0" {
 		t.Error("FromIdentity shares the queue map with the producer")
+	}
+}
+
+// TestTargetKinds: the six kinds fsbench has written, two of them English phrases for the ways
+// a guest ran on a simulated card, are read as the typed kind, how the card was reached, and the
+// card its figures are rated on; a file written now is read as it was written.
+func TestTargetKinds(t *testing.T) {
+	tests := []struct {
+		file string // results.json's "target"
+		want Target
+	}{
+		{`{"kind": "image"}`, Target{Kind: KindImage}},
+		{`{"kind": "device", "device": "/dev/mmcblk0"}`, Target{Kind: KindDevice, Device: "/dev/mmcblk0"}},
+		{`{"kind": "nandsim"}`, Target{Kind: KindNandsim}},
+		{`{"kind": "simcard", "profile": "sd-cheap-old"}`, Target{Kind: KindSimcard, CardVia: CardOnLoop, Profile: "sd-cheap-old", CardProfile: "sd-cheap-old"}},
+		{`{"kind": "simcard (guest /dev/mmcblk0)", "profile": "emmc"}`, Target{Kind: KindSimcard, CardVia: CardBehindGuestSD, Profile: "emmc", CardProfile: "emmc"}},
+		{`{"kind": "simcard (served in the guest)", "profile": "sd-a1-modern"}`, Target{Kind: KindSimcard, CardVia: CardOnLoop, Profile: "sd-a1-modern", CardProfile: "sd-a1-modern"}},
+		// Written now: the card recorded is the one to use, even where the profile was a file.
+		{`{"kind": "simcard", "card_via": "guest-sd", "profile": "/srv/mine.toml", "card_profile": "mine"}`,
+			Target{Kind: KindSimcard, CardVia: CardBehindGuestSD, Profile: "/srv/mine.toml", CardProfile: "mine"}},
+		{`{"kind": "image", "card_profile": "sd-typical"}`, Target{Kind: KindImage, CardProfile: "sd-typical"}},
+	}
+	for _, tc := range tests {
+		var r Run
+		if err := json.Unmarshal([]byte(`{"target": `+tc.file+`}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tc.want, r.Target); d != "" {
+			t.Errorf("%s read as (-want +got):\n%s", tc.file, d)
+		}
+		if r.Target.SimulatedCard() != (tc.want.Kind == KindSimcard) {
+			t.Errorf("%s: SimulatedCard() = %v", tc.file, r.Target.SimulatedCard())
+		}
 	}
 }

@@ -318,7 +318,7 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 	}
 	size := e.partitionSize()
 	loop, err := target.AttachLoop(e.prep.Underlying, target.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
-		Device: e.prep.Result.Kind == "device"})
+		Device: e.prep.Result.Kind == results.KindDevice})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the partition at %s: %w", plan.FormatSize(start), err)
 	}

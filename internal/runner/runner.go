@@ -204,6 +204,14 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		logf("%s", n)
 	}
 	run.Target, run.Device = prep.Result, results.FromIdentity(prep.Identity)
+	if run.Target.CardProfile == "" {
+		// The card its card figures are rated on, recorded, so that no report guesses it: the
+		// simulated card's own, else the default card the traces are replayed through.
+		run.Target.CardProfile = plan.DefaultCardProfile
+		if prep.CardProfile != "" {
+			run.Target.CardProfile = target.CardProfileName(prep.CardProfile)
+		}
+	}
 	eng.prep = prep
 	if prep.Card != nil {
 		// The card's final state (its wear histogram) is recorded however the run ends, while
@@ -223,7 +231,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		}
 		run.Target.Scheduler = cfg.Scheduler
 		logf("I/O scheduler of %s: %s", prep.DeviceName, cfg.Scheduler)
-	} else if run.Target.Kind == "simcard" && prep.DeviceName != "" {
+	} else if run.Target.SimulatedCard() && prep.DeviceName != "" {
 		// A loop device has no scheduler by default (the kernel marks it "no scheduler by
 		// default"), but the kernel gives a real SD card or eMMC mq-deadline, which sorts the
 		// writes waiting for the card by sector. On a card with few open AUs that order decides
