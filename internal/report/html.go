@@ -603,7 +603,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 </div>
 
 <footer>
-<h2 id="rules">How ratings and recommendations are made</h2>
+<h2 id="rules">How ratings and verdicts are made</h2>
 {{range .Rules}}<p>{{.}}</p>
 {{end}}<p class="muted">Written by fsbench from {{.JSONLink}}.</p>
 </footer>

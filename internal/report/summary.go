@@ -1,6 +1,6 @@
 // Package report turns results into what a person reads: the terminal summary (variants ×
 // concerns, medians with units and a rating per cell), the self-contained HTML report with its
-// verdict, matrix and charts, and the comparison of two runs. Ratings and recommendations are
+// verdict, matrix and charts, and the comparison of two runs. Ratings and verdicts are
 // computed from the data by the rules in RatingRules and VerdictRules, never per filesystem.
 package report
 
@@ -39,7 +39,7 @@ var ansi = map[Rating]string{
 }
 
 // SummaryWith writes the table of medians with a rating letter per cell (A excellent to G
-// worst, see RatingRules), the recommendation per priority, then skipped variants and failed
+// worst, see RatingRules), the verdict per priority, then skipped variants and failed
 // cells.
 //
 // Raw-flash variants (suite free-electrons) are shown as the 2010 study's tables instead,
