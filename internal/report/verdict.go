@@ -25,8 +25,8 @@ type Verdict struct {
 	Unit     string
 	// WinnerMedian and RunnerMedian are the medians of the compared figure.
 	WinnerMedian, RunnerMedian float64
-	// Margin is how much better the winner is than the runner-up, as a fraction (0.12 = 12 %);
-	// negative when the winner was chosen by a second criterion (space, for read-mostly).
+	// Margin is how much better the winner is than the runner-up, as a fraction (0.12 = 12 %)
+	// (read-mostly's second step compares space, and its Unit says so).
 	Margin float64
 	// Significance says in words whether Winner differs from the others: the comparison with
 	// the runner-up when Winner is clear, else the one with the first variant tied with it.
@@ -87,15 +87,13 @@ func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 		out = append(out, pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha))
 	}
 	if bootlin {
-		out = append(out,
-			readMostly(r, alpha),
-			pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha),
-			pick("space", evaluate(r, mSpace, alpha), alpha),
-			wearVerdict(r, CardFor(r, card), alpha))
+		c := CardFor(r, card)
+		out = append(out, readMostly(r, alpha), pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha))
 		// Card time only where it was measured: a run without traces says so once, under flash wear.
-		if c := CardFor(r, card); hasCardTime(r, c) {
-			out = slices.Insert(out, 4, cardTimeVerdict(r, c, alpha))
+		if hasCardTime(r, c) {
+			out = append(out, cardTimeVerdict(r, c, alpha))
 		}
+		out = append(out, pick("space", evaluate(r, mSpace, alpha), alpha), wearVerdict(r, c, alpha))
 	}
 	for _, s := range suiteVerdicts {
 		if suiteRan(r, s.suite) {
@@ -263,10 +261,6 @@ func (v Verdict) MarginText() string {
 	amount := v.Unit == "% data" || v.Unit == "x written" // less is better, and not a speed
 	var words string
 	switch {
-	case m < 0:
-		// The winner was chosen by a second criterion (read-mostly: space), and is worse on
-		// the first: say by how much, as before.
-		words = fmt.Sprintf("%s slower than", pct(-m))
 	case v.Unit == catalog.Percent && m < 0.005:
 		words = "as many cuts survived as"
 	case v.Unit == catalog.Percent:
