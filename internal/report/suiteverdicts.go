@@ -9,8 +9,11 @@ import (
 // concerns, in the report's order: each suite speaks in its own terms, by the same rule
 // (TieRule). VerdictsFor asks a suite for its verdicts when any of its tests is in the run.
 //
-// A suite that needs more than one line per test (a proportion over power cuts, a share of
-// promises kept) gives its own function here; the powercut suite's is powerLossVerdict.
+// A suite whose figures need their own test gives its own function here; the powercut suite's
+// is powerLossVerdict (powerloss.go). Its figure is a share of cuts, often from one repetition
+// of many cuts, where the U test over repetitions cannot tell (it needs 4 a side): a test on
+// the cut counts belongs there. Such a function decides the tie itself: it sets Tied (the
+// variants it cannot tell from Winner), Significant and Significance, and Words words the line.
 var suiteVerdicts = []struct {
 	suite    string
 	verdicts func(r *results.Run, alpha float64) []Verdict
