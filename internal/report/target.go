@@ -8,9 +8,13 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// deviceName is what the filesystems were made on, short, for the report's title: the card's
+// deviceName is what the filesystems were made on, short, for the report's title: a simulated
+// card by its profile (behind a guest's SD card, sysfs names QEMU's card model), else the card's
 // own name where sysfs gives one, else what fsbench made.
 func deviceName(r *results.Run) string {
+	if r.Target.SimulatedCard() && r.Target.CardProfile != "" {
+		return "a simulated " + r.Target.CardProfile + " card"
+	}
 	if r.Device != nil {
 		for _, k := range []string{"name", "model"} {
 			if s := strings.TrimSpace(r.Device.Device[k]); s != "" {
@@ -19,8 +23,6 @@ func deviceName(r *results.Run) string {
 		}
 	}
 	switch r.Target.Kind {
-	case results.KindSimcard:
-		return "a simulated " + r.Target.CardProfile + " card"
 	case results.KindNandsim:
 		return "raw NAND"
 	case results.KindImage:
