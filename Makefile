@@ -63,9 +63,14 @@ fuzz:
 
 # Every way a run can be given bad input, be killed or find its disk full, replayed through the
 # binary (the simulated card and the QEMU guest included); prints a table of the cases. make test
-# runs the quick ones.
+# runs the quick ones. Then the jail's own cases: every escape route tried from inside it, and
+# the property test (a few hundred generated words per mkfs tool run in the jail beside a decoy
+# device), with its table. pipefail: the grep must not hide a failed test.
+test-faults: SHELL := /bin/bash
+test-faults: .SHELLFLAGS := -o pipefail -c
 test-faults:
 	FSBENCH_FAULTS=full $(GO) test -count=1 -run 'TestFaults' -v -timeout 40m ./cmd/fsbench/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
+	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestConfinedWords' -v -timeout 20m ./internal/confine/ ./internal/fs/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
 
 # Unit tests only (no root needed, nothing mounted).
 unit:
