@@ -457,3 +457,57 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestConfinedIssueWords runs the words that once got past the word check through the real tools
+// in the jail, without the check, beside a decoy: each must leave the decoy and the outside
+// untouched, whatever the tool makes of it.
+func TestConfinedIssueWords(t *testing.T) {
+	needRoot(t)
+	if err := Confinement(); err != nil {
+		t.Fatalf("confinement unavailable as root: %v", err)
+	}
+	sys, err := HostSystem()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dut := attachLoop(t, imageSize)
+	decoy := patternLoop(t, imageSize, "the decoy's data, which no tool may touch ")
+	outside := t.TempDir()
+	dir := t.TempDir()
+	if err := os.Symlink(decoy, filepath.Join(dir, "card")); err != nil {
+		t.Fatal(err)
+	}
+	before := sha(t, decoy)
+	for _, tc := range []struct{ fs, words string }{
+		{"btrfs", "-m single " + decoy},
+		{"f2fs", "-fc" + decoy},
+		{"xfs", "-fllogdev=card"},
+		{"ext4", "-FJdevice=" + decoy},
+		{"ext4", "-Fz" + filepath.Join(outside, "undo")},
+		{"ext4", decoy},
+		{"ext4", "-qd" + outside},
+	} {
+		k, _ := Lookup(tc.fs)
+		tool, err := sys.LookPath(k.Tool)
+		if err != nil {
+			t.Logf("%s not installed", k.Tool)
+			continue
+		}
+		w := strings.Fields(tc.words)
+		argv, _ := mkfsArgs(k, dut, w)
+		w0 := writes(t, decoy)
+		out, err := confine.CombinedOutput(context.Background(), confine.Spec{Devices: []string{dut}, Dir: dir, Env: toolEnv(),
+			WaitDelay: time.Second, SysAdmin: sysAdminTools[k.Tool] != ""}, tool, argv...)
+		t.Logf("%s %s in the jail: %v: %s", k.Tool, tc.words, err, lastLine(trimUsage(strings.TrimSpace(string(out)))))
+		if writes(t, decoy) != w0 {
+			t.Errorf("%s %s wrote the decoy", k.Tool, tc.words)
+		}
+		if left, _ := os.ReadDir(outside); len(left) > 0 {
+			t.Errorf("%s %s wrote %s outside", k.Tool, tc.words, left[0].Name())
+		}
+	}
+	if sha(t, decoy) != before {
+		t.Fatal("the decoy's sha256 changed")
+	}
+	t.Logf("decoy %s: sha256 %s before and after", decoy, before)
+}
