@@ -70,7 +70,7 @@ test-faults: SHELL := /bin/bash
 test-faults: .SHELLFLAGS := -o pipefail -c
 test-faults:
 	FSBENCH_FAULTS=full $(GO) test -count=1 -run 'TestFaults' -v -timeout 40m ./cmd/fsbench/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
-	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestConfinedWords' -v -timeout 20m ./internal/confine/ ./internal/fs/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
+	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestConfinedWords|TestConfinedIssueWords' -v -timeout 20m ./internal/confine/ ./internal/fs/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
 
 # Unit tests only (no root needed, nothing mounted).
 unit:
