@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/testdev"
 )
 
 // TestFaults replays the ways a run can be given bad input, be killed, or find its disk full,
@@ -359,23 +361,9 @@ func fsbIn(t *testing.T, dir string, a ...string) result {
 // its sha256 is still what it was.
 func decoy(t *testing.T) (dev string, same func() bool) {
 	t.Helper()
-	dev, _ = victim(t)
-	before := devSum(t, dev)
-	return dev, func() bool { return devSum(t, dev) == before }
-}
-
-func devSum(t *testing.T, dev string) string {
-	t.Helper()
-	f, err := os.Open(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
+	dev = testdev.Loop(t, 256<<20, "the user's data ")
+	before := testdev.Sum(t, dev)
+	return dev, func() bool { return testdev.Sum(t, dev) == before }
 }
 
 // victim is a loop device of the test's own, standing for a disk fsbench must never touch: its

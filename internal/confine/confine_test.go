@@ -1,13 +1,9 @@
 package confine
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/testdev"
 )
 
 // The tests in this file run real programs (sh, dd, mknod, mount) in the jail against a loop
@@ -34,41 +32,12 @@ func needRoot(t *testing.T) {
 	}
 }
 
-// loopDev attaches a new file of size bytes, filled with pattern, to a loop device.
+// loopDev is a loop device over a file of size bytes filled with pattern.
 func loopDev(t *testing.T, size int, pattern string) string {
-	t.Helper()
-	img := filepath.Join(t.TempDir(), "disk.img")
-	b := bytes.Repeat([]byte(pattern), size/len(pattern))
-	b = append(b, make([]byte, size-len(b))...)
-	if err := os.WriteFile(img, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("losetup", "--find", "--show", img).Output()
-	if err != nil {
-		t.Fatalf("losetup: %v", err)
-	}
-	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
-			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
-		}
-	})
-	return dev
+	return testdev.Loop(t, int64(size), pattern)
 }
 
-func sum(t *testing.T, dev string) string {
-	t.Helper()
-	f, err := os.Open(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+func sum(t *testing.T, dev string) string { return testdev.Sum(t, dev) }
 
 // sh runs a shell script in the jail with dut as its device and dir as its directory.
 func sh(t *testing.T, dut, dir, script string) (string, error) {

@@ -1,12 +1,8 @@
 package fs
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -18,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/confine"
+	"github.com/fsbench/fsbench/internal/testdev"
 )
 
 // TestConfinedWords is the property test of the jail: whatever words a tool is given, it
@@ -38,26 +35,19 @@ import (
 // FSBENCH_CONFINE_WORDS sets the number of word lists per tool (default 200; make test-faults
 // runs the default, make test with -short skips the test).
 func TestConfinedWords(t *testing.T) {
-	needRoot(t)
 	if testing.Short() {
 		t.Skip("runs every mkfs a few hundred times (-short)")
 	}
-	if err := Confinement(); err != nil {
-		t.Fatalf("confinement unavailable as root: %v", err)
-	}
+	sys := needConfinement(t)
 	perTool := 200
 	if v, err := strconv.Atoi(os.Getenv("FSBENCH_CONFINE_WORDS")); err == nil && v > 0 {
 		perTool = v
 	}
-	sys, err := HostSystem()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dut := attachLoop(t, imageSize)
-	decoy := patternLoop(t, imageSize, "the decoy's data, which no tool may touch ")
+	decoy := testdev.Loop(t, imageSize, "the decoy's data, which no tool may touch ")
 	control := attachLoop(t, imageSize)
 	outside := t.TempDir()
-	before := sha(t, decoy)
+	before := testdev.Sum(t, decoy)
 	t.Logf("device under test %s, decoy %s (sha256 %s), control %s, outside directory %s", dut, decoy, before[:16], control, outside)
 
 	type tally struct {
@@ -122,7 +112,7 @@ func TestConfinedWords(t *testing.T) {
 				t.Logf("%s %s -> %v", k.Tool, quoteWords(w), err)
 			}
 		}
-		if got := sha(t, decoy); got != before {
+		if got := testdev.Sum(t, decoy); got != before {
 			t.Fatalf("after %s the decoy's sha256 is %s, was %s", k.Tool, got, before)
 		}
 		// The control: the same kind of words, without the jail, on the control device.
@@ -172,6 +162,20 @@ func TestConfinedWords(t *testing.T) {
 			t.Errorf("%s: only %d word lists generated, want %d", r.tool, r.words, perTool)
 		}
 	}
+}
+
+// needConfinement skips without root, fails when root cannot confine, and returns the machine.
+func needConfinement(t *testing.T) System {
+	t.Helper()
+	needRoot(t)
+	if err := Confinement(); err != nil {
+		t.Fatalf("confinement unavailable as root: %v", err)
+	}
+	sys, err := HostSystem()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sys
 }
 
 // wordGen generates word lists for one tool from its grammar.
@@ -392,30 +396,6 @@ func (wg *wordGen) controls(control string) [][]string {
 	return nil
 }
 
-// patternLoop is attachLoop over a file filled with pattern, so that any write shows.
-func patternLoop(t *testing.T, size int64, pattern string) string {
-	t.Helper()
-	img := filepath.Join(t.TempDir(), "decoy.img")
-	f, err := os.Create(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := bytes.Repeat([]byte(pattern), (1<<20)/len(pattern)+1)[:1<<20]
-	for off := int64(0); off < size; off += 1 << 20 {
-		if _, err := f.Write(chunk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.Close()
-	out, err := exec.Command("losetup", "--find", "--show", img).Output()
-	if err != nil {
-		t.Fatalf("losetup: %v", err)
-	}
-	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
-	return dev
-}
-
 // writes is the decoy's writes, sectors written, discards and sectors discarded from
 // /sys/block/<dev>/stat: any write or discard that reached it moves them.
 func writes(t *testing.T, dev string) string {
@@ -429,20 +409,6 @@ func writes(t *testing.T, dev string) string {
 		return strings.Join(f[4:7], " ")
 	}
 	return strings.Join([]string{f[4], f[6], f[11], f[13]}, " ")
-}
-
-func sha(t *testing.T, dev string) string {
-	t.Helper()
-	f, err := os.Open(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func quoteWords(w []string) string {
@@ -462,22 +428,15 @@ func lastLine(s string) string {
 // in the jail, without the check, beside a decoy: each must leave the decoy and the outside
 // untouched, whatever the tool makes of it.
 func TestConfinedIssueWords(t *testing.T) {
-	needRoot(t)
-	if err := Confinement(); err != nil {
-		t.Fatalf("confinement unavailable as root: %v", err)
-	}
-	sys, err := HostSystem()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys := needConfinement(t)
 	dut := attachLoop(t, imageSize)
-	decoy := patternLoop(t, imageSize, "the decoy's data, which no tool may touch ")
+	decoy := testdev.Loop(t, imageSize, "the decoy's data, which no tool may touch ")
 	outside := t.TempDir()
 	dir := t.TempDir()
 	if err := os.Symlink(decoy, filepath.Join(dir, "card")); err != nil {
 		t.Fatal(err)
 	}
-	before := sha(t, decoy)
+	before := testdev.Sum(t, decoy)
 	for _, tc := range []struct{ fs, words string }{
 		{"btrfs", "-m single " + decoy},
 		{"f2fs", "-fc" + decoy},
@@ -506,7 +465,7 @@ func TestConfinedIssueWords(t *testing.T) {
 			t.Errorf("%s %s wrote %s outside", k.Tool, tc.words, left[0].Name())
 		}
 	}
-	if sha(t, decoy) != before {
+	if testdev.Sum(t, decoy) != before {
 		t.Fatal("the decoy's sha256 changed")
 	}
 	t.Logf("decoy %s: sha256 %s before and after", decoy, before)

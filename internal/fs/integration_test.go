@@ -393,14 +393,7 @@ func TestIntegrationTmpfs(t *testing.T) {
 // loop device (the kernel need not have the filesystem: only mounting needs it): each must work
 // confined, and its checker find its fresh filesystem clean.
 func TestConfinedTools(t *testing.T) {
-	needRoot(t)
-	if err := Confinement(); err != nil {
-		t.Fatalf("confinement unavailable as root: %v", err)
-	}
-	sys, err := HostSystem()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys := needConfinement(t)
 	for _, k := range Kinds() {
 		if k.Flash || k.NotMainline != "" {
 			continue
