@@ -237,16 +237,35 @@ func child() {
 }
 
 var (
-	availOnce sync.Once
-	availErr  error
+	availOnce, mountOnce sync.Once
+	availErr, mountErr   error
 )
 
-// Available reports whether this kernel lets fsbench confine programs and mounts (nil), or why
-// not: it builds a jail once, for a program and for a mount, and remembers the answer. Without
-// confinement the words a user gives mkfs and mount cannot be let near a tool.
+// Available reports whether this kernel lets fsbench confine programs (nil), or why not: it
+// builds a jail once and remembers the answer. Without it, the words a user gives mkfs cannot
+// be let near a tool.
 func Available() error {
 	availOnce.Do(func() { availErr = probe() })
 	return availErr
+}
+
+// MountAvailable reports whether fsbench can make its mounts in a jail (nil), or why not: that
+// needs the new mount API (fsopen, fsmount, move_mount: Linux 5.2) besides a jail. Without it
+// a mount option's path is resolved in fsbench's own namespace, and only the word check
+// guards mount options.
+func MountAvailable() error {
+	mountOnce.Do(func() {
+		if mountErr = Available(); mountErr != nil {
+			return
+		}
+		// fsopen with a bad flag: EINVAL where the call exists, ENOSYS where not.
+		if _, err := unix.Fsopen("", -1); errors.Is(err, unix.ENOSYS) {
+			mountErr = errors.New("this kernel has no new mount API (fsopen, fsmount: Linux 5.2 or later)")
+			return
+		}
+		mountErr = inThreadJail(jail{mountDir: true}, func() error { return nil })
+	})
+	return mountErr
 }
 
 func probe() error {
@@ -267,14 +286,6 @@ func probe() error {
 	defer cancel()
 	if err := run(ctx, w, &out, time.Second); err != nil {
 		return fmt.Errorf("%w %s", err, strings.TrimSpace(out.String()))
-	}
-	if err := inThreadJail(jail{keep: []string{dir}}, func() error { return nil }); err != nil {
-		return err
-	}
-	// open_tree(2) and move_mount(2) (Linux 5.2) carry a jailed mount out; an empty path
-	// without AT_EMPTY_PATH is EINVAL where they exist, ENOSYS where not.
-	if _, err := unix.OpenTree(unix.AT_FDCWD, "", unix.OPEN_TREE_CLOEXEC); errors.Is(err, unix.ENOSYS) {
-		return errors.New("this kernel has no open_tree(2) (Linux 5.2 or later)")
 	}
 	return nil
 }

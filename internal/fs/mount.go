@@ -134,15 +134,20 @@ func Mount(ctx context.Context, k Kind, dev, dir, options string) error {
 		return nil
 	}
 	// The kernel resolves paths in mount options (journal_path=, logdev=, device=) in the
-	// caller's namespace: mount(2) is made in a jail whose /dev holds only dev.
-	err = confine.Mount(dev, dir, k.Name, flags, data)
-	var se *confine.SetupError
-	if errors.As(err, &se) {
-		if options != "" {
-			return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{err})
-		}
-		// No word of the user's: the default mount runs as it is.
+	// caller's namespace: the mount is made in a jail whose /dev holds only dev. A kernel older
+	// than the new mount API (5.2) mounts as it is: CheckMountOptions guards the options there.
+	if confine.MountAvailable() != nil {
 		err = unix.Mount(dev, dir, k.Name, flags, data)
+	} else {
+		err = confine.Mount(dev, dir, k.Name, flags, data)
+		var se *confine.SetupError
+		if errors.As(err, &se) {
+			if options != "" {
+				return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{err})
+			}
+			// No word of the user's: the default mount runs as it is.
+			err = unix.Mount(dev, dir, k.Name, flags, data)
+		}
 	}
 	if err != nil {
 		return mountError(k, dev, dir, options, err)

@@ -120,9 +120,13 @@ func ConfinementMethod() string {
 	if err := confine.Available(); err != nil {
 		return "not confined: " + err.Error() + "; the variants' own mkfs and mount options were refused, the defaults ran as they are"
 	}
+	mounts := "mounts were made in such a jail (fsopen, fsmount); the mount time includes a hand-over to the jail's thread (tens of microseconds)"
+	if err := confine.MountAvailable(); err != nil {
+		mounts = "mounts were not (" + err.Error() + "): the word check guarded the mount options"
+	}
 	return "mkfs, fsck and image builders ran confined (a mount namespace whose /dev holds only the device under test, every other mount read-only and nodev, " +
-		"a new pid namespace, a private working directory, capabilities dropped, no_new_privs, a system call filter), and mount(2) ran in such a jail; " +
-		"the mkfs time includes starting the tool in its jail (a few milliseconds), the mount time a hand-over to the jail's thread (tens of microseconds)"
+		"a new pid namespace, a private working directory, capabilities dropped, no_new_privs, a system call filter); the mkfs time includes starting the tool in its jail (a few milliseconds); " +
+		mounts
 }
 
 // runConfined runs path confined by j; where confinement is impossible, it runs it as it is if
