@@ -129,15 +129,13 @@ func CombinedOutput(ctx context.Context, spec Spec, path string, args ...string)
 	env := slices.DeleteFunc(slices.Clone(spec.Env), func(e string) bool {
 		return strings.HasPrefix(e, envSpec+"=") || strings.HasPrefix(e, "TMPDIR=")
 	})
-	write := []string{dir}
 	for _, f := range spec.Write {
 		fi, err := os.Lstat(f)
 		if err != nil || !fi.Mode().IsRegular() || !filepath.IsAbs(f) {
 			return nil, &SetupError{fmt.Errorf("%s: a confined program may write only an existing regular file, by absolute path", f)}
 		}
-		write = append(write, f)
 	}
-	w := wire{Path: path, Args: args, Env: append(env, "TMPDIR="+dir), Dir: dir, Write: write[1:], SysAdmin: spec.SysAdmin,
+	w := wire{Path: path, Args: args, Env: append(env, "TMPDIR="+dir), Dir: dir, Write: spec.Write, SysAdmin: spec.SysAdmin,
 		Keep: keepPaths(path, dir, append(slices.Clone(spec.Read), spec.Write...)), Nodes: nodes}
 	var out bytes.Buffer
 	err = run(ctx, w, &out, spec.WaitDelay)
