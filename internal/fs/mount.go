@@ -136,11 +136,14 @@ func Mount(ctx context.Context, k Kind, dev, dir, options string) error {
 	// The kernel resolves paths in mount options (journal_path=, logdev=, device=) in the
 	// caller's namespace: the mount is made in a jail whose /dev holds only dev. A kernel older
 	// than the new mount API (5.2) mounts as it is: CheckMountOptions guards the options there.
-	if confine.MountAvailable() != nil {
+	var se *confine.SetupError
+	switch why := confine.Available(); {
+	case why != nil && options != "":
+		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{why})
+	case why != nil, confine.MountAvailable() != nil:
 		err = unix.Mount(dev, dir, k.Name, flags, data)
-	} else {
+	default:
 		err = confine.Mount(dev, dir, k.Name, flags, data)
-		var se *confine.SetupError
 		if errors.As(err, &se) {
 			if options != "" {
 				return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{err})

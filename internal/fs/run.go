@@ -64,10 +64,7 @@ func toolEnv() []string { return append(os.Environ(), "LC_ALL=C") }
 // programs it points at a device: mkfs, fsck, image builders.
 type jail struct {
 	devices []string // the device under test, the only one in the program's /dev
-	// dir is the program's working directory, the one place it may write, made and removed by
-	// the caller; "" makes a new one for the call (in the run's work directory, WithWorkDir).
-	dir  string
-	read []string // what it reads besides the system's directories (an image builder's source)
+	read    []string // what it reads besides the system's directories (an image builder's source)
 	// write are files it may write besides its directory (an image builder's output), made
 	// (empty) if missing.
 	write []string
@@ -142,18 +139,16 @@ func runConfined(ctx context.Context, j jail, path string, args []string) ([]byt
 		}
 		return runPlain(ctx, path, args)
 	}
-	dir := j.dir
-	if dir == "" {
-		base, _ := ctx.Value(workDirKey{}).(string)
-		d, err := os.MkdirTemp(base, ".confined-")
-		if err != nil {
-			return nil, fmt.Errorf("making the private directory of %s: %w", path, err)
-		}
-		// Made for this call and used by nothing else: whatever the program left goes with it
-		// (RemoveAll follows no symlink, and nothing can be mounted there from the jail).
-		defer os.RemoveAll(d)
-		dir = d
+	// The program's working directory, the one place it may write: made for this call in the
+	// run's work directory (WithWorkDir) and used by nothing else, so whatever the program left
+	// there goes with it (RemoveAll follows no symlink, and nothing can be mounted there from
+	// the jail).
+	base, _ := ctx.Value(workDirKey{}).(string)
+	dir, err := os.MkdirTemp(base, ".confined-")
+	if err != nil {
+		return nil, fmt.Errorf("making the private directory of %s: %w", path, err)
 	}
+	defer os.RemoveAll(dir)
 	for _, w := range j.write {
 		f, err := os.OpenFile(w, os.O_WRONLY|os.O_CREATE, 0o644)
 		if err != nil {
