@@ -61,3 +61,30 @@ func TestPurgeRun(t *testing.T) {
 		t.Errorf("the symlink's target: %v", err)
 	}
 }
+
+// TestSessionTree: a tree is recorded with its identity and goes, with what is in it, when the
+// session closes.
+func TestSessionTree(t *testing.T) {
+	s, err := OpenSession(SessionOptions{Dir: filepath.Join(t.TempDir(), "res"), LedgerDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := s.Tree(".tools-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".confined-1", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(s.Ledger.Path())
+	var rec ledgerRecord
+	if err := json.Unmarshal(b, &rec); err != nil || len(rec.Trees) != 1 || rec.Trees[0].Path != dir || rec.Trees[0].Ino == 0 {
+		t.Fatalf("ledger trees %+v (%v), want %s with its inode", rec.Trees, err, dir)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s left after Close (%v)", dir, err)
+	}
+}
