@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-probe bench-reference bench-powercut bench-nand bench-farm run clean
+.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-probe bench-confine bench-reference bench-powercut bench-nand bench-farm run clean
 
 all: build
 
@@ -63,9 +63,14 @@ fuzz:
 
 # Every way a run can be given bad input, be killed or find its disk full, replayed through the
 # binary (the simulated card and the QEMU guest included); prints a table of the cases. make test
-# runs the quick ones.
+# runs the quick ones. Then the jail's own cases: every escape route tried from inside it, and
+# the property test (a few hundred generated words per mkfs tool run in the jail beside a decoy
+# device), with its table. pipefail: the grep must not hide a failed test.
+test-faults: SHELL := /bin/bash
+test-faults: .SHELLFLAGS := -o pipefail -c
 test-faults:
 	FSBENCH_FAULTS=full $(GO) test -count=1 -run 'TestFaults' -v -timeout 40m ./cmd/fsbench/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
+	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestConfinedWords|TestConfinedIssueWords' -v -timeout 20m ./internal/confine/ ./internal/fs/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
 
 # Unit tests only (no root needed, nothing mounted).
 unit:
@@ -89,6 +94,11 @@ bench-simcard:
 # cards (FLASHBENCH as for bench-simcard).
 bench-probe:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchProbeVsTools' -v -timeout 20m ./internal/probe/
+
+# What the jail costs: mkfs (vfat, ext4) and mount (ext4) jailed vs not, in alternating pairs on
+# one loop device, medians and the pairwise ratio with its spread.
+bench-confine:
+	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchConfine' -v -timeout 20m ./internal/fs/ | grep -E '^BENCH|FAIL|ok'
 
 # fsbench's bonnie and randio suites against bonnie++ and fio on the same filesystem, with the
 # commands used (needs the Debian packages bonnie++ and fio).

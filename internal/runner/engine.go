@@ -55,6 +55,14 @@ type group struct {
 // and in RAM) and that every variant's mkfs and mount options work on this device.
 func (e *engine) setup(user *userData) error {
 	p, cfg := e.plan, e.cfg
+	// The confined tools' private directories go into a directory the ledger records: a tool
+	// still running when fsbench is killed leaves its directory to the cleanup.
+	tools, err := e.ses.Tree(".tools-")
+	if err != nil {
+		return err
+	}
+	e.ctx = fs.WithWorkDir(e.ctx, tools)
+	e.run.Methods["confinement"] = fs.ConfinementMethod()
 	e.mnt = filepath.Join(e.ses.Work, "mnt")
 	if err := e.ses.Mountpoint(e.mnt); err != nil {
 		return err

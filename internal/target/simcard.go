@@ -385,10 +385,8 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 	if err := s.Mountpoint(cardDir); err != nil {
 		return nil, err
 	}
-	// The server creates the data file (sparse, the card's size): recorded first.
-	if err := s.Ledger.AddFile(data); err != nil {
-		return nil, err
-	}
+	// The server creates the data file (sparse, the card's size) in the run's new work
+	// directory; it is recorded, with its identity, once the server made it.
 	s.OnClose("simulated card data "+data, func() error { return removeFile(data) })
 	card, err := StartSimcard(ctx, SimcardOptions{
 		Profile: t.spec.Profile, Size: cfg.Size, Dir: cardDir, Backing: data, TimeScale: t.opt.TimeScale,
@@ -404,6 +402,9 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 		}
 		return s.Ledger.RemoveProcess(card.Pid())
 	})
+	if err := s.Ledger.AddFile(data); err != nil {
+		return nil, err
+	}
 	t.opt.logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, plan.FormatSize(cfg.Size), card.CardPath(), t.opt.TimeScale)
 	p := &Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.spec.Profile, Backing: data,
 		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
