@@ -117,9 +117,10 @@ func (w noiseWatch) stop() *results.Noise {
 		return nil
 	}
 	n := w.w.Stop()
-	return &results.Noise{StealPct: round2(n.StealPct), OtherCPUPct: round2(n.OtherCPUPct), CPUPressurePct: round2(n.CPUPressurePct),
-		IOPressurePct: round2(n.IOPressurePct), MemPressurePct: round2(n.MemPressurePct), OtherIOBytes: n.OtherIOBytes,
-		Busy: n.Busy, Why: n.Why}
+	return &results.Noise{StealPct: round2(n.StealPct), OtherCPUPct: round2(n.OtherCPUPct), OwnCPUPct: round2(n.OwnCPUPct),
+		CPUPressurePct: round2(n.CPUPressurePct), IOPressurePct: round2(n.IOPressurePct), MemPressurePct: round2(n.MemPressurePct),
+		OwnCPUPressurePct: round2(n.OwnCPUPressurePct), OwnIOPressurePct: round2(n.OwnIOPressurePct), OwnMemPressurePct: round2(n.OwnMemPressurePct),
+		OtherIOBytes: n.OtherIOBytes, OwnIOBytes: n.OwnIOBytes, Busy: n.Busy, Why: n.Why}
 }
 
 // round2 keeps two decimals: more would be noise about the noise.
