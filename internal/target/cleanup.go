@@ -169,6 +169,12 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 			errs = append(errs, err)
 		}
 	}
+	// Its cgroup is empty once its processes are gone.
+	for _, cg := range rec.Cgroups {
+		if err := undoCgroup(cg, act); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	// The board's run stops once its ssh client (one of the processes above) is gone: its
 	// place can go back to the farm.
 	for _, pr := range slices.Backward(rec.Places) {

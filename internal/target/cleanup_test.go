@@ -40,6 +40,21 @@ func TestHelperProcess(t *testing.T) {
 		// Wait to be killed. Bounded, so that a parent that died cannot leave us forever.
 		time.Sleep(time.Minute)
 		os.Exit(2)
+	case "cgroup":
+		base := os.Getenv(helperDirEnv)
+		s, err := OpenSession(SessionOptions{Dir: filepath.Join(base, "res"), LedgerDir: filepath.Join(base, "ledgers")})
+		if err != nil {
+			fmt.Printf("ERROR %v\n", err)
+			os.Exit(1)
+		}
+		dir, err := s.JoinCgroup()
+		if err != nil {
+			fmt.Printf("ERROR %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("READY %s\n", dir)
+		time.Sleep(time.Minute)
+		os.Exit(2)
 	}
 }
 
