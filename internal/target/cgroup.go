@@ -3,6 +3,7 @@ package target
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,7 @@ var ownCgroup struct {
 	refs   int
 	dir    string // the cgroup made for this process
 	parent string // the cgroup it was in before
+	mount  string // where fsbench mounted cgroup2 itself, when nothing had
 }
 
 // cgroupPrefix names the cgroups fsbench makes: fsbench-<pid>.
@@ -36,28 +38,35 @@ const cgroupPrefix = "fsbench-"
 // counted together: the noise sentinel reads the cgroup's CPU time and pressure, and blames
 // only the rest on other work. It returns the cgroup's directory. The cgroup is recorded in
 // the ledger before it is made, and Close takes the process back out and removes it; after a
-// killed run, cleanup removes it. It fails, changing nothing, where there is no cgroup v2 (a
-// kernel without it, a cgroup v1-only system, a read-only cgroup mount in a container): the
-// caller then goes on without one and says so.
+// killed run, cleanup removes it. Where the kernel has cgroup v2 but nothing mounted it (a
+// board with busybox for init), fsbench mounts it in its work directory for the run. It fails,
+// changing nothing, where there is no cgroup v2 (a kernel without it, a read-only cgroup mount
+// in a container): the caller then goes on without one and says so.
 func (s *Session) JoinCgroup() (string, error) {
 	ownCgroup.Lock()
 	defer ownCgroup.Unlock()
 	if ownCgroup.refs == 0 {
 		parent, err := currentCgroup("/proc/self")
+		if errors.Is(err, errNoCgroup2Mount) {
+			parent, err = s.mountCgroup2()
+		}
 		if err != nil {
 			return "", err
 		}
 		dir := filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid()))
 		if err := s.Ledger.AddCgroup(dir); err != nil {
+			unmountCgroup2()
 			return "", err
 		}
 		if err := makeCgroup(dir); err != nil {
 			s.Ledger.RemoveCgroup(dir)
+			unmountCgroup2()
 			return "", err
 		}
 		if err := moveTo(parent, dir); err != nil {
 			os.Remove(dir)
 			s.Ledger.RemoveCgroup(dir)
+			unmountCgroup2()
 			return "", err
 		}
 		ownCgroup.dir, ownCgroup.parent = dir, parent
@@ -86,7 +95,47 @@ func (s *Session) leaveCgroup(dir string) error {
 		return err
 	}
 	ownCgroup.dir, ownCgroup.parent = "", ""
-	return s.Ledger.RemoveCgroup(dir)
+	if err := s.Ledger.RemoveCgroup(dir); err != nil {
+		return err
+	}
+	return unmountCgroup2()
+}
+
+// errNoCgroup2Mount: the kernel has cgroup v2, but nothing mounted it (a board whose init is
+// busybox, not systemd).
+var errNoCgroup2Mount = errors.New("no cgroup v2 is mounted")
+
+// mountCgroup2 mounts the cgroup v2 hierarchy in the work directory, for the run only, where
+// nothing mounted it: the hierarchy is the kernel's one and only, wherever it is mounted, so
+// this changes nothing for anyone else. It returns the cgroup the process is in.
+func (s *Session) mountCgroup2() (string, error) {
+	mp := filepath.Join(s.Work, "cgroup2")
+	if err := s.Mountpoint(mp); err != nil {
+		return "", err
+	}
+	if err := unix.Mount("cgroup2", mp, "cgroup2", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return "", fmt.Errorf("no cgroup v2 is mounted, and mounting one on %s failed: %w", mp, err)
+	}
+	ownCgroup.mount = mp
+	dir, err := currentCgroup("/proc/self")
+	if err != nil {
+		unmountCgroup2()
+	}
+	return dir, err
+}
+
+// unmountCgroup2 unmounts the hierarchy mountCgroup2 mounted, if it did.
+func unmountCgroup2() error {
+	if ownCgroup.mount == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := mountinfo.Unmount(ctx, ownCgroup.mount, mountinfo.UnmountOptions{}); err != nil {
+		return err
+	}
+	ownCgroup.mount = ""
+	return nil
 }
 
 // makeCgroup makes dir, taking over one an earlier process with the same pid left empty.
@@ -173,7 +222,7 @@ func currentCgroup(procDir string) (string, error) {
 			return dir, nil
 		}
 	}
-	return "", errors.New("no cgroup v2 is mounted (mount -t cgroup2 none /sys/fs/cgroup, as systemd does)")
+	return "", errNoCgroup2Mount
 }
 
 // undoCgroup removes a killed run's cgroup once its processes are gone; one that still holds

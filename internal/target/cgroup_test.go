@@ -147,3 +147,24 @@ func TestCleanupStaleCgroup(t *testing.T) {
 		t.Errorf("cgroup %s still there after cleanup (%v)", dir, err)
 	}
 }
+
+// TestJoinCgroupUnmounted: where nothing mounted cgroup2 (a board with busybox for init), the
+// run mounts it for itself, and takes it away again.
+func TestJoinCgroupUnmounted(t *testing.T) {
+	requireCgroup2(t)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare not found (Debian package util-linux)")
+	}
+	base := t.TempDir()
+	cmd := exec.Command(unshare, "-m", "--propagation", "private", os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), helperEnv+"=cgroup-unmounted", helperDirEnv+"="+base)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "CLOSED") {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "JOINED "+filepath.Join(base, "res")) || !strings.Contains(string(out), "/fsbench-") {
+		t.Errorf("the helper did not run in a cgroup of its own under a cgroup2 it mounted:\n%s", out)
+	}
+	t.Logf("%s", out)
+}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
 // helperEnv selects what TestHelperProcess does when the test binary is re-executed.
@@ -40,6 +42,43 @@ func TestHelperProcess(t *testing.T) {
 		// Wait to be killed. Bounded, so that a parent that died cannot leave us forever.
 		time.Sleep(time.Minute)
 		os.Exit(2)
+	case "cgroup-unmounted":
+		// In a mount namespace of its own (unshare -m), where no cgroup2 is mounted.
+		ms, _ := mountinfo.Read("")
+		for _, m := range ms {
+			if m.FSType == "cgroup2" {
+				if err := unix.Unmount(m.MountPoint, 0); err != nil {
+					fmt.Printf("ERROR umount %s: %v\n", m.MountPoint, err)
+					os.Exit(1)
+				}
+			}
+		}
+		base := os.Getenv(helperDirEnv)
+		s, err := OpenSession(SessionOptions{Dir: filepath.Join(base, "res"), LedgerDir: filepath.Join(base, "ledgers")})
+		if err != nil {
+			fmt.Printf("ERROR %v\n", err)
+			os.Exit(1)
+		}
+		dir, err := s.JoinCgroup()
+		if err != nil {
+			fmt.Printf("ERROR %v\n", err)
+			os.Exit(1)
+		}
+		b, _ := os.ReadFile("/proc/self/cgroup")
+		fmt.Printf("JOINED %s %q\n", dir, b)
+		if err := s.Close(); err != nil {
+			fmt.Printf("ERROR close: %v\n", err)
+			os.Exit(1)
+		}
+		ms, _ = mountinfo.Read("")
+		for _, m := range ms {
+			if m.FSType == "cgroup2" {
+				fmt.Printf("ERROR still mounted: %s\n", m.MountPoint)
+				os.Exit(1)
+			}
+		}
+		fmt.Println("CLOSED")
+		os.Exit(0)
 	case "cgroup":
 		base := os.Getenv(helperDirEnv)
 		s, err := OpenSession(SessionOptions{Dir: filepath.Join(base, "res"), LedgerDir: filepath.Join(base, "ledgers")})
