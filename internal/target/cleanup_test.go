@@ -53,17 +53,7 @@ func TestHelperProcess(t *testing.T) {
 				}
 			}
 		}
-		base := os.Getenv(helperDirEnv)
-		s, err := OpenSession(SessionOptions{Dir: filepath.Join(base, "res"), LedgerDir: filepath.Join(base, "ledgers")})
-		if err != nil {
-			fmt.Printf("ERROR %v\n", err)
-			os.Exit(1)
-		}
-		dir, err := s.JoinCgroup()
-		if err != nil {
-			fmt.Printf("ERROR %v\n", err)
-			os.Exit(1)
-		}
+		s, dir := helperJoinCgroup()
 		b, _ := os.ReadFile("/proc/self/cgroup")
 		fmt.Printf("JOINED %s %q\n", dir, b)
 		if err := s.Close(); err != nil {
@@ -80,21 +70,28 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("CLOSED")
 		os.Exit(0)
 	case "cgroup":
-		base := os.Getenv(helperDirEnv)
-		s, err := OpenSession(SessionOptions{Dir: filepath.Join(base, "res"), LedgerDir: filepath.Join(base, "ledgers")})
-		if err != nil {
-			fmt.Printf("ERROR %v\n", err)
-			os.Exit(1)
-		}
-		dir, err := s.JoinCgroup()
-		if err != nil {
-			fmt.Printf("ERROR %v\n", err)
-			os.Exit(1)
-		}
+		_, dir := helperJoinCgroup()
 		fmt.Printf("READY %s\n", dir)
 		time.Sleep(time.Minute)
 		os.Exit(2)
 	}
+}
+
+// helperJoinCgroup opens a session in the helper directory and joins a cgroup of its own, as a
+// run does; it exits on failure.
+func helperJoinCgroup() (*Session, string) {
+	base := os.Getenv(helperDirEnv)
+	s, err := OpenSession(SessionOptions{Dir: filepath.Join(base, "res"), LedgerDir: filepath.Join(base, "ledgers")})
+	if err != nil {
+		fmt.Printf("ERROR %v\n", err)
+		os.Exit(1)
+	}
+	dir, err := s.JoinCgroup()
+	if err != nil {
+		fmt.Printf("ERROR %v\n", err)
+		os.Exit(1)
+	}
+	return s, dir
 }
 
 // helperMount does what a run does before it gets killed: record, create, attach, mount.
