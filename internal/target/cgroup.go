@@ -187,7 +187,7 @@ func cgroupPIDs(dir string) []string {
 }
 
 // currentCgroup returns the directory of the cgroup v2 that the process at procDir
-// (/proc/self) is in: its path in /proc/<pid>/cgroup ("0::/user.slice/..."), under the cgroup2
+// (/proc/self; /proc/filesystems is read beside it) is in: its path in /proc/<pid>/cgroup ("0::/user.slice/..."), under the cgroup2
 // mount that shows it (also the "unified" one of a hybrid system, whose controllers are still
 // cgroup v1's).
 func currentCgroup(procDir string) (string, error) {
@@ -203,7 +203,12 @@ func currentCgroup(procDir string) (string, error) {
 		}
 	}
 	if path == "" {
-		return "", errors.New("this kernel has no cgroup v2 (no 0:: line in /proc/self/cgroup)")
+		// The kernel shows the v2 line only once cgroup2 has been mounted (cgrp_dfl_visible):
+		// a kernel that has it but whose init never mounted it shows none.
+		if fsList, err := os.ReadFile(filepath.Join(filepath.Dir(procDir), "filesystems")); err == nil && hasFSType(string(fsList), "cgroup2") {
+			return "", errNoCgroup2Mount
+		}
+		return "", errors.New("this kernel has no cgroup v2 (no cgroup2 in /proc/filesystems)")
 	}
 	ms, err := mountinfo.Read(filepath.Join(procDir, "mountinfo"))
 	if err != nil {
@@ -223,6 +228,16 @@ func currentCgroup(procDir string) (string, error) {
 		}
 	}
 	return "", errNoCgroup2Mount
+}
+
+// hasFSType reports whether /proc/filesystems text lists fstype.
+func hasFSType(procFilesystems, fstype string) bool {
+	for _, line := range strings.Split(procFilesystems, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[len(f)-1] == fstype {
+			return true
+		}
+	}
+	return false
 }
 
 // undoCgroup removes a killed run's cgroup once its processes are gone; one that still holds

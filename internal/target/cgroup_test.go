@@ -2,6 +2,7 @@ package target
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,19 +25,24 @@ func TestCurrentCgroup(t *testing.T) {
 		{"a namespace's view", "0::/job/7\n", "30 1 0:26 /job MNT rw - cgroup2 cgroup2 rw\n", "7", "7"},
 		{"a mount of another branch", "0::/jobs\n", "30 1 0:26 /job MNT rw - cgroup2 cgroup2 rw\n", "", "error"},
 		{"v1 only", "4:memory:/x\n", "30 1 0:26 / MNT rw - cgroup cgroup rw,memory\n", "", "error"},
+		{"cgroup2 never mounted", "", "30 1 0:26 / MNT rw - tmpfs tmpfs rw\n", "", "unmounted"},
 		{"no cgroup2 mounted", "0::/\n", "30 1 0:26 / MNT rw - tmpfs tmpfs rw\n", "", "error"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			proc, mnt := filepath.Join(root, "proc"), filepath.Join(root, "cg")
+			proc, mnt := filepath.Join(root, "proc", "self"), filepath.Join(root, "cg")
 			os.MkdirAll(proc, 0o755)
+			os.WriteFile(filepath.Join(root, "proc", "filesystems"), []byte("nodev\tcgroup\nnodev\tcgroup2\n\text4\n"), 0o644)
 			os.MkdirAll(filepath.Join(mnt, tc.dir), 0o755)
 			os.WriteFile(filepath.Join(mnt, tc.dir, "cgroup.procs"), nil, 0o644)
 			os.WriteFile(filepath.Join(proc, "cgroup"), []byte(tc.cgroup), 0o644)
 			os.WriteFile(filepath.Join(proc, "mountinfo"), []byte(strings.ReplaceAll(tc.mountinfo, "MNT", mnt)), 0o644)
 			got, err := currentCgroup(proc)
 			switch {
+			case tc.want == "unmounted" && !errors.Is(err, errNoCgroup2Mount):
+				t.Errorf("currentCgroup = %q, %v; want %v", got, err, errNoCgroup2Mount)
+			case tc.want == "unmounted":
 			case tc.want == "error" && err == nil:
 				t.Errorf("currentCgroup = %s, want an error", got)
 			case tc.want != "error" && (err != nil || got != filepath.Join(mnt, tc.want)):
