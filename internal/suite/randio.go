@@ -214,10 +214,7 @@ func randomIO(ctx context.Context, ops fileOps, path string, size, block uint64,
 	if blocks == 0 {
 		return p, note, fmt.Errorf("the file %s is smaller than one %d-byte request", path, block)
 	}
-	fd := -1
-	if ff, ok := f.(fdFile); ok {
-		fd = int(ff.Fd())
-	}
+	fd := descriptor(f)
 	// Incompressible contents from the request stream's own generator: cutting them from the
 	// 1 MiB patternBuf would spend milliseconds of the timed part generating bytes never used.
 	rng := rand.New(rand.NewPCG(seed, 11))
