@@ -10,7 +10,7 @@ import (
 )
 
 // TestHeapProfile: with FSBENCH_HEAPPROFILE set, a live heap that grows leaves a pprof file
-// (gzip-compressed protobuf); unset, nothing is written.
+// (gzip-compressed protobuf) and the memory classes beside it; unset, nothing is written.
 func TestHeapProfile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "heap.pprof")
 	t.Setenv(heapProfileEnv, "")
@@ -35,6 +35,9 @@ func TestHeapProfile(t *testing.T) {
 	}
 	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 		t.Fatalf("%s is not a gzip-compressed pprof profile (%d bytes)", path, len(b))
+	}
+	if mem, err := os.ReadFile(path + ".mem.txt"); err != nil || !bytes.Contains(mem, []byte("/gc/heap/live:bytes")) || !bytes.Contains(mem, []byte("VmHWM")) {
+		t.Errorf("%s.mem.txt: %v\n%s", path, err, mem)
 	}
 	if errs.Len() > 0 {
 		t.Errorf("errors reported: %s", errs.String())
