@@ -128,6 +128,12 @@ type Target struct {
 	// modelled waits (1 = real time; smaller runs faster and says so here, never silently).
 	Profile   string  `json:"profile,omitempty"`
 	TimeScale float64 `json:"time_scale,omitempty"`
+	// PathOffsetNs is how much of the loop device's and FUSE's round trip the simulated card
+	// takes off each modelled wait (the median round trip, measured when the card started),
+	// and PathCalibration says how it was measured. Modelled card time does not depend on it:
+	// it is what a tool's own clock shows.
+	PathOffsetNs    uint64 `json:"path_offset_ns,omitempty"`
+	PathCalibration string `json:"path_calibration,omitempty"`
 	// Scheduler is the I/O scheduler fsbench set for the run (verified by reading it back);
 	// empty when the device's own was left (see device.queue.scheduler).
 	Scheduler string `json:"scheduler,omitempty"`
