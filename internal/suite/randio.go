@@ -135,10 +135,11 @@ func seqWriteDirect(ctx context.Context, ops fileOps, path string, size, block u
 type fdFile interface{ Fd() uintptr }
 
 // positional does one pread or pwrite of all of buf at off: on the descriptor when there is
-// one (fd >= 0), skipping os.File's descriptor locking and its retry loop, else through f (the
-// tests' fake). A short transfer is an error: with O_DIRECT and block-aligned requests inside
-// the file, the kernel transfers all or nothing.
-func positional(f opFile, fd int, buf []byte, off int64, write bool) error {
+// one (fd >= 0), skipping os.File's descriptor locking and its retry loop, as a raw system
+// call when raw (see rawIO), else through f (the tests' fake). A short transfer is an error:
+// with O_DIRECT and block-aligned requests inside the file, the kernel transfers all or
+// nothing.
+func positional(f opFile, fd int, buf []byte, off int64, write, raw bool) error {
 	var n int
 	var err error
 	for {
@@ -147,7 +148,7 @@ func positional(f opFile, fd int, buf []byte, off int64, write bool) error {
 			n, err = f.WriteAt(buf, off)
 		case fd < 0:
 			n, err = f.ReadAt(buf, off)
-		case rawIO:
+		case raw:
 			n, err = rawPositional(fd, buf, off, write)
 		case write:
 			n, err = unix.Pwrite(fd, buf, off)
@@ -238,7 +239,7 @@ func randomIO(ctx context.Context, ops fileOps, path string, size, block uint64,
 		if write {
 			buf[0]++
 		}
-		if err := positional(f, fd, buf, off, write); err != nil {
+		if err := positional(f, fd, buf, off, write, rawIO); err != nil {
 			what := "reading"
 			if write {
 				what = "writing"
