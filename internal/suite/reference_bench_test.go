@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ func TestReferenceBench(t *testing.T) {
 	// One side of a round: fsbench's bonnie suite on a fresh filesystem (RunRepetition makes
 	// it), or bonnie++ on one made the same way.
 	type side = map[string]float64 // test → figure (and test+"/nosync")
-	why := map[string]int{}        // what disturbed a span (or, marked so, what was the bench's own) → how often
+	why := disturbances{}          // what disturbed the spans (or, marked so, was the bench's own)
 	// judge sorts what the sentinel saw in a span of wall seconds into disturbance by others
 	// and the bench's own memory pressure (see ownPressureGroup), and counts it under who.
 	judge := func(who string, noise measure.Noise, wall float64, p pressure) bool {
@@ -87,12 +88,12 @@ func TestReferenceBench(t *testing.T) {
 		}
 		others, mine := p.split(noise.Why, wall)
 		if mine != "" {
-			why[who+": "+mine]++
+			why.add(who, mine)
 		}
 		if others == "" {
 			return false
 		}
-		why[who+": "+others]++
+		why.add(who, others)
 		return true
 	}
 	// watched runs f under the sentinel and says whether other work disturbed it.
@@ -352,18 +353,50 @@ func TestReferenceBench(t *testing.T) {
 	printWhy(why)
 }
 
-// printWhy lists what the sentinel saw in the spans since the last call, and how often: a
-// round counts as disturbed when any of its spans was disturbed by other work; memory
-// pressure the bench's own 1 GiB cgroup caused is listed apart and disturbs nothing (both
-// tools run in that cgroup).
-func printWhy(why map[string]int) {
-	for _, w := range slices.Sorted(maps.Keys(why)) {
+// disturbances counts, per span owner ("fsbench randio_seq_write", "bonnie++") and kind of
+// reason (the sentinel's words with # for the figure), how many spans the sentinel found
+// disturbed, with the range of the reason's figure: a list of every span's own figures was
+// a hundred lines on a busy machine.
+type disturbances map[string]*reasonCount
+
+type reasonCount struct {
+	n      int
+	lo, hi float64
+}
+
+var figure = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+
+// add counts each comma-separated reason of a span of who.
+func (d disturbances) add(who, reasons string) {
+	for _, r := range strings.Split(reasons, ", ") {
+		if r == "" {
+			continue
+		}
+		key := who + ": " + figure.ReplaceAllString(r, "#")
+		v, _ := strconv.ParseFloat(figure.FindString(r), 64)
+		c := d[key]
+		if c == nil {
+			c = &reasonCount{lo: v, hi: v}
+			d[key] = c
+		}
+		c.n++
+		c.lo, c.hi = min(c.lo, v), max(c.hi, v)
+	}
+}
+
+// printWhy lists what the sentinel saw in the spans since the last call, and empties the
+// list: a round counts as disturbed when any of its spans was disturbed by other work;
+// memory pressure the bench's own 1 GiB cgroup caused is listed apart and disturbs nothing
+// (both tools run in that cgroup).
+func printWhy(why disturbances) {
+	for _, k := range slices.Sorted(maps.Keys(why)) {
+		c := why[k]
 		verb := "disturbed"
-		if strings.Contains(w, ownMemPressure) {
+		if strings.Contains(k, ownMemPressure) {
 			verb = "not disturbed (own)"
 		}
-		fmt.Printf("  %s %d× %s\n", verb, why[w], w)
-		delete(why, w)
+		fmt.Printf("  %s %d× %s (# = %g to %g)\n", verb, c.n, k, c.lo, c.hi)
+		delete(why, k)
 	}
 }
 
@@ -617,6 +650,27 @@ func TestPressureSplit(t *testing.T) {
 		others, mine := c.p.split(c.why, wall)
 		if others != c.others || (mine != "") != c.wantOwnMarked || (mine != "" && !strings.Contains(mine, ownMemPressure)) {
 			t.Errorf("%s: split(%q) = %q, %q; want others %q, own marked %v", c.name, c.why, others, mine, c.others, c.wantOwnMarked)
+		}
+	}
+}
+
+// TestDisturbances: spans are counted per owner and kind of reason, with the range of the
+// figures, not listed one by one.
+func TestDisturbances(t *testing.T) {
+	d := disturbances{}
+	d.add("fio randio_seq_write", "other processes 92 % of a CPU, other disks 45.8 MB/s")
+	d.add("fio randio_seq_write", "other processes 121 % of a CPU")
+	d.add("bonnie++", "")
+	want := map[string]reasonCount{
+		"fio randio_seq_write: other processes # % of a CPU": {n: 2, lo: 92, hi: 121},
+		"fio randio_seq_write: other disks # MB/s":           {n: 1, lo: 45.8, hi: 45.8},
+	}
+	if len(d) != len(want) {
+		t.Fatalf("%d kinds counted, want %d: %v", len(d), len(want), slices.Collect(maps.Keys(d)))
+	}
+	for k, w := range want {
+		if c := d[k]; c == nil || *c != w {
+			t.Errorf("%s: %+v, want %+v", k, c, w)
 		}
 	}
 }
