@@ -228,12 +228,8 @@ func randomIO(ctx context.Context, ops fileOps, path string, size, block uint64,
 	start := time.Now()
 	last := start
 	for p.ops < maxOps {
-		if p.ops%64 == 0 {
-			select {
-			case <-done:
-				return p, note, ctx.Err()
-			default:
-			}
+		if stopped(done, p.ops) {
+			return p, note, ctx.Err()
 		}
 		off := int64(rng.Uint64N(blocks) * block)
 		if write {
