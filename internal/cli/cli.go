@@ -68,6 +68,7 @@ and the bytes and requests that reach the device.`,
 func Main(ctx context.Context, args []string, stdio IO) int {
 	ctx, stdio, stop := watchPipes(ctx, stdio)
 	defer stop()
+	defer startHeapProfile(ctx, stdio.Err)()
 	root := NewRoot(stdio)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -376,7 +376,11 @@ func finishRun(ctx context.Context, out *runner.Outcome, err error, card string,
 	}
 	if out != nil && !errors.As(err, &se) {
 		fmt.Fprintf(stdio.Out, "\nresults: %s (results.json, results.csv)\n", out.Dir)
-		if out.Run != nil && len(out.Run.Measurements) > 0 {
+		measured := out.Run != nil && len(out.Run.Measurements) > 0
+		// The report reads the saved results back: the run in memory can go first, so that
+		// fsbench does not hold two copies of it at the end of the run.
+		out.Run = nil
+		if measured {
 			// A report that cannot be written does not fail the run: the results are saved.
 			if path, rerr := writeReport(out.Dir, "", card); rerr != nil {
 				fmt.Fprintf(stdio.Err, "fsbench: writing the report: %v (fsbench report %s retries)\n", rerr, out.Dir)

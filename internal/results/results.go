@@ -4,8 +4,11 @@
 package results
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,6 +137,12 @@ type Target struct {
 	// which the traces' replays are keyed by), else the default card the run replayed its traces
 	// through. Files written before it was recorded get it from Kind and Profile when read.
 	CardProfile string `json:"card_profile,omitempty"`
+	// PathOffsetNs is how much of the loop device's and FUSE's round trip the simulated card
+	// takes off each modelled wait (the median round trip, measured when the card started),
+	// and PathCalibration says how it was measured. Modelled card time does not depend on it:
+	// it is what a tool's own clock shows.
+	PathOffsetNs    uint64 `json:"path_offset_ns,omitempty"`
+	PathCalibration string `json:"path_calibration,omitempty"`
 	// Scheduler is the I/O scheduler fsbench set for the run (verified by reading it back);
 	// empty when the device's own was left (see device.queue.scheduler).
 	Scheduler string `json:"scheduler,omitempty"`
@@ -443,27 +452,70 @@ func Float(v float64) *float64 { return &v }
 // killed half-way) sees the previous complete file or the new one, never a torn one.
 func Save(dir string, r *Run) error {
 	r.Summary = r.Summarize()
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding results: %w", err)
-	}
-	if err := writeAtomic(filepath.Join(dir, "results.json"), append(js, '\n')); err != nil {
+	if err := writeAtomic(filepath.Join(dir, "results.json"), func(w io.Writer) error { return encodeRun(w, r) }); err != nil {
 		return err
 	}
 	csv, err := CSV(r)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, "results.csv"), csv)
+	return writeAtomic(filepath.Join(dir, "results.csv"), func(w io.Writer) error { _, err := w.Write(csv); return err })
 }
 
-func writeAtomic(path string, data []byte) error {
+// encodeRun writes r as json.MarshalIndent(r, "", "  ") does, byte for byte, plus a newline,
+// but one measurement at a time: the file is saved after every cell, and marshalling it
+// whole made a buffer of the whole file and an indented copy of it each time, which at a
+// default run's 2 MB were fsbench's largest allocations and set its peak memory.
+func encodeRun(w io.Writer, r *Run) error {
+	if len(r.Measurements) == 0 {
+		js, err := json.MarshalIndent(r, "", "  ") // "null" or "[]" as the slice is
+		if err != nil {
+			return fmt.Errorf("encoding results: %w", err)
+		}
+		_, err = w.Write(append(js, '\n'))
+		return err
+	}
+	// The run without its measurements, with a marker where they go.
+	head := *r
+	head.Measurements = []Measurement{}
+	js, err := json.MarshalIndent(&head, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding results: %w", err)
+	}
+	const empty = "\n  \"measurements\": []"
+	i := bytes.Index(js, []byte(empty))
+	if i < 0 {
+		return fmt.Errorf("encoding results: no measurements field in the encoded run")
+	}
+	i += len(empty) - len("]")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(js[:i])
+	for k := range r.Measurements {
+		m, err := json.MarshalIndent(&r.Measurements[k], "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding results: measurement %d: %w", k, err)
+		}
+		if k > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n    ")
+		bw.Write(m)
+	}
+	bw.WriteString("\n  ")
+	bw.Write(js[i:])
+	bw.WriteString("\n")
+	return bw.Flush()
+}
+
+// writeAtomic writes a file through write and renames it into place, so that a reader (or a
+// crash) never sees half a file.
+func writeAtomic(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -355,6 +355,11 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	if r.Target.Kind != results.KindSimcard || r.Target.Profile != "sd-typical" || r.Target.TimeScale != 0.01 || r.Target.CardProfile != "sd-typical" {
 		t.Errorf("target = %+v", r.Target)
 	}
+	// The card's path calibration is recorded: a round trip through the loop device and FUSE
+	// takes tens of microseconds at least.
+	if r.Target.PathOffsetNs == 0 || !strings.Contains(r.Target.PathCalibration, "loop device") {
+		t.Errorf("path calibration not recorded: offset %d ns, %q", r.Target.PathOffsetNs, r.Target.PathCalibration)
+	}
 	// The card's loop device got the scheduler a real SD card gets, unless this kernel has none.
 	if b, err := os.ReadFile("/sys/block/loop0/queue/scheduler"); err == nil && strings.Contains(string(b), simcardScheduler) && r.Target.Scheduler != simcardScheduler {
 		t.Errorf("the simulated card's scheduler = %q, want %s (what the kernel gives an SD card)", r.Target.Scheduler, simcardScheduler)

@@ -408,6 +408,10 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 	t.opt.logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, plan.FormatSize(cfg.Size), card.CardPath(), t.opt.TimeScale)
 	p := &Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.spec.Profile, Backing: data,
 		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
+	// The path calibration the server settled on, for results.json.
+	if st, err := card.FullStats(); err == nil {
+		p.Result.PathOffsetNs, p.Result.PathCalibration = st.PathOffsetNs, st.PathCalibration
+	}
 	p.Underlying = card.CardPath()
 	if err := attachLoopTo(s, card.CardPath(), t.opt.DirectIO, p); err != nil {
 		return nil, err
