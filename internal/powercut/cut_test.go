@@ -384,3 +384,29 @@ func TestTruncatedRecording(t *testing.T) {
 		})
 	}
 }
+
+// TestFloor: the prefix a cut builder advances the card to in place is never past any cut's
+// durable prefix at that point, and never goes back as the cuts move forward.
+func TestFloor(t *testing.T) {
+	s := tinyStream()
+	models := []Model{
+		tinyModel(flash.PowerLoss{}, 0), tinyModel(flash.PowerLoss{Protected: true}, 0),
+		tinyModel(flash.PowerLoss{VolatileCache: true}, 2*tinyPage), tinyModel(flash.PowerLoss{VolatileCache: true, CacheOrder: flash.CacheOrderFIFO}, 8*tinyPage),
+		tinyModel(flash.PowerLoss{WriteBuffer: 2 * tinyPage, TornPage: true, PairedPage: true}, 0), tinyModel(flash.PowerLoss{WriteBuffer: 8 * tinyPage}, 0),
+	}
+	for _, m := range models {
+		prev := 0
+		for pos := 0; pos <= len(s.Records); pos++ {
+			f := Floor(s.Records, pos, m)
+			if f < prev || f > pos {
+				t.Fatalf("%+v: floor %d at %d after %d", m.PowerLoss, f, pos, prev)
+			}
+			prev = f
+			for seed := uint64(0); seed < 50; seed++ {
+				if o := Decide(s.Records, Cut{Pos: pos, Seed: seed}, m); o.Durable < f {
+					t.Fatalf("%+v cut %d seed %d: durable %d below the floor %d", m.PowerLoss, pos, seed, o.Durable, f)
+				}
+			}
+		}
+	}
+}

@@ -179,6 +179,60 @@ func Decide(recs []Record, c Cut, m Model) Outcome {
 	return o
 }
 
+// Floor is the fewest records any cut at pos keeps in order, whatever its seed: the prefix a
+// cut builder may apply to the card in place. It never decreases as pos grows, so cuts built in
+// ascending order can share one image advanced in place; each cut's records between the floor
+// and its Durable go into its overlay.
+func Floor(recs []Record, pos int, m Model) int {
+	ps := max(m.PageSize, 1)
+	switch {
+	case m.Protected:
+		return pos
+	case m.VolatileCache:
+		since := 0
+		for i := pos - 1; i >= 0; i-- {
+			if recs[i].Op == flash.OpFlush {
+				since = i + 1
+				break
+			}
+		}
+		return cacheStart(recs, since, pos, m.CacheSize, ps)
+	case m.WriteBuffer > 0:
+		held := uint64(0)
+		for i := pos - 1; i >= 0; i-- {
+			if r := recs[i]; r.Op == flash.OpWrite {
+				held += pagesOf(r, ps) * ps
+				if held >= uint64(m.WriteBuffer) {
+					return i
+				}
+			}
+		}
+		return 0
+	}
+	return pos
+}
+
+// cacheStart is the first record after since that a cache of size bytes still holds at pos:
+// the older writes were written back as it filled, oldest first. Discards and FUA writes take
+// no room in it.
+func cacheStart(recs []Record, since, pos int, size, ps uint64) int {
+	start, held := pos, uint64(0)
+	for i := pos - 1; i >= since; i-- {
+		r := recs[i]
+		if r.Op != flash.OpWrite || r.FUA {
+			start = i
+			continue
+		}
+		sz := pagesOf(r, ps) * ps
+		if held+sz > size {
+			break
+		}
+		held += sz
+		start = i
+	}
+	return start
+}
+
 // decideCache applies a volatile cache of m.CacheSize bytes: records up to the last flush are
 // durable, and so are the older writes after it that no longer fit in the cache (written back
 // as it filled, oldest first); of the ones it still holds, m.CacheOrder says which reached
@@ -186,21 +240,7 @@ func Decide(recs []Record, c Cut, m Model) Outcome {
 // back was under way, and how many of its pages had been programmed.
 func decideCache(recs []Record, c Cut, m Model, rng *rand.Rand, o *Outcome) (int, int) {
 	ps := max(m.PageSize, 1)
-	start := c.Pos // first record still in the cache
-	held := uint64(0)
-	for i := c.Pos - 1; i >= o.SinceFlush; i-- {
-		r := recs[i]
-		if r.Op != flash.OpWrite || r.FUA {
-			start = i
-			continue
-		}
-		sz := pagesOf(r, ps) * ps
-		if held+sz > m.CacheSize {
-			break
-		}
-		held += sz
-		start = i
-	}
+	start := cacheStart(recs, o.SinceFlush, c.Pos, m.CacheSize, ps)
 	o.Durable = start
 	var cached []int
 	for i := start; i < c.Pos; i++ {

@@ -45,7 +45,9 @@ func (c Check) Violations() int { return c.AckedLoss() + c.TornRenames }
 
 // AckedLoss is the number of broken durability promises (fsync, fdatasync, syncfs, and the
 // directory fsync of an unlink): acknowledged files missing, wrong, unreadable or undeleted.
-func (c Check) AckedLoss() int { return c.AckedLost + c.AckedCorrupt + c.AckedUnreadable + c.Resurrected }
+func (c Check) AckedLoss() int {
+	return c.AckedLost + c.AckedCorrupt + c.AckedUnreadable + c.Resurrected
+}
 
 // LastAckBefore is the last acknowledgement given at or before the card's request position cut.
 func (m *Manifest) LastAckBefore(cut uint64) (Ack, bool) {

@@ -250,15 +250,22 @@ func (c *Card) buildCut(cut powercut.Cut, m powercut.Model) error {
 		return fmt.Errorf("cut at %d: the stream has %d requests", cut.Pos, len(pc.stream.Records))
 	}
 	o := powercut.Decide(pc.stream.Records, cut, m)
-	if o.Durable < pc.applied {
-		return fmt.Errorf("cut at %d needs the card as at request %d, but it was advanced to %d: build cuts in ascending order", cut.Pos, o.Durable, pc.applied)
+	// The image is advanced in place only to the floor, which no later cut goes below (a
+	// write buffer can lose writes from before the last cut's durable prefix); the records
+	// from there to this cut's durable prefix go into its overlay.
+	floor := powercut.Floor(pc.stream.Records, cut.Pos, m)
+	if floor < pc.applied {
+		return fmt.Errorf("cut at %d needs the card as at request %d, but it was advanced to %d: build cuts in ascending order", cut.Pos, floor, pc.applied)
 	}
-	if err := powercut.Apply(pc.work, pc.stream, pc.applied, o.Durable); err != nil {
-		return fmt.Errorf("advance the card to request %d: %w", o.Durable, err)
+	if err := powercut.Apply(pc.work, pc.stream, pc.applied, floor); err != nil {
+		return fmt.Errorf("advance the card to request %d: %w", floor, err)
 	}
-	pc.applied = o.Durable
+	pc.applied = floor
 	size := int64(c.model.Size())
 	pc.cut = powercut.NewOverlay(pc.work, size)
+	if err := powercut.Apply(pc.cut, pc.stream, floor, o.Durable); err != nil {
+		return fmt.Errorf("cut at %d: %w", cut.Pos, err)
+	}
 	if err := powercut.ApplyOutcome(pc.cut, pc.stream, o); err != nil {
 		return fmt.Errorf("cut at %d: %w", cut.Pos, err)
 	}
