@@ -283,13 +283,9 @@ func TestOverlay(t *testing.T) {
 	}
 }
 
-// TestStreamRoundTrip writes a stream with the recorder and reads it back.
-func TestStreamRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	w, err := NewRecorder(dir, 6000)
-	if err != nil {
-		t.Fatal(err)
-	}
+// recordTiny records the tiny stream with w and returns it.
+func recordTiny(t *testing.T, w *Recorder) *Stream {
+	t.Helper()
 	src := tinyStream()
 	for _, r := range src.Records {
 		data := make([]byte, r.Len)
@@ -300,6 +296,17 @@ func TestStreamRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return src
+}
+
+// TestStreamRoundTrip writes a stream with the recorder and reads it back.
+func TestStreamRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewRecorder(dir, 6000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := recordTiny(t, w)
 	w.Add(Record{Op: flash.OpWrite, Len: 2000}, make([]byte, 2000)) // past the limit
 	if !w.Full() || w.Recorded() != uint64(len(src.Records)) || w.Len() != w.Recorded()+1 {
 		t.Fatalf("full %v, %d recorded of %d", w.Full(), w.Recorded(), w.Len())
@@ -336,16 +343,7 @@ func TestTruncatedRecording(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			src := tinyStream()
-			for _, r := range src.Records {
-				data := make([]byte, r.Len)
-				if r.Op == flash.OpWrite {
-					src.Data.ReadAt(data, int64(r.Data))
-				}
-				if err := w.Add(r, data); err != nil {
-					t.Fatal(err)
-				}
-			}
+			recordTiny(t, w)
 			for i := 0; i < 3; i++ { // a file written and acknowledged: write, flush
 				w.Add(Record{Op: flash.OpWrite, Off: 0, Len: 2000}, make([]byte, 2000))
 				w.Add(Record{Op: flash.OpFlush}, nil)

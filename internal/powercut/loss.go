@@ -1,6 +1,7 @@
 package powercut
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -398,15 +399,7 @@ func normalize(in []flash.Span) []flash.Span {
 			s = append(s, x)
 		}
 	}
-	slices.SortFunc(s, func(a, b flash.Span) int {
-		switch {
-		case a.Off < b.Off:
-			return -1
-		case a.Off > b.Off:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(s, func(a, b flash.Span) int { return cmp.Compare(a.Off, b.Off) })
 	var out []flash.Span
 	for _, x := range s {
 		if n := len(out); n > 0 && x.Off <= out[n-1].Off+out[n-1].Len {
