@@ -65,10 +65,13 @@ func checkConsistent(t *testing.T, name string, p *results.PowerCut, cuts int) {
 	if p.Safe.Count > p.MountWithoutRepair.Count || p.Safe.Count > p.FsckClean.Count {
 		t.Errorf("%s: %d safe cuts, more than mounted (%d) or clean (%d)", name, p.Safe.Count, p.MountWithoutRepair.Count, p.FsckClean.Count)
 	}
-	for _, pr := range []results.Proportion{p.Safe, p.MountWithoutRepair, p.FsckClean, p.Unrecoverable, p.AckLossCuts} {
+	for _, pr := range []results.Proportion{p.Safe, p.MountWithoutRepair, p.FsckClean, p.Unrecoverable, p.AckLossCuts, p.AtomicityCuts, p.FSBrokenCuts, p.CardDamageCuts} {
 		if pr.Of != p.Cuts || pr.Low > pr.Pct || pr.Pct > pr.High || pr.Low < 0 || pr.High > 100 {
 			t.Errorf("%s: proportion %+v is not a share of the cuts with its interval around it", name, pr)
 		}
+	}
+	if through := p.CardUnharmed + p.CardDetected + p.CardRepaired + p.CardSilent; through != p.CardDamageCuts.Count || p.FSBrokenCuts.Count+p.CardDamageCuts.Count > p.Cuts {
+		t.Errorf("%s: %d cuts with card damage, %d accounted for how the filesystem came through; %d broken by the filesystem", name, p.CardDamageCuts.Count, through, p.FSBrokenCuts.Count)
 	}
 	if p.MountWithoutRepair.Count > 0 && p.RecoveryMaxSeconds <= 0 {
 		t.Errorf("%s: mounted %d times in no time", name, p.MountWithoutRepair.Count)
