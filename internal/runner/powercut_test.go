@@ -151,6 +151,6 @@ func TestBenchPowerCut(t *testing.T) {
 	load, _ := os.ReadFile("/proc/loadavg")
 	t.Logf("bench-powercut: ext4 on a 256 MiB sd-typical card: %d cuts, %.0f cuts per minute building and checking the cuts; whole run (mkfs, workload at time scale 0.05, cuts) %.1f s = %.0f cuts per minute; load average %s",
 		p.Cuts, p.CutsPerMinute, took.Seconds(), float64(p.Cuts)/took.Minutes(), load)
-	t.Logf("bench-powercut: safe %.0f %%, mounted without repair %.0f %%, fsck clean %.0f %%, acknowledged-loss cuts %d, recovery p50 %.3f s max %.3f s",
-		p.Safe.Pct, p.MountWithoutRepair.Pct, p.FsckClean.Pct, p.AckLossCuts.Count, p.RecoveryP50Seconds, p.RecoveryMaxSeconds)
+	t.Logf("bench-powercut: whole %.0f %%, mounted without repair %.0f %%, fsck clean %.0f %%, promises broken by ext4 in %d cuts, card damage in %d, recovery p50 %.3f s max %.3f s",
+		p.Safe.Pct, p.MountWithoutRepair.Pct, p.FsckClean.Pct, p.FSBrokenCuts.Count, p.CardDamageCuts.Count, p.RecoveryP50Seconds, p.RecoveryMaxSeconds)
 }
