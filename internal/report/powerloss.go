@@ -185,6 +185,8 @@ func sumRecordings(recs []*results.PowerCut) variantCuts {
 		s.Unrecoverable.Count += p.Unrecoverable.Count
 		s.AckLossCuts.Count += p.AckLossCuts.Count
 		s.AtomicityCuts.Count += p.AtomicityCuts.Count
+		s.FSAckLossCuts += p.FSAckLossCuts
+		s.FSAtomicityCuts += p.FSAtomicityCuts
 		s.AckedLost += p.AckedLost
 		s.AckedCorrupt += p.AckedCorrupt
 		s.AckedUnreadable += p.AckedUnreadable
@@ -248,8 +250,18 @@ func powerLossVerdict(r *results.Run, alpha float64) Verdict {
 		}
 		c := sumRecordings(recs)
 		if c.broken.k > 0 {
-			broken = append(broken, fmt.Sprintf("%s in %d of %d cuts (%s %%; %d acknowledged files lost, %d atomic replaces torn)",
-				rv.Name, c.broken.k, c.broken.n, c.broken, c.sum.AckedLost+c.sum.AckedCorrupt+c.sum.AckedUnreadable+c.sum.Resurrected, c.sum.TornRenames))
+			var kinds []string
+			if n := c.sum.FSAckLossCuts; n > 0 {
+				kinds = append(kinds, fmt.Sprintf("acknowledged data lost in %d", n))
+			}
+			if n := c.sum.FSAtomicityCuts; n > 0 {
+				kinds = append(kinds, fmt.Sprintf("an atomic replace torn in %d", n))
+			}
+			what := ""
+			if len(kinds) > 0 {
+				what = ": " + strings.Join(kinds, ", ")
+			}
+			broken = append(broken, fmt.Sprintf("%s in %d of %d cuts (%s %%)%s", rv.Name, c.broken.k, c.broken.n, c.broken, what))
 		}
 		if s := c.sum; s.CardDamageCuts.Count > 0 {
 			card = append(card, fmt.Sprintf("%s %d of %d (%s)", rv.Name, s.CardDamageCuts.Count, s.Cuts, throughWords(s)))

@@ -27,7 +27,7 @@ func powerRun(figures map[string][]rec) *results.Run {
 			p := &results.PowerCut{Profile: "sd-typical", WriteBufferBytes: 32 << 10, TornPage: true, Cuts: 20,
 				Safe: results.Proportion{Count: f.whole, Of: 20, Pct: safe}, AckLossCuts: results.Proportion{Count: f.broken, Of: 20},
 				FSBrokenCuts: results.Proportion{Count: f.broken, Of: 20}, CardDamageCuts: results.Proportion{Count: f.damaged, Of: 20},
-				CardSilent: f.silent, CardUnharmed: f.damaged - f.silent, AckedLost: f.broken}
+				CardSilent: f.silent, CardUnharmed: f.damaged - f.silent, AckedLost: f.broken, FSAckLossCuts: f.broken}
 			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: catalog.PowerCut, Rep: i + 1, Status: results.OK,
 				Value: &safe, Unit: catalog.Percent, PowerCut: p})
 		}
@@ -55,7 +55,7 @@ func TestPowerLossVerdict(t *testing.T) {
 		notes   []string
 	}{
 		{"one breaks promises, five recordings each", map[string][]rec{"ext4": times(5, rec{whole: 18}, 0, 1, 2), "ext2": times(5, rec{whole: 2, broken: 6}, 0, 1)}, "ext4",
-			[]string{"the filesystem's fault): ext2 in 30 of 100 cuts", "no filesystem can keep a promise made within the last 32 KiB"}},
+			[]string{"the filesystem's fault): ext2 in 30 of 100 cuts", "acknowledged data lost in 30", "no filesystem can keep a promise made within the last 32 KiB"}},
 		{"within noise: no clear winner", map[string][]rec{"ext4": times(5, rec{whole: 18}, 0, 1, -1), "ext3": times(5, rec{whole: 18}, 1, -1, 0)}, "",
 			[]string{"no clear winner: ext", "ext4", "ext3", "within noise"}},
 		{"three recordings cannot tell", map[string][]rec{"ext4": times(3, rec{whole: 20}), "ext2": times(3, rec{whole: 1, broken: 4})}, "",

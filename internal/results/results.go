@@ -261,6 +261,10 @@ type PowerCut struct {
 	// FSBrokenCuts broke a promise (either kind) on a cut where the card destroyed nothing
 	// outside what the filesystem wrote since its last flush: the filesystem's fault.
 	FSBrokenCuts Proportion `json:"fs_broken_cuts"`
+	// FSAckLossCuts and FSAtomicityCuts split them: acknowledged data lost (an fsync-class
+	// promise), an atomic replace torn (rename's atomicity). A cut can do both.
+	FSAckLossCuts   int `json:"fs_ack_loss_cuts,omitempty"`
+	FSAtomicityCuts int `json:"fs_atomicity_cuts,omitempty"`
 	// CardDamageCuts are the cuts where the card destroyed data outside what the filesystem
 	// wrote since its last flush (flushed writes a write buffer lost, a torn page's
 	// neighbours, a paired page, a merge's pages), CardDamageBytes how much over all of them,

@@ -91,7 +91,7 @@ func fullRun() *Run {
 			{Variant: "ext4", Test: "read", Rep: 0, Warmup: true, Status: Failed, Error: "reading copy-1/etc/x: input/output error"},
 			{Variant: "ext4", Test: "powercut", Rep: 1, Status: OK, Value: Float(90), Unit: "%",
 				PowerCut: &PowerCut{Profile: "sd-cheap-old", Protected: true, VolatileCache: true, CacheOrder: "any", CacheBytes: 1 << 20, WriteBufferBytes: 8192, TornPage: true, PairedPage: true, MergeLoss: true, Requests: 1800, StreamFull: true, AcksUnrecorded: 3, Acks: 262, Cuts: 10,
-					AtomicityCuts: Proportion{Count: 1, Of: 10, Pct: 10, Low: 1.8, High: 40.4}, FSBrokenCuts: Proportion{Of: 10, High: 27.8},
+					AtomicityCuts: Proportion{Count: 1, Of: 10, Pct: 10, Low: 1.8, High: 40.4}, FSBrokenCuts: Proportion{Of: 10, High: 27.8}, FSAckLossCuts: 1, FSAtomicityCuts: 1,
 					CardDamageCuts: Proportion{Count: 2, Of: 10, Pct: 20, Low: 5.7, High: 51}, CardDamageBytes: 81920, CardUnharmed: 1, CardDetected: 1, CardRepaired: 1, CardSilent: 1,
 					AckedUnreadable: 1, ZeroTails: 2,
 					Safe: Proportion{Count: 9, Of: 10, Pct: 90, Low: 59.6, High: 98.2}, MountWithoutRepair: Proportion{Count: 10, Of: 10, Pct: 100, Low: 72.2, High: 100},

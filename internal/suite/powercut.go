@@ -156,7 +156,12 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 			r.env.Log("%s rep %d powercut: cut at request %d (%s): the checker did not finish within %v and was killed", r.v.Name, r.n, c.Pos, c.Kind, checkerTimeout)
 		}
 		if r.env.Log != nil && res.check.Violations() > 0 {
-			r.env.Log("%s rep %d powercut: cut at request %d (%s): %d broken promises", r.v.Name, r.n, c.Pos, c.Kind, res.check.Violations())
+			whose := "the filesystem's own (the card destroyed nothing it had flushed)"
+			if b := res.outcome.CardDamageBytes(); b > 0 {
+				whose = fmt.Sprintf("after the card destroyed %d bytes outside what the filesystem wrote since its last flush", b)
+			}
+			r.env.Log("%s rep %d powercut: cut at request %d (%s): %d broken promises, %s; %s; first: %s", r.v.Name, r.n, c.Pos, c.Kind,
+				res.check.Violations(), whose, res.outcome, res.check.Problems[0])
 		}
 	}
 	elapsed := time.Since(start)
@@ -447,6 +452,12 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 			}
 		} else if ch.Violations() > 0 {
 			fsBroken++
+			if ch.AckedLoss() > 0 {
+				st.FSAckLossCuts++
+			}
+			if ch.TornRenames > 0 {
+				st.FSAtomicityCuts++
+			}
 		}
 		st.AckedLost += ch.AckedLost
 		st.AckedCorrupt += ch.AckedCorrupt

@@ -107,6 +107,9 @@ func TestWhoseFault(t *testing.T) {
 				t.Errorf("%s: %s = %d, want %v", tc.name, way, n, want)
 			}
 		}
+		if tc.fsFault && (st.FSAckLossCuts != min(1, tc.cut.check.AckedLoss()) || st.FSAtomicityCuts != min(1, tc.cut.check.TornRenames)) {
+			t.Errorf("%s: the filesystem's cuts split as %d acknowledged loss, %d atomicity", tc.name, st.FSAckLossCuts, st.FSAtomicityCuts)
+		}
 		if (st.CardDamageCuts.Count == 1) != (tc.through != "") || (st.FSBrokenCuts.Count == 1) != tc.fsFault {
 			t.Errorf("%s: card-damage cuts %d, filesystem's broken cuts %d", tc.name, st.CardDamageCuts.Count, st.FSBrokenCuts.Count)
 		}
