@@ -211,6 +211,33 @@ func TestRuleInvariants(t *testing.T) {
 	}
 }
 
+// TestPairedPage: the paired page is programmed before the torn one, never the torn one: a
+// write into the same page before it is skipped for the page before that.
+func TestPairedPage(t *testing.T) {
+	recs := []Record{
+		{Op: flash.OpWrite, Off: 0, Len: tinyPage},                     // page 0
+		{Op: flash.OpWrite, Off: tinyPage, Len: tinyPage / 2},          // first half of page 1
+		{Op: flash.OpFlush},                                            //
+		{Op: flash.OpWrite, Off: tinyPage + tinyPage/2, Len: tinyPage}, // second half of page 1, first of page 2
+		{Op: flash.OpWrite, Off: 5 * tinyPage, Len: tinyPage},          // page 5: another erase block
+	}
+	m := tinyModel(flash.PowerLoss{TornPage: true, PairedPage: true}, 0)
+	tests := []struct {
+		target, landed int
+		want           *flash.Span
+	}{
+		{3, 1, &flash.Span{Off: tinyPage, Len: tinyPage}}, // page 2 torn: page 1 of the same write
+		{3, 0, &flash.Span{Off: 0, Len: tinyPage}},        // page 1 torn: not page 1 again, page 0
+		{4, 0, nil}, // page 5 torn: page 2 is in another block
+	}
+	for _, tc := range tests {
+		got := pairedPage(recs, tc.target, tc.landed, m)
+		if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+			t.Errorf("torn page %d of request %d: paired %v, want %v", tc.landed, tc.target, got, tc.want)
+		}
+	}
+}
+
 // TestCardDamage: damage inside what the filesystem wrote since its last flush is the
 // filesystem's to cope with; outside it, the card's.
 func TestCardDamage(t *testing.T) {

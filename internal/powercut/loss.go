@@ -336,6 +336,9 @@ func pairedPage(recs []Record, target, landed int, m Model) *flash.Span {
 			continue
 		}
 		prev := ((r.Off + r.Len - 1) / ps) * ps
+		if prev == torn {
+			continue // a write into the same page: the card programs that page once
+		}
 		eb := max(m.EraseBlock, ps)
 		if !m.PageMapped && prev/eb != torn/eb {
 			return nil // another block: its pages are not paired with this one
