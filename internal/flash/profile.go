@@ -151,31 +151,6 @@ type Profile struct {
 	PowerLoss PowerLoss `toml:"power_loss" json:"power_loss"`
 }
 
-// PowerLoss is a card's power-loss model: which of the ways a card loses data when its power
-// is cut it has. Each rule is applied to the write stream the card received (see package
-// powercut): a profile file sets them in a [power_loss] table.
-type PowerLoss struct {
-	// VolatileCache: writes the card received after the last flush are not durable; at a cut
-	// any subset of them (chosen by the seed) survives, as from a cache written
-	// back out of order. A FUA write (a flush right after it, through a loop device) is durable.
-	VolatileCache bool `toml:"volatile_cache" json:"volatile_cache"`
-	// TornPage: the flash page being programmed at the cut holds its old content, the new
-	// one or garbage (chosen by the seed), at the card's page granularity: a 4 KiB write into
-	// a 16 KiB page can destroy the 12 KiB beside it that nobody wrote.
-	TornPage bool `toml:"torn_page" json:"torn_page"`
-	// MergeLoss: a cut while the card merges (garbage-collects) an allocation unit damages
-	// that AU: its pages not yet copied read back erased, however long ago they were flushed.
-	MergeLoss bool `toml:"merge_loss" json:"merge_loss"`
-}
-
-// DefaultPowerLoss is the model of a profile file without a [power_loss] table: a consumer
-// card with a volatile cache and no power-loss protection, which tears the page it programs
-// but does not lose a merge (sd-cheap-old's profile sets that).
-var DefaultPowerLoss = PowerLoss{VolatileCache: true, TornPage: true}
-
-// Lossless reports whether the model loses nothing the card had received before a flush.
-func (p PowerLoss) Lossless() bool { return !p.TornPage && !p.MergeLoss }
-
 //go:embed profiles/*.toml
 var builtin embed.FS
 
@@ -226,7 +201,7 @@ func Load(file string) (Profile, error) {
 
 // Parse decodes and validates profile TOML; errors name the file and line.
 func Parse(filename string, data []byte) (Profile, error) {
-	p := Profile{PowerLoss: DefaultPowerLoss}
+	var p Profile
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
 	if err != nil {
 		var pe toml.ParseError
@@ -241,6 +216,12 @@ func Parse(filename string, data []byte) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s:%d: unknown key %q (see the shipped profiles for the known keys)", filename, lines[k], k)
 	}
 	if key, err := p.validate(); err != nil {
+		return Profile{}, fmt.Errorf("%s:%d: %s: %w", filename, lines[key], key, err)
+	}
+	if !md.IsDefined("power_loss") {
+		p.PowerLoss = DefaultPowerLoss(p)
+	}
+	if key, err := p.CheckPowerLoss(); err != nil {
 		return Profile{}, fmt.Errorf("%s:%d: %s: %w", filename, lines[key], key, err)
 	}
 	return p, nil

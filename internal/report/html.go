@@ -560,7 +560,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 </div>
 {{if .Classes}}<ul>{{range .Classes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}{{with .PowerCut}}<h2 id="powercut">Power cuts</h2>
-<p class="muted">Card model {{.Model}}. % of the cuts (95 % Wilson interval) the filesystem came through whole (mounted without repair, checked clean, nothing acknowledged lost), mounted without repair, checked clean, could not be repaired; files lost or corrupted among those the filesystem had acknowledged (fsync, fdatasync, syncfs), summed over the cuts.</p>
+<p class="muted">Card model {{.Model}}. {{.Caption}}.</p>
 <div class="scroll">
 <table class="suite">
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>

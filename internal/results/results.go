@@ -310,37 +310,76 @@ type Measurement struct {
 }
 
 // PowerCut summarises one repetition of the powercut test: the cuts made on the recorded
-// request stream and what the filesystem came back as after each.
+// request stream and what the filesystem came back as after each. One repetition is one
+// recording (its own seed): the report's intervals over a variant are over its recordings.
 type PowerCut struct {
 	Profile string `json:"profile"`
-	// Model is the card's power-loss model as applied (the profile's, plus --fault merge-loss).
-	VolatileCache bool `json:"volatile_cache"`
-	TornPage      bool `json:"torn_page"`
-	MergeLoss     bool `json:"merge_loss"`
-	// Requests is the length of the recorded stream; StreamFull: its size limit cut it short.
-	Requests   int  `json:"requests"`
-	StreamFull bool `json:"stream_full,omitempty"`
-	Acks       int  `json:"acks"` // acknowledgements the workload received
-	Cuts       int  `json:"cuts"`
-	// Proportions over the cuts, with 95 % Wilson intervals.
-	Safe               Proportion `json:"safe"` // mounted without repair, fsck clean, nothing acknowledged lost
+	// The card's power-loss model as applied (the profile's, plus --fault merge-loss): see
+	// flash.PowerLoss.
+	Protected        bool   `json:"protected,omitempty"`
+	VolatileCache    bool   `json:"volatile_cache"`
+	CacheOrder       string `json:"cache_order,omitempty"`
+	CacheBytes       uint64 `json:"cache_bytes,omitempty"`
+	WriteBufferBytes uint64 `json:"write_buffer_bytes,omitempty"`
+	TornPage         bool   `json:"torn_page"`
+	PairedPage       bool   `json:"paired_page,omitempty"`
+	MergeLoss        bool   `json:"merge_loss"`
+	// Requests is the length of the recorded stream; StreamFull: its size limit cut it short,
+	// the cuts were drawn within it, and the AcksUnrecorded acknowledgements given after it
+	// ended were not checked.
+	Requests       int  `json:"requests"`
+	StreamFull     bool `json:"stream_full,omitempty"`
+	AcksUnrecorded int  `json:"acks_unrecorded,omitempty"`
+	Acks           int  `json:"acks"` // acknowledgements the workload received
+	Cuts           int  `json:"cuts"`
+	// Proportions over the cuts, with 95 % Wilson intervals (cuts of one recording are
+	// related: the report's interval over several recordings accounts for that).
+	Safe               Proportion `json:"safe"` // mounted without repair, fsck clean, no promise broken
 	MountWithoutRepair Proportion `json:"mount_without_repair"`
 	FsckClean          Proportion `json:"fsck_clean"`
 	Unrecoverable      Proportion `json:"unrecoverable"`
-	AckLossCuts        Proportion `json:"ack_loss_cuts"` // cuts that broke a promise: acknowledged data lost or corrupted, a rename torn
-	FsckErrors         int        `json:"fsck_errors"`
-	FsckToolFailed     int        `json:"fsck_tool_failed"`
-	Repaired           int        `json:"repaired"`
-	AckedLost          int        `json:"acked_lost"`    // acknowledged files missing, summed over the cuts
-	AckedCorrupt       int        `json:"acked_corrupt"` // acknowledged files with wrong content
-	TornRenames        int        `json:"torn_renames"`
-	Resurrected        int        `json:"resurrected"`
-	UnackedLost        int        `json:"unacked_lost"` // expected loss: never acknowledged
-	RecoveryP50Seconds float64    `json:"recovery_p50_s"`
-	RecoveryMaxSeconds float64    `json:"recovery_max_s"`
-	UnsyncedP50Seconds float64    `json:"unsynced_lost_p50_s"` // work since the last acknowledgement, lost at the cut
-	UnsyncedMaxSeconds float64    `json:"unsynced_lost_max_s"`
-	CutsPerMinute      float64    `json:"cuts_per_minute"`
+	// AckLossCuts lost acknowledged data (missing, wrong, unreadable) or undid an
+	// acknowledged deletion; AtomicityCuts tore an atomic replace in flight. Whoever's fault.
+	AckLossCuts   Proportion `json:"ack_loss_cuts"`
+	AtomicityCuts Proportion `json:"atomicity_cuts"`
+	// FSBrokenCuts broke a promise (either kind) on a cut where the card destroyed nothing
+	// outside what the filesystem wrote since its last flush: the filesystem's fault.
+	FSBrokenCuts Proportion `json:"fs_broken_cuts"`
+	// FSAckLossCuts and FSAtomicityCuts split them: acknowledged data lost (an fsync-class
+	// promise), an atomic replace torn (rename's atomicity). A cut can do both.
+	FSAckLossCuts   int `json:"fs_ack_loss_cuts,omitempty"`
+	FSAtomicityCuts int `json:"fs_atomicity_cuts,omitempty"`
+	// CardDamageCuts are the cuts where the card destroyed data outside what the filesystem
+	// wrote since its last flush (flushed writes a write buffer lost, a torn page's
+	// neighbours, a paired page, a merge's pages), CardDamageBytes how much over all of them,
+	// and the four counts how the filesystem came through them: every promise kept and clean
+	// (unharmed); the damage noticed, by a mount that failed, the checker or a read that
+	// failed (detected), and repaired by the checker (repaired); or a broken promise nothing
+	// noticed: wrong data without a warning (silent).
+	CardDamageCuts  Proportion `json:"card_damage_cuts"`
+	CardDamageBytes uint64     `json:"card_damage_bytes,omitempty"`
+	CardUnharmed    int        `json:"card_unharmed"`
+	CardDetected    int        `json:"card_detected"`
+	CardRepaired    int        `json:"card_repaired"`
+	CardSilent      int        `json:"card_silent"`
+	FsckErrors      int        `json:"fsck_errors"`
+	FsckToolFailed  int        `json:"fsck_tool_failed"`
+	Repaired        int        `json:"repaired"`
+	AckedLost       int        `json:"acked_lost"`    // acknowledged files missing, summed over the cuts
+	AckedCorrupt    int        `json:"acked_corrupt"` // acknowledged files with wrong content
+	// AckedUnreadable: acknowledged files whose read failed (the filesystem noticed damage).
+	AckedUnreadable int `json:"acked_unreadable,omitempty"`
+	TornRenames     int `json:"torn_renames"` // atomic replaces in flight left holding neither version
+	Resurrected     int `json:"resurrected"`
+	UnackedLost     int `json:"unacked_lost"` // expected loss: never acknowledged
+	// ZeroTails: unacknowledged appends read back as zeroes after intact acknowledged bytes
+	// (expected loss, counted apart).
+	ZeroTails          int     `json:"zero_tails,omitempty"`
+	RecoveryP50Seconds float64 `json:"recovery_p50_s"`
+	RecoveryMaxSeconds float64 `json:"recovery_max_s"`
+	UnsyncedP50Seconds float64 `json:"unsynced_lost_p50_s"` // work since the last acknowledgement, lost at the cut
+	UnsyncedMaxSeconds float64 `json:"unsynced_lost_max_s"`
+	CutsPerMinute      float64 `json:"cuts_per_minute"`
 	// Leaked blocks: marked in use after the mount's recovery and held by nothing (e2fsck's
 	// block bitmap differences; in the filesystem's blocks), summed and at most, over the
 	// LeakedCuts cuts whose checker reports it (0: not reportable for this filesystem).
