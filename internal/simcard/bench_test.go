@@ -813,7 +813,7 @@ func TestPlateauStart(t *testing.T) {
 		want    uint64
 	}{
 		{"sd-typical", func(uint64) time.Duration { return 0 }, 4 << 20},
-		{"sd-cheap-old", func(uint64) time.Duration { return 0 }, 128 << 10},
+		{"../flash/testdata/sd-cheap-old-uncalibrated.toml", func(uint64) time.Duration { return 0 }, 128 << 10}, // a 128 KiB AU
 		{"sd-typical", func(a uint64) time.Duration { return time.Duration(a%7) * 8 * time.Microsecond }, 4 << 20},
 		// A card whose diff keeps growing up to 16 MiB (noise as large as a step) has its
 		// plateau there, not at the profile's AU.
