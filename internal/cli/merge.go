@@ -79,6 +79,11 @@ the emulation as much as the filesystem: compare rows from the same source first
 			if err != nil {
 				return err
 			}
+			for i := 1; i < len(runs); i++ {
+				for _, w := range results.CalibrationMismatches(runs[0], runs[i], args[0], args[i]) {
+					fmt.Fprintf(stdio.Err, "fsbench merge: warning: %s; the merged card figures keep %s's\n", w, args[0])
+				}
+			}
 			// Created only now, so that a merge that fails leaves no empty directory behind.
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return fmt.Errorf("creating the output directory: %w (choose another -o DIR)", err)
