@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
 	"github.com/fsbench/fsbench/internal/target"
 	"github.com/fsbench/fsbench/internal/trace"
 )
@@ -89,7 +89,7 @@ func TestBenchCalibration(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("benchmark needs root: fsbench run and probe attach loop devices over a FUSE-served card (run with sudo)")
 	}
-	bin, own := fsbenchBinary(t)
+	bin, own := simcardtest.Binary(t)
 	profiles := Profiles()
 	if s := os.Getenv("CALIBRATION_PROFILES"); s != "" {
 		profiles = strings.Split(s, ",")
@@ -438,40 +438,6 @@ func pct(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", 100*v)
-}
-
-// fsbenchBinary returns FSBENCH_BIN, or builds this tree's fsbench (own is then true).
-func fsbenchBinary(t *testing.T) (bin string, own bool) {
-	if p := os.Getenv("FSBENCH_BIN"); p != "" {
-		return p, false
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.mod above %s: run the benchmark inside the fsbench module, or set FSBENCH_BIN", wd)
-		}
-		root = parent
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out := filepath.Join(t.TempDir(), "fsbench")
-	cmd := exec.Command(goTool, "build", "-o", out, "./cmd/fsbench")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build fsbench (%s build ./cmd/fsbench in %s): %v\n%s", goTool, root, err, b)
-	}
-	return out, true
 }
 
 func procLoadavg() string {
