@@ -81,7 +81,7 @@ the emulation as much as the filesystem: compare rows from the same source first
 			}
 			for i := 1; i < len(runs); i++ {
 				for _, w := range results.CalibrationMismatches(runs[0], runs[i], args[0], args[i]) {
-					fmt.Fprintf(stdio.Err, "fsbench merge: warning: %s; the merged card figures keep %s's\n", w, args[0])
+					fmt.Fprintf(stdio.Err, "fsbench merge: warning: %s; the merged results record %s's calibration, and the variants of %s were rated on the other model\n", w, args[0], args[i])
 				}
 			}
 			// Created only now, so that a merge that fails leaves no empty directory behind.
