@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-nand bench-farm run clean
+.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-nand bench-farm run clean
 
 all: build
 
@@ -90,6 +90,13 @@ bench: build
 # FLASHBENCH at the binary (the flashbench part is skipped without it).
 bench-simcard:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchSimcardVsTools' -v -timeout 30m ./internal/simcard/
+
+# Every card profile against the published measurements of the real cards it stands for
+# (docs/cards.md): fsbench's randio suite and probe on each simulated card at time scale 1, each
+# target with fsbench's figure, the card's own, the host's share, the tolerance and the verdict.
+# A few minutes; figures taken under load say so (load average beside each).
+bench-calibration:
+	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchCalibration' -v -timeout 40m ./internal/calibration/
 
 # fsbench probe's alignment test and read/write sweeps against flashbench -a and dd on simulated
 # cards (FLASHBENCH as for bench-simcard).

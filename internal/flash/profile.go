@@ -121,6 +121,11 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 type Profile struct {
 	Name        string `toml:"name" json:"name"`
 	Description string `toml:"description" json:"description"`
+	// Calibration is the version of the profile's calibration against published measurements
+	// of the real cards it stands for (docs/cards.md; 0: never calibrated, the profiles before
+	// fsbench checked them). Results record it with the profile's name, so that runs made with
+	// different calibrations are not compared as if the card were the same.
+	Calibration int `toml:"calibration" json:"calibration,omitempty"`
 
 	FTL            string  `toml:"ftl" json:"ftl"`
 	PageSize       Size    `toml:"page_size" json:"page_size"`
@@ -132,6 +137,14 @@ type Profile struct {
 	PageMappedArea Size    `toml:"page_mapped_area" json:"page_mapped_area"`
 	Overprovision  float64 `toml:"overprovision" json:"overprovision"`
 	CacheSize      Size    `toml:"cache_size" json:"cache_size"`
+	// RWLogSize is the random-write log of an AU-mapped card ("au" FTL only; 0: none): a
+	// page-mapped area where the card puts small writes that do not continue an open AU,
+	// instead of merging an AU for each of them. When the log holds RWLogSize minus its
+	// slack, the card merges the AU with the most pages in it (see Model.logWrite).
+	RWLogSize Size `toml:"rw_log_size" json:"rw_log_size,omitempty"`
+	// RWLogMaxWrite is the largest write the log takes (default: page_size); larger writes
+	// open their AU as a sequential stream does.
+	RWLogMaxWrite Size `toml:"rw_log_max_write" json:"rw_log_max_write,omitempty"`
 
 	CommandTime     Duration `toml:"command_time" json:"command_time"`
 	ReadPageTime    Duration `toml:"read_page_time" json:"read_page_time"`
@@ -290,6 +303,20 @@ func (p *Profile) validate() (string, error) {
 	}
 	if p.CacheSize%p.PageSize != 0 {
 		return "cache_size", fmt.Errorf("must be a multiple of page_size, not %d", p.CacheSize)
+	}
+	if p.RWLogSize > 0 {
+		if p.FTL != FTLAU {
+			return "rw_log_size", fmt.Errorf("only an %q FTL has a random-write log (a %q FTL maps every page already): set it to 0", FTLAU, p.FTL)
+		}
+		if p.RWLogSize%p.EraseBlock != 0 || p.RWLogSize/p.EraseBlock < minLogBlocks {
+			return "rw_log_size", fmt.Errorf("must be a multiple of erase_block (%s) and at least %d of them, not %d", FormatSize(uint64(p.EraseBlock)), minLogBlocks, p.RWLogSize)
+		}
+	}
+	if p.RWLogMaxWrite == 0 {
+		p.RWLogMaxWrite = p.PageSize
+	}
+	if p.Calibration < 0 {
+		return "calibration", fmt.Errorf("must be 0 (never calibrated) or a positive version, not %d", p.Calibration)
 	}
 	for _, d := range []struct {
 		key string

@@ -73,6 +73,12 @@ type Run struct {
 	Card *CardState `json:"card,omitempty"`
 	// Sentinel says what the noise sentinel could see on the machine that ran the tests.
 	Sentinel *Sentinel `json:"sentinel,omitempty"`
+	// CardCalibrations maps each card profile the run used (the simulated card's and every
+	// profile its traces were replayed through) to the version of that profile's calibration
+	// against published measurements (flash.Profile.Calibration; 0: never calibrated). Runs
+	// with different calibrations of a profile did not see the same card under its name:
+	// compare and merge say so (CalibrationMismatches).
+	CardCalibrations map[string]int `json:"card_calibrations,omitempty"`
 	// Summary has one entry per cell with at least one successful repetition: the median,
 	// minimum and maximum of its headline figure over the non-warm-up repetitions. It is
 	// derived from Measurements each time the file is saved.

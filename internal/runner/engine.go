@@ -119,6 +119,9 @@ func (e *engine) setup(user *userData) error {
 		}
 		if e.prep.CardProfile != "" {
 			extra = append(extra, e.prep.CardProfile)
+			if p, err := flash.CardProfile(e.prep.CardProfile); err == nil {
+				recordCalibration(e.run, p)
+			}
 		}
 		if err := setupTracing(&e.env, e.run, e.prep.Size, extra, cfg.KeepTraces, e.ses.Dir); err != nil {
 			e.logf("block-request traces not recorded: %v", err)
@@ -448,6 +451,14 @@ func (e *engine) stopped(err error) error {
 	}
 }
 
+// recordCalibration records which calibration of profile p the run's figures stand on.
+func recordCalibration(run *results.Run, p flash.Profile) {
+	if run.CardCalibrations == nil {
+		run.CardCalibrations = map[string]int{}
+	}
+	run.CardCalibrations[p.Name] = p.Calibration
+}
+
 // setupTracing turns on block-request capture when tracefs is usable, replaying every trace
 // through each built-in card profile (and the simulated card's own profile).
 func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string, keep bool, dir string) error {
@@ -462,6 +473,7 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string,
 			return err
 		}
 		tr.Profiles = append(tr.Profiles, p)
+		recordCalibration(run, p)
 		if n == "sd-typical" {
 			tr.Align = p
 		}
@@ -477,6 +489,7 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string,
 		}
 		if !slices.ContainsFunc(tr.Profiles, func(q flash.Profile) bool { return q.Name == p.Name }) {
 			tr.Profiles = append(tr.Profiles, p)
+			recordCalibration(run, p)
 		}
 	}
 	if keep {
