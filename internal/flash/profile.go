@@ -121,6 +121,9 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 type Profile struct {
 	Name        string `toml:"name" json:"name"`
 	Description string `toml:"description" json:"description"`
+	// Base names the built-in profile this one derives from: its keys, with this file's laid
+	// over them (see fake.go).
+	Base string `toml:"base" json:"base,omitempty"`
 
 	FTL            string  `toml:"ftl" json:"ftl"`
 	PageSize       Size    `toml:"page_size" json:"page_size"`
@@ -149,6 +152,10 @@ type Profile struct {
 
 	// PowerLoss says what the card loses when its power is cut (the powercut suite).
 	PowerLoss PowerLoss `toml:"power_loss" json:"power_loss"`
+
+	// Fake makes the card a counterfeit that announces more than it holds (fake.go); nil
+	// for a genuine card.
+	Fake *Fake `toml:"fake" json:"fake,omitempty"`
 }
 
 // PowerLoss is a card's power-loss model: which of the ways a card loses data when its power
@@ -196,6 +203,9 @@ func Builtins() []string {
 // BuiltinSource returns the TOML text of a shipped profile, for users to copy and edit.
 func BuiltinSource(name string) ([]byte, error) {
 	b, err := builtin.ReadFile(path.Join("profiles", name+".toml"))
+	if c, ok := counterfeitSource(name); err != nil && ok {
+		return c, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no built-in profile %q (have %s); or give a path to a profile file", name, strings.Join(Builtins(), ", "))
 	}
@@ -227,6 +237,11 @@ func Load(file string) (Profile, error) {
 // Parse decodes and validates profile TOML; errors name the file and line.
 func Parse(filename string, data []byte) (Profile, error) {
 	p := Profile{PowerLoss: DefaultPowerLoss}
+	if base, err := baseOf(filename, data); err != nil {
+		return Profile{}, err
+	} else if base != nil {
+		p = *base
+	}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
 	if err != nil {
 		var pe toml.ParseError
@@ -328,6 +343,11 @@ func (p *Profile) validate() (string, error) {
 	}
 	if p.Endurance == 0 {
 		return "endurance", errors.New("must be set: rated program/erase cycles per block")
+	}
+	if p.Fake != nil {
+		if key, err := p.Fake.validate(); err != nil {
+			return key, err
+		}
 	}
 	return "", nil
 }
