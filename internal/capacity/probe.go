@@ -248,6 +248,8 @@ type prober struct {
 	cacheKnown bool
 	cacheBound uint64
 	flushAlt   bool
+	batch      uint32 // the next batch's number in the undo log
+	firstBad   Observation
 }
 
 const mib = 1 << 20
@@ -363,6 +365,7 @@ func (p *prober) run(resol uint64) error {
 				lo = pos[first-1]
 			}
 			hi = pos[first]
+			p.firstBad = obs[first]
 			step.Note = fmt.Sprintf("first block not kept: %s (%s); last kept before it: %s", size(hi), describe(obs[first]), size(lo))
 		} else {
 			lo = pos[len(pos)-1]
@@ -387,11 +390,16 @@ func (p *prober) run(resol uint64) error {
 		res.Why = fmt.Sprintf("it announces %s but wraps every %s: a write at %s + x overwrites x; everything below %s was kept", size(p.t.Size), size(L), size(L), size(L))
 	default:
 		res.Verdict, res.Usable, res.Uncertainty = VerdictCounterfeit, lo+p.B, hi-lo
+		if o := p.firstBad; o.State == StateTorn && o.OwnPrefix > 0 && o.OwnPrefix == o.OwnSectors {
+			// The first lost block kept its leading sectors and only those: the flash ends
+			// inside it, at a sector boundary.
+			res.Usable, res.Uncertainty = hi+uint64(o.OwnPrefix)*sectorSize, sectorSize
+		}
 		res.Class = "limbo"
 		if L < p.N {
 			res.Class = "chain"
 		}
-		res.Why = fmt.Sprintf("it announces %s but keeps only up to %s: the block at %s was kept, the one at %s was not", size(p.t.Size), size(lo+p.B), size(lo), size(hi))
+		res.Why = fmt.Sprintf("it announces %s but keeps only up to %s: the block at %s was kept, the one at %s was not (%s)", size(p.t.Size), size(res.Usable), size(lo), size(hi), describe(p.firstBad))
 		if res.Class == "chain" {
 			res.Why += fmt.Sprintf("; above %s addresses wrap onto the first %s", size(L), size(L))
 		}
@@ -457,12 +465,13 @@ func (p *prober) writeExtents(ext []extent) error {
 				return fmt.Errorf("read %d bytes at %d before overwriting them: %w", e.n, e.off, err)
 			}
 			p.res.BytesRead += e.n
-			recs[i] = record{off: e.off, data: buf}
+			recs[i] = record{off: e.off, data: buf, batch: p.batch}
 		}
 		if err := p.undo.save(recs); err != nil {
 			return err
 		}
 		p.records = append(p.records, recs...)
+		p.batch++
 		hook("logged")
 		for _, e := range cur {
 			buf := alignedBuf(int(e.n))
@@ -612,7 +621,7 @@ func (p *prober) flushRange(from, to uint64) error {
 
 // restore replays the undo log (in reverse) and removes it.
 func (p *prober) restore() error {
-	half := len(p.records) / 2
+	half := len(replayOrder(p.records)) / 2
 	err := replay(p.dev, p.meta, p.records, false, func(done int, r record) {
 		p.res.BytesWritten += uint64(len(r.data))
 		if done == half {

@@ -45,7 +45,7 @@ func Explain(w io.Writer, r *Result) error {
 			fmt.Fprintf(&b, "    → %s\n", s.Note)
 		}
 	}
-	fmt.Fprintf(&b, "cost: %s written (probe and restore), %s read, %.1f s\n", size(r.BytesWritten), size(r.BytesRead), r.Seconds)
+	fmt.Fprintf(&b, "cost: %s written (probe and restore), %s read, %.2f s\n", size(r.BytesWritten), size(r.BytesRead), r.Seconds)
 	if r.Restored {
 		b.WriteString("the card holds again what it held before the check\n")
 	} else {

@@ -62,10 +62,13 @@ type Observation struct {
 	State string `json:"state"`
 	By    uint64 `json:"by,omitempty"`
 	// OwnSectors counts the sectors that came back as written (of the block's Sectors).
-	OwnSectors int    `json:"own_sectors"`
-	Sectors    int    `json:"sectors"`
-	Zero       bool   `json:"zero,omitempty"` // a lost block that reads as zeroes
-	Err        string `json:"error,omitempty"`
+	OwnSectors int `json:"own_sectors"`
+	// OwnPrefix counts the leading sectors that came back as written: a block that crosses
+	// the end of the real flash keeps exactly those.
+	OwnPrefix int    `json:"own_prefix,omitempty"`
+	Sectors   int    `json:"sectors"`
+	Zero      bool   `json:"zero,omitempty"` // a lost block that reads as zeroes
+	Err       string `json:"error,omitempty"`
 }
 
 // Observation states.
@@ -91,6 +94,9 @@ func classify(b []byte, nonce, off uint64, scratch []byte) Observation {
 		switch {
 		case ok && w == off && idx == s:
 			o.OwnSectors++
+			if o.OwnPrefix == s {
+				o.OwnPrefix++
+			}
 		case ok:
 			others++
 			by = w

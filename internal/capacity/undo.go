@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,8 +30,8 @@ const DefaultUndoDir = "/var/lib/fsbench/undo"
 // probe's blocks (the oldest copy of any flash block is written last).
 //
 // Format: the line "fsbench-undo 1", a line of JSON (undoMeta), then records: a 24-byte
-// header (magic "UNDO", CRC-32 of the rest of the record, offset, length, 4 bytes reserved)
-// and the data. A record cut short by a crash was never followed by its write, since writes
+// header (magic "UNDO", CRC-32 of the rest of the record, offset, length, batch number) and
+// the data. The records of a batch were all read before any of them was overwritten. A record cut short by a crash was never followed by its write, since writes
 // wait for the log's fsync; it is ignored.
 const (
 	undoMagicLine = "fsbench-undo 1\n"
@@ -49,8 +51,9 @@ type undoMeta struct {
 }
 
 type record struct {
-	off  uint64
-	data []byte
+	off   uint64
+	data  []byte
+	batch uint32
 }
 
 // undoLog is an undo log being written.
@@ -95,6 +98,7 @@ func (u *undoLog) save(recs []record) error {
 		copy(h, recMagic)
 		binary.LittleEndian.PutUint64(h[8:], r.off)
 		binary.LittleEndian.PutUint32(h[16:], uint32(len(r.data)))
+		binary.LittleEndian.PutUint32(h[20:], r.batch)
 		c := crc32.NewIEEE()
 		c.Write(h[8:])
 		c.Write(r.data)
@@ -163,7 +167,7 @@ func readUndo(p string) (undoMeta, []record, error) {
 		if c.Sum32() != binary.LittleEndian.Uint32(h[4:]) {
 			break // torn by a crash while it was appended: its batch was never written
 		}
-		recs = append(recs, record{off: binary.LittleEndian.Uint64(h[8:]), data: data})
+		recs = append(recs, record{off: binary.LittleEndian.Uint64(h[8:]), data: data, batch: binary.LittleEndian.Uint32(h[20:])})
 	}
 	return meta, recs, nil
 }
@@ -198,18 +202,48 @@ func replay(dev Device, meta undoMeta, recs []record, check bool, progress func(
 			return fmt.Errorf("%d sectors (the first at byte %d) hold neither what the log saved nor the probe's blocks: this is not the card the log was taken from, or it was written since; nothing was restored", bad, first)
 		}
 	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		r := recs[i]
+	order := replayOrder(recs)
+	for i, r := range order {
 		buf := alignedBuf(len(r.data))
 		copy(buf, r.data)
 		if _, err := dev.WriteAt(buf, int64(r.off)); err != nil {
 			return fmt.Errorf("restore %d bytes at %d: %w", len(r.data), r.off, err)
 		}
 		if progress != nil {
-			progress(len(recs)-i, r)
+			progress(i+1, r)
 		}
 	}
 	return dev.Sync()
+}
+
+// replayOrder is the order the records are written back in. The rule that makes any card end
+// as it was: the oldest saved copy of any flash block is written last, whatever addresses
+// land on that block (a wrap makes two addresses one block). So batches go newest first; a
+// record that repeats an older one (same offset and length: a region written again in a later
+// round) is dropped, the older one standing for it; inside a batch, whose blocks were all saved
+// before any was written and never land on one another (its addresses are below the wrap),
+// offsets go up, which a card's allocation units take far faster than going down.
+func replayOrder(recs []record) []record {
+	type key struct {
+		off uint64
+		n   int
+	}
+	first := map[key]bool{}
+	var keep []record
+	for _, r := range recs {
+		k := key{r.off, len(r.data)}
+		if !first[k] {
+			first[k] = true
+			keep = append(keep, r)
+		}
+	}
+	slices.SortStableFunc(keep, func(a, b record) int {
+		if a.batch != b.batch {
+			return cmp.Compare(b.batch, a.batch)
+		}
+		return cmp.Compare(a.off, b.off)
+	})
+	return keep
 }
 
 func syncDir(dir string) error {
