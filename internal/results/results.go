@@ -68,6 +68,8 @@ type Run struct {
 	// Card is the simulated card's state at the end of the run, with its wear histogram
 	// (simcard target only).
 	Card *CardState `json:"card,omitempty"`
+	// CardCheck is the card's capacity check, identity and health around the run (card.go).
+	CardCheck *CardCheck `json:"card_check,omitempty"`
 	// Summary has one entry per cell with at least one successful repetition: the median,
 	// minimum and maximum of its headline figure over the non-warm-up repetitions. It is
 	// derived from Measurements each time the file is saved.

@@ -107,6 +107,7 @@ func fullRun() *Run {
 			PagesRead: 11, PagesProgrammed: 330, PagesCopied: 10, BlocksErased: 2, AUMerges: 1, GCCollections: 5, BusyNs: 123456789,
 			PageSize: 16384, FlashBytesWritten: 330 * 16384, WriteAmplification: 1.03125,
 			Wear: []WearBucket{{Erases: 0, Blocks: 70}, {Erases: 1, Blocks: 8}, {Erases: 2, Blocks: 2}}, MaxErases: 2, Endurance: 3000, WornOut: 1, EraseBlocks: 80},
+		CardCheck: fullCardCheck(),
 	}
 }
 
