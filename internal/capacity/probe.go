@@ -194,7 +194,7 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 	if p.reset {
 		res.Method = "flush, then a reset of the card: " + t.ResetHow
 	} else {
-		res.Method = "flush, then writing past any write cache (" + t.ResetHow + ")"
+		res.Method = fmt.Sprintf("flush, then writing past any write cache of up to %s (%s)", size(p.maxCache), t.ResetHow)
 	}
 	p.res = res
 	defer func() {
