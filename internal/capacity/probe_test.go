@@ -2,11 +2,8 @@ package capacity
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -64,20 +61,6 @@ func simTarget(t *testing.T, profile string, size uint64) (*Target, *simcard.Car
 	return tg, c, backing
 }
 
-func fileSum(t *testing.T, p string) string {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
-
 // TestProbeProfiles probes every counterfeit profile and every genuine one, with and without
 // the card's reset: a counterfeit is found with its class and its usable size to within one AU
 // (of the card's erase unit), a genuine card passes, and the card's data ends as it began.
@@ -97,7 +80,7 @@ func TestProbeProfiles(t *testing.T) {
 					cardSize = fakeSize
 				}
 				tg, c, backing := simTarget(t, name, cardSize)
-				before := fileSum(t, backing)
+				before := sumFile(t, backing)
 				st0 := c.Stats()
 				res, err := Probe(context.Background(), tg, Options{UndoDir: t.TempDir(), NoReset: noReset})
 				if err != nil {
@@ -106,7 +89,7 @@ func TestProbeProfiles(t *testing.T) {
 				if !res.Restored {
 					t.Fatalf("not restored: %s", res.RestoreError)
 				}
-				if after := fileSum(t, backing); after != before {
+				if after := sumFile(t, backing); after != before {
 					t.Errorf("the card's data changed: sha256 %s before, %s after", before, after)
 				}
 				au := uint64(p.AUSize)

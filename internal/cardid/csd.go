@@ -33,13 +33,7 @@ type CSD struct {
 //	version 2.0 (§5.3.3): C_SIZE [69:48]; capacity = (C_SIZE+1) × 512 KiB
 //	version 3.0 (§5.3.4): C_SIZE [75:48]; capacity = (C_SIZE+1) × 512 KiB
 func ParseSDCSD(r Register) (CSD, error) {
-	c := CSD{Kind: KindSD, Structure: int(r.Bits(127, 126))}
-	c.CCC = uint16(r.Bits(95, 84))
-	c.ReadBlockLen = 1 << r.Bits(83, 80)
-	c.WriteBlockLen = 1 << r.Bits(25, 22)
-	c.PermWriteProtect = r.Bits(13, 13) == 1
-	c.TmpWriteProtect = r.Bits(12, 12) == 1
-	c.CRC = crcText(r)
+	c := csdCommon(KindSD, r)
 	switch c.Structure {
 	case 0:
 		cs, mult := r.Bits(73, 62), r.Bits(49, 47)
@@ -60,15 +54,21 @@ func ParseSDCSD(r Register) (CSD, error) {
 // device above 2 GB sets C_SIZE to 0xFFF and gives its capacity in EXT_CSD SEC_COUNT
 // (§7.3.12), which CapacityBytes then leaves at 0.
 func ParseMMCCSD(r Register) CSD {
-	c := CSD{Kind: KindMMC, Structure: int(r.Bits(127, 126))}
+	c := csdCommon(KindMMC, r)
+	if cs := r.Bits(73, 62); cs != 0xfff {
+		c.CapacityBytes = (cs + 1) << (r.Bits(49, 47) + 2) * uint64(c.ReadBlockLen)
+	}
+	return c
+}
+
+// csdCommon decodes the fields SD and eMMC CSDs share, at the same bits.
+func csdCommon(kind string, r Register) CSD {
+	c := CSD{Kind: kind, Structure: int(r.Bits(127, 126))}
 	c.CCC = uint16(r.Bits(95, 84))
 	c.ReadBlockLen = 1 << r.Bits(83, 80)
 	c.WriteBlockLen = 1 << r.Bits(25, 22)
 	c.PermWriteProtect = r.Bits(13, 13) == 1
 	c.TmpWriteProtect = r.Bits(12, 12) == 1
 	c.CRC = crcText(r)
-	if cs := r.Bits(73, 62); cs != 0xfff {
-		c.CapacityBytes = (cs + 1) << (r.Bits(49, 47) + 2) * uint64(c.ReadBlockLen)
-	}
 	return c
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -125,18 +124,7 @@ var counterfeit embed.FS
 // Counterfeits lists the names of the shipped counterfeit profiles (fake-*), sorted. They are
 // not among Builtins: they are genuine profiles with a [fake] table, for the capacity check,
 // and would only repeat those profiles' figures elsewhere.
-func Counterfeits() []string {
-	ents, err := counterfeit.ReadDir("profiles/counterfeit")
-	if err != nil {
-		panic(err) // embedded at build time: cannot fail
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
-	}
-	sort.Strings(out)
-	return out
-}
+func Counterfeits() []string { return profileNames(counterfeit, "profiles/counterfeit") }
 
 func counterfeitSource(name string) ([]byte, bool) {
 	b, err := counterfeit.ReadFile(path.Join("profiles/counterfeit", name+".toml"))

@@ -187,14 +187,19 @@ func (p PowerLoss) Lossless() bool { return !p.TornPage && !p.MergeLoss }
 var builtin embed.FS
 
 // Builtins lists the names of the shipped profiles, sorted.
-func Builtins() []string {
-	ents, err := builtin.ReadDir("profiles")
+func Builtins() []string { return profileNames(builtin, "profiles") }
+
+// profileNames lists the profiles (*.toml) of an embedded directory, sorted.
+func profileNames(fsys embed.FS, dir string) []string {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		panic(err) // embedded at build time: cannot fail
 	}
 	var out []string
 	for _, e := range ents {
-		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+		if !e.IsDir() {
+			out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+		}
 	}
 	sort.Strings(out)
 	return out
