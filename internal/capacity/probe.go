@@ -209,9 +209,27 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 		res.Seconds = time.Since(start).Seconds()
 	}()
 	if err := p.run(resol); err != nil {
-		return res, err
+		var f *ioFault
+		if !errors.As(err, &f) {
+			return res, err
+		}
+		// A card that refuses I/O twice at a place is damaged there: said with the place
+		// (f3 issues #119, #228: "damaged" without saying where).
+		res.Verdict, res.Why = VerdictDamaged, f.Error()
 	}
 	return res, nil
+}
+
+// ioFault is an I/O error the card gave twice at one place.
+type ioFault struct {
+	op  string
+	off uint64
+	n   int
+	err error
+}
+
+func (f *ioFault) Error() string {
+	return fmt.Sprintf("the card refused to %s %d bytes at %s (%d), twice: %v", f.op, f.n, size(f.off), f.off, f.err)
 }
 
 // sameDevice says whether an undo log's device is the one being probed.
@@ -462,7 +480,9 @@ func (p *prober) writeExtents(ext []extent) error {
 		for i, e := range cur {
 			buf := alignedBuf(int(e.n))
 			if _, err := p.dev.ReadAt(buf, int64(e.off)); err != nil {
-				return fmt.Errorf("read %d bytes at %d before overwriting them: %w", e.n, e.off, err)
+				if _, err = p.dev.ReadAt(buf, int64(e.off)); err != nil {
+					return &ioFault{"read (to save them)", e.off, int(e.n), err}
+				}
 			}
 			p.res.BytesRead += e.n
 			recs[i] = record{off: e.off, data: buf, batch: p.batch}
@@ -470,20 +490,23 @@ func (p *prober) writeExtents(ext []extent) error {
 		if err := p.undo.save(recs); err != nil {
 			return err
 		}
+		start := len(p.records)
 		p.records = append(p.records, recs...)
 		p.batch++
 		hook("logged")
-		for _, e := range cur {
+		for i, e := range cur {
 			buf := alignedBuf(int(e.n))
 			for o := uint64(0); o < e.n; o += p.B {
 				fillStamp(buf[o:o+p.B], p.nonce, e.off+o)
 			}
 			if _, err := p.dev.WriteAt(buf, int64(e.off)); err != nil {
 				// Retried once, as a card may fail a write transiently; a second failure is
-				// the verdict's business, with the offset (f3 issues #119, #228: "damaged"
-				// without saying where).
-				if _, err2 := p.dev.WriteAt(buf, int64(e.off)); err2 != nil {
-					return fmt.Errorf("write %d bytes at %d: %w (the card refuses writes there)", e.n, e.off, err)
+				// the verdict's business.
+				if _, err = p.dev.WriteAt(buf, int64(e.off)); err != nil {
+					// This extent and the rest of the batch were never written: nothing
+					// of theirs to put back.
+					p.records = p.records[:start+i]
+					return &ioFault{"write", e.off, int(e.n), err}
 				}
 			}
 			p.res.BytesWritten += e.n

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,4 +132,49 @@ func cardCost(a, b simcard.Stats) (uint64, time.Duration) {
 		busy += b.Fake.LostBusyNs - a.Fake.LostBusyNs
 	}
 	return w, time.Duration(busy)
+}
+
+// failingDev fails writes in [from, to) (fail) or silently drops them (drop): a card whose
+// flash is failing in one place, which no counterfeit class explains.
+type failingDev struct {
+	Device
+	from, to int64
+	drop     bool
+}
+
+func (d failingDev) WriteAt(p []byte, off int64) (int, error) {
+	if off < d.to && off+int64(len(p)) > d.from {
+		if d.drop {
+			return len(p), nil
+		}
+		return 0, fmt.Errorf("input/output error")
+	}
+	return d.Device.WriteAt(p, off)
+}
+
+// TestProbeDamaged: a card that loses blocks in the middle and keeps those above, or refuses
+// writes, is called damaged, and the verdict says where.
+func TestProbeDamaged(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		drop bool
+		want string
+	}{{"drops writes", true, "blocks above it were kept"}, {"refuses writes", false, "refused to write 4096 bytes at"}} {
+		t.Run(c.name, func(t *testing.T) {
+			tg, _, backing := simTarget(t, "sd-typical", 512<<20)
+			before := sumFile(t, backing)
+			tg.Dev = failingDev{Device: tg.Dev, from: 200 << 20, to: 264 << 20, drop: c.drop}
+			res, err := Probe(context.Background(), tg, Options{UndoDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != VerdictDamaged || !strings.Contains(res.Why, c.want) || res.ExitCode() != ExitDamaged || !res.Restored {
+				t.Errorf("%s: exit %d: %+v", res.Verdict, res.ExitCode(), res.Why)
+			}
+			if after := sumFile(t, backing); after != before {
+				t.Error("the card's data changed")
+			}
+			t.Log(res.Why)
+		})
+	}
 }

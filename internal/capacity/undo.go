@@ -203,17 +203,34 @@ func replay(dev Device, meta undoMeta, recs []record, check bool, progress func(
 		}
 	}
 	order := replayOrder(recs)
+	var failed []record
+	var firstErr error
 	for i, r := range order {
 		buf := alignedBuf(len(r.data))
 		copy(buf, r.data)
 		if _, err := dev.WriteAt(buf, int64(r.off)); err != nil {
-			return fmt.Errorf("restore %d bytes at %d: %w", len(r.data), r.off, err)
+			// Go on with the others; a block the card refuses to write may never have
+			// been overwritten (its write failed the same way): checked below.
+			failed = append(failed, r)
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
 		}
 		if progress != nil {
 			progress(i+1, r)
 		}
 	}
-	return dev.Sync()
+	if err := dev.Sync(); err != nil {
+		return err
+	}
+	for _, r := range failed {
+		cur := alignedBuf(len(r.data))
+		if _, err := dev.ReadAt(cur, int64(r.off)); err != nil || string(cur) != string(r.data) {
+			return fmt.Errorf("restore %d bytes at %d: %w (the card refuses the write, and the block does not hold what it held)", len(r.data), r.off, firstErr)
+		}
+	}
+	return nil
 }
 
 // replayOrder is the order the records are written back in. The rule that makes any card end
