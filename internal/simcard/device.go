@@ -49,9 +49,13 @@ type identity struct {
 	size     uint64
 }
 
-func newIdentity(p flash.Profile, announced uint64, backing string) identity {
+// newIdentity makes the registers of a card of profile p announcing size bytes. The serial is
+// the profile's and the size's: every card served from one profile at one size is the same
+// card to compare and merge (a run on sd-typical compares with another without a warning,
+// one on emmc with a warning).
+func newIdentity(p flash.Profile, announced uint64) identity {
 	h := fnv.New32a()
-	h.Write([]byte(p.Name + "\x00" + backing))
+	fmt.Fprintf(h, "%s\x00%d", p.Name, announced)
 	id := identity{kind: cardKind(p), mid: simMID, oid: "FB", psn: h.Sum32(), au: uint64(p.AUSize), size: announced}
 	id.name = strings.ToUpper(strings.NewReplacer("-", "", "_", "").Replace(p.Name))
 	if p.Fake != nil {

@@ -158,7 +158,7 @@ func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card
 		f.Close()
 		return nil, fmt.Errorf("size backing file %s: %w (is there room on its filesystem? it is sparse)", backing, err)
 	}
-	return &Card{model: m, backing: f, scale: scale, fake: fake, id: newIdentity(p, announced, backing), stats: Stats{
+	return &Card{model: m, backing: f, scale: scale, fake: fake, id: newIdentity(p, announced), stats: Stats{
 		Profile: p.Name, Size: announced, TimeScale: scale, Backing: backing,
 		ReadSizes: map[uint64]uint64{}, WriteSizes: map[uint64]uint64{},
 	}}, nil
