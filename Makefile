@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-nand bench-farm run clean
+.PHONY: all build cross test unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-nand bench-farm run clean
 
 all: build
 
@@ -112,6 +112,11 @@ bench-confine:
 # commands used (needs the Debian packages bonnie++ and fio).
 bench-reference:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestReferenceBench' -v -timeout 90m ./internal/suite/
+
+# fsbench probe --capacity against f3probe (Debian package f3) on every counterfeit and genuine
+# simulated card: verdict, usable size, bytes the card saw written, card and wall time (root).
+bench-capacity:
+	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchCapacity' -v -timeout 60m ./internal/capacity/ 2>&1 | grep -E 'bench-capacity|FAIL|^ok'
 
 # Power cuts per minute for ext4 on a 256 MiB simulated card (sd-typical), 50 cuts: printed, not
 # asserted. The issue's aim is >= 30 per minute on a 2-core machine.

@@ -70,6 +70,7 @@ the emulation as much as the filesystem: compare rows from the same source first
 				}
 				runs[i], dirs[i] = r, resultsDir(a)
 			}
+			warnCards(stdio, runs, args)
 			merged, err := results.MergeLabeled(runs, dirs, labels)
 			if err != nil {
 				return err

@@ -78,6 +78,9 @@ func TargetText(r *results.Run) string {
 	if t.SizeBytes > 0 {
 		dev += ", " + plan.FormatSize(t.SizeBytes)
 	}
+	if c := cardCheckText(r); c != "" {
+		dev += "; " + c
+	}
 	// The scheduler decides the order the card sees its writes in, and so its card time and
 	// wear (xfs's on sd-typical was 3 times higher with none than with mq-deadline). One fsbench
 	// set is named; otherwise one the device already had, unless it is none, a loop device's

@@ -79,6 +79,8 @@ type Run struct {
 	// with different calibrations of a profile did not see the same card under its name:
 	// compare and merge say so (CalibrationMismatches).
 	CardCalibrations map[string]int `json:"card_calibrations,omitempty"`
+	// CardCheck is the card's capacity check, identity and health around the run (card.go).
+	CardCheck *CardCheck `json:"card_check,omitempty"`
 	// Summary has one entry per cell with at least one successful repetition: the median,
 	// minimum and maximum of its headline figure over the non-warm-up repetitions. It is
 	// derived from Measurements each time the file is saved.

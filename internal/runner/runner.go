@@ -64,6 +64,9 @@ type Options struct {
 	Version  string
 	// LedgerDir is where the cleanup ledger goes; empty = target.DefaultLedgerDir.
 	LedgerDir string
+	// NoCapacityCheck skips the check that a real device holds what it announces (card.go);
+	// results.json records that it was skipped.
+	NoCapacityCheck bool
 	// Log receives progress lines; Progress receives the state before each test; Console a
 	// guest's console. Any may be nil.
 	Log      func(format string, args ...any)
@@ -219,6 +222,12 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		}
 	}
 	eng.prep = prep
+	cardCheck, finishCard, err := checkCard(ctx, opt, prep, logf)
+	run.CardCheck = cardCheck
+	if err != nil {
+		run.Status, run.Error = results.RunFailed, err.Error()
+		return out, errors.Join(err, eng.save())
+	}
 	if prep.Card != nil {
 		// The card's final state (its wear histogram) is recorded however the run ends, while
 		// the server still runs (the session's cleanup stops it).
@@ -231,6 +240,19 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			}
 		}()
 	}
+	// After the run (however it ends): the card's identity and health again, saved.
+	defer func() {
+		if cardCheck == nil {
+			return
+		}
+		finishCard()
+		if !measured {
+			return
+		}
+		if serr := eng.save(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
 	if cfg.Scheduler != "" && prep.DeviceName != "" {
 		if err := ses.SetScheduler(prep.DeviceName, cfg.Scheduler); err != nil {
 			return out, &plan.InputError{Err: err}
@@ -334,7 +356,8 @@ func runRemote(ctx context.Context, opt Options, t target.Remote, ledgerDir stri
 			out = nil
 		}
 	}()
-	req := plan.Request{Config: opt.Config, Target: opt.Target, Destroy: opt.Destroy, Out: ses.Dir, TimeScale: opt.TimeScale}
+	req := plan.Request{Config: opt.Config, Target: opt.Target, Destroy: opt.Destroy, Out: ses.Dir, TimeScale: opt.TimeScale,
+		NoCapacityCheck: opt.NoCapacityCheck}
 	r, err := t.Run(ctx, ses, req)
 	out.Run = r
 	out.Saved = r != nil

@@ -92,6 +92,8 @@ type Stats struct {
 	LateRequests uint64 `json:"late_requests"`
 	LateNs       uint64 `json:"late_ns"`
 	MaxLateNs    uint64 `json:"max_late_ns"`
+	// Fake holds a counterfeit card's own counters (fake.go); nil for a genuine card.
+	Fake *FakeStats `json:"fake,omitempty"`
 }
 
 // LateSlack is how far past its deadline a reply may leave without counting as late: the
@@ -120,6 +122,10 @@ type Card struct {
 	// powercut recording starts, so that the card's copy and the recorded stream fit.
 	io sync.RWMutex
 	pc powerCut
+	// fake is a counterfeit card's address path (fake.go); nil for a genuine card.
+	fake *fakeLayer
+	// id is what the card's registers say (device.go).
+	id identity
 }
 
 // gapWindow is how many recent idle gaps bound the path offset: enough for their median to
@@ -130,6 +136,16 @@ const gapWindow = 32
 func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card, error) {
 	if scale < 0 {
 		return nil, fmt.Errorf("time scale %g is negative", scale)
+	}
+	var fake *fakeLayer
+	announced := size
+	if p.Fake != nil {
+		// A counterfeit: the model and the backing file hold only its real flash.
+		l, err := newFakeLayer(p, size)
+		if err != nil {
+			return nil, err
+		}
+		fake, size = l, p.Fake.PhysicalSize(uint64(p.AUSize), uint64(p.PageMappedArea))
 	}
 	m, err := flash.NewModel(p, size)
 	if err != nil {
@@ -143,8 +159,8 @@ func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card
 		f.Close()
 		return nil, fmt.Errorf("size backing file %s: %w (is there room on its filesystem? it is sparse)", backing, err)
 	}
-	return &Card{model: m, backing: f, scale: scale, stats: Stats{
-		Profile: p.Name, Size: size, TimeScale: scale, Backing: backing,
+	return &Card{model: m, backing: f, scale: scale, fake: fake, id: newIdentity(p, announced), stats: Stats{
+		Profile: p.Name, Size: announced, TimeScale: scale, Backing: backing,
 		ReadSizes: map[uint64]uint64{}, WriteSizes: map[uint64]uint64{},
 	}}, nil
 }
@@ -191,6 +207,7 @@ func (c *Card) Stats() Stats {
 	s.ReadSizes = cloneMap(c.stats.ReadSizes)
 	s.WriteSizes = cloneMap(c.stats.WriteSizes)
 	s.ServerTime = c.server.distribution()
+	s.Fake = c.fakeStats()
 	return s
 }
 
@@ -218,6 +235,14 @@ func (c *Card) Do(r flash.Request, buf []byte) (int, error) {
 // instead of being added to it; only the remainder is waited for. When the work outlasts
 // the deadline the reply leaves late, and Stats counts it (LateRequests, LateNs).
 func (c *Card) DoAt(arrival time.Time, r flash.Request, buf []byte) (int, error) {
+	if c.fake != nil {
+		return c.fakeDo(arrival, r, buf)
+	}
+	return c.doAt(arrival, r, buf)
+}
+
+// doAt is DoAt at a physical address of the card's flash.
+func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error) {
 	size := c.model.Size()
 	if r.Op == flash.OpRead && r.Off < size && r.Len > size-r.Off {
 		r.Len = size - r.Off // a read past the end is short, as on a block device file
