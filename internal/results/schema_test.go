@@ -115,7 +115,7 @@ func fullRun() *Run {
 			PageSize: 16384, FlashBytesWritten: 330 * 16384, WriteAmplification: 1.03125,
 			Wear: []WearBucket{{Erases: 0, Blocks: 70}, {Erases: 1, Blocks: 8}, {Erases: 2, Blocks: 2}}, MaxErases: 2, Endurance: 3000, WornOut: 1, EraseBlocks: 80},
 		CardCalibrations: map[string]int{"sd-typical": 1},
-		CardCheck: fullCardCheck(),
+		CardCheck:        fullCardCheck(),
 	}
 }
 
