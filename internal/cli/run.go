@@ -64,7 +64,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see README)")
+	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see docs/configuration.md)")
 	fl.StringVar(&f.preset, "preset", "", "a ready-made matrix shipped with fsbench: "+strings.Join(presets.Names(), ", ")+" (fsbench list shows them)")
 	fl.StringVar(&f.size, "size", "", "image size, e.g. 512M, 1G (default 1G)")
 	fl.IntVarP(&f.repetitions, "repetitions", "n", 0, "repetitions per variant (default 5)")
