@@ -232,13 +232,17 @@ func TestLAVADefinition(t *testing.T) {
 	if !strings.HasPrefix(string(golden), "lava-test-case fsbench_ext4_mkfs ") {
 		t.Errorf("the export's cases are no longer fsbench_VARIANT_TEST: %.60s", golden)
 	}
-	for _, doc := range []string{filepath.Join("..", "..", "README.md"), filepath.Join("..", "..", "docs", "farms.md")} {
-		b, err := os.ReadFile(doc)
+	// docs/farms.md explains them; the README may only point there, never name them otherwise.
+	for _, doc := range []struct {
+		path    string
+		mustSay bool
+	}{{filepath.Join("..", "..", "docs", "farms.md"), true}, {filepath.Join("..", "..", "README.md"), false}} {
+		b, err := os.ReadFile(doc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), "fsbench_VARIANT_TEST") || strings.Contains(string(b), "VARIANT/TEST") {
-			t.Errorf("%s does not name the test cases fsbench_VARIANT_TEST, as the export does", doc)
+		if (doc.mustSay && !strings.Contains(string(b), "fsbench_VARIANT_TEST")) || strings.Contains(string(b), "VARIANT/TEST") {
+			t.Errorf("%s does not name the test cases fsbench_VARIANT_TEST, as the export does", doc.path)
 		}
 	}
 	// A step is a YAML plain scalar: ": " would make it a mapping, " #" start a comment.
