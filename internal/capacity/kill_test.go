@@ -30,7 +30,7 @@ const (
 // re-exec pattern, see simcardtest).
 func TestSimcardHelperProcess(t *testing.T) {
 	if os.Getenv(simcardHelperEnv) != "1" {
-		t.Skip("helper process for the simcard tests")
+		return // run as a test: nothing to do (a skip would be listed among the skipped tests)
 	}
 	simcardtest.HelperMain()
 }
@@ -41,7 +41,7 @@ func TestSimcardHelperProcess(t *testing.T) {
 func TestKillHelperProcess(t *testing.T) {
 	spec := os.Getenv(killHelperEnv)
 	if spec == "" {
-		t.Skip("helper process for TestKillThenCleanup")
+		return // run as a test: nothing to do (a skip would be listed among the skipped tests)
 	}
 	f := strings.Fields(spec)
 	n, _ := strconv.Atoi(f[2])
