@@ -307,7 +307,7 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 	begin := time.Now()
 	cmd := exec.Command(bin, "run", "--request", req)
 	b, err := cmd.CombinedOutput()
-	fmt.Printf("\nCALIBRATION %s randio (file %s, %s): %v, load %s", profile, sizeOr(cfg.Params.Randio.FileSize),
+	fmt.Printf("CALIBRATION %s randio (file %s, %s): %v, load %s\n", profile, sizeOr(cfg.Params.Randio.FileSize),
 		strings.Join(tests, ","), time.Since(begin).Round(time.Second), loadavg())
 	runErr := err
 	run, err := results.Load(filepath.Join(out, "results.json"))
@@ -328,7 +328,7 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 	}
 	if runErr != nil {
 		// Every figure is in: a failure after them (a cleanup under load) is reported, not fatal.
-		fmt.Printf("\nCALIBRATION %s: fsbench run ended with %v after its tests: %s", profile, runErr, lastLines(b, 2))
+		fmt.Printf("CALIBRATION %s: fsbench run ended with %v after its tests: %s\n", profile, runErr, lastLines(b, 2))
 	}
 	return run, out, nil
 }
@@ -398,7 +398,7 @@ func runProbe(t *testing.T, bin, profile string) (*probe.Result, *trace.Trace, s
 	}
 	capture, err := trace.Start(l.Name)
 	if err != nil {
-		fmt.Printf("\nCALIBRATION %s probe: block requests not traced (%v): the open-AU rows have no card's own figure", profile, err)
+		fmt.Printf("CALIBRATION %s probe: block requests not traced (%v): the open-AU rows have no card's own figure\n", profile, err)
 	}
 	out := filepath.Join(dir, "probe")
 	begin := time.Now()
@@ -408,11 +408,11 @@ func runProbe(t *testing.T, bin, profile string) (*probe.Result, *trace.Trace, s
 	if capture != nil {
 		var terr error
 		if tr, terr = capture.Stop(); terr != nil {
-			fmt.Printf("\nCALIBRATION %s probe: tracing its block requests: %v", profile, terr)
+			fmt.Printf("CALIBRATION %s probe: tracing its block requests: %v\n", profile, terr)
 			tr = nil
 		}
 	}
-	fmt.Printf("\nCALIBRATION %s probe --write: %v, load %s", profile, time.Since(begin).Round(time.Second), load)
+	fmt.Printf("CALIBRATION %s probe --write: %v, load %s\n", profile, time.Since(begin).Round(time.Second), load)
 	if err != nil {
 		return nil, nil, load, fmt.Errorf("fsbench probe --write on simcard:%s: %v: %s", profile, err, lastLines(b, 6))
 	}
