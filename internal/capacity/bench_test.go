@@ -50,12 +50,7 @@ func TestBenchCapacity(t *testing.T) {
 	if err != nil {
 		t.Skip("f3probe not found: apt install f3")
 	}
-	bin := filepath.Join(t.TempDir(), "fsbench")
-	build := exec.Command("go", "build", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build fsbench: %v\n%s", err, out)
-	}
+	bin := buildFsbench(t)
 	f3ver, _ := exec.Command(f3, "--version").CombinedOutput()
 	load0 := loadavg()
 	const cardSize = 2 << 30
@@ -97,7 +92,7 @@ func TestBenchCapacity(t *testing.T) {
 				if tool != "fsbench" {
 					args = append(args[:3], append([]string{"--no-reset"}, args[3:]...)...)
 				}
-				row = runFsbench(t, bin, args, filepath.Join(dir, "out", "capacity.json"))
+				row, _ = runFsbench(t, bin, args, filepath.Join(dir, "out", "capacity.json"))
 			}
 			row.wall = time.Since(start)
 			row.written, row.card = cardCost(st0, readStats(t, stats))
@@ -171,12 +166,14 @@ func readStats(t *testing.T, p string) simcard.Stats {
 	return s
 }
 
-func runFsbench(t *testing.T, bin string, args []string, out string) benchRow {
+// runFsbench runs fsbench probe --capacity (args) and reads its verdict from out (its
+// capacity.json), which must agree with its exit code; it returns stdout too (the explanation).
+func runFsbench(t *testing.T, bin string, args []string, out string) (benchRow, string) {
 	t.Helper()
 	os.Remove(out)
 	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
 	row := benchRow{}
@@ -200,7 +197,7 @@ func runFsbench(t *testing.T, bin string, args []string, out string) benchRow {
 	if r.Class != "" {
 		row.verdict += "/" + r.Class
 	}
-	return row
+	return row, stdout.String()
 }
 
 var (

@@ -98,12 +98,7 @@ func TestKillThenCleanup(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("needs FUSE: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "fsbench")
-	build := exec.Command("go", "build", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build fsbench: %v\n%s", err, out)
-	}
+	bin := buildFsbench(t)
 	for _, c := range []struct {
 		profile string
 		size    uint64
@@ -151,6 +146,18 @@ func TestKillThenCleanup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildFsbench builds the fsbench binary the tests run as a user would (static, like a release).
+func buildFsbench(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fsbench")
+	build := exec.Command("go", "build", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build fsbench: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // serveLoop serves a simulated card without waiting and attaches a direct-I/O loop device.
