@@ -34,11 +34,7 @@ func TestProbeCapacityCommand(t *testing.T) {
 		{"sd-typical", 256 << 20, ExitGenuine, []string{"GENUINE", "what was written where, and what came back:"}},
 	} {
 		t.Run(c.profile, func(t *testing.T) {
-			dir := t.TempDir()
-			backing := filepath.Join(dir, "card.img")
-			dev := serveLoop(t, dir, c.profile, c.size, backing)
-			fillRandom(t, dev, c.size)
-			before := sumFile(t, backing)
+			dir, dev, backing, before := randomCard(t, c.profile, c.size)
 			out := filepath.Join(dir, "out")
 			row, stdout := runFsbench(t, bin, []string{"probe", "--capacity", "-q", "--undo-dir", filepath.Join(dir, "undo"), "-o", out, dev}, filepath.Join(out, "capacity.json"))
 			if row.exit != c.exit {

@@ -104,11 +104,7 @@ func TestKillThenCleanup(t *testing.T) {
 		size    uint64
 	}{{"fake-chain-cache", 1 << 30}, {"sd-typical", 256 << 20}} {
 		t.Run(c.profile, func(t *testing.T) {
-			dir := t.TempDir()
-			backing := filepath.Join(dir, "card.img")
-			dev := serveLoop(t, dir, c.profile, c.size, backing)
-			fillRandom(t, dev, c.size)
-			before := sumFile(t, backing)
+			_, dev, backing, before := randomCard(t, c.profile, c.size)
 			for _, point := range []struct {
 				name    string
 				n       int
@@ -187,6 +183,18 @@ func serveLoop(t *testing.T, dir, profile string, size uint64, backing string) s
 		}
 	})
 	return l.Path
+}
+
+// randomCard serves profile at size behind a loop device in a directory of its own, with random
+// data spread over it (fillRandom), and returns the directory, the device, the card's backing
+// file and its sha256.
+func randomCard(t *testing.T, profile string, size uint64) (dir, dev, backing, sum string) {
+	t.Helper()
+	dir = t.TempDir()
+	backing = filepath.Join(dir, "card.img")
+	dev = serveLoop(t, dir, profile, size, backing)
+	fillRandom(t, dev, size)
+	return dir, dev, backing, sumFile(t, backing)
 }
 
 // fillRandom writes random data over a few MiB spread across the device, so that a block the
