@@ -63,7 +63,7 @@ and the bytes and requests that reach the device.`,
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
 	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio), newSimcardCmd(stdio), newReportCmd(stdio), newCompareCmd(stdio), newProbeCmd(stdio), newAdviseCmd(stdio), newExportCmd(stdio), newMergeCmd(stdio),
-		newFetchCmd(stdio), newFactsCmd(stdio), newPackCmd(stdio), newBoardCmd(stdio))
+		newFetchCmd(stdio), newFactsCmd(stdio), newPackCmd(stdio), newBoardCmd(stdio), newPurgeRunCmd(stdio))
 	return root
 }
 
@@ -71,6 +71,7 @@ and the bytes and requests that reach the device.`,
 func Main(ctx context.Context, args []string, stdio IO) int {
 	ctx, stdio, stop := watchPipes(ctx, stdio)
 	defer stop()
+	defer startHeapProfile(ctx, stdio.Err)()
 	root := NewRoot(stdio)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -64,7 +64,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see README)")
+	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see docs/configuration.md)")
 	fl.StringVar(&f.preset, "preset", "", "a ready-made matrix shipped with fsbench: "+strings.Join(presets.Names(), ", ")+" (fsbench list shows them)")
 	fl.StringVar(&f.size, "size", "", "image size, e.g. 512M, 1G (default 1G)")
 	fl.IntVarP(&f.repetitions, "repetitions", "n", 0, "repetitions per variant (default 5)")
@@ -377,7 +377,11 @@ func finishRun(ctx context.Context, out *runner.Outcome, err error, card string,
 	}
 	if out != nil && !errors.As(err, &se) {
 		fmt.Fprintf(stdio.Out, "\nresults: %s (results.json, results.csv)\n", out.Dir)
-		if out.Run != nil && len(out.Run.Measurements) > 0 {
+		measured := out.Run != nil && len(out.Run.Measurements) > 0
+		// The report reads the saved results back: the run in memory can go first, so that
+		// fsbench does not hold two copies of it at the end of the run.
+		out.Run = nil
+		if measured {
 			// A report that cannot be written does not fail the run: the results are saved.
 			if path, rerr := writeReport(out.Dir, "", card); rerr != nil {
 				fmt.Fprintf(stdio.Err, "fsbench: writing the report: %v (fsbench report %s retries)\n", rerr, out.Dir)

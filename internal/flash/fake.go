@@ -76,9 +76,11 @@ func (f Fake) Usable() uint64 {
 }
 
 // PhysicalSize is the flash the model behind the fake holds: the real size rounded up to whole
-// AUs (at least one), since the flash model works in AUs.
-func (f Fake) PhysicalSize(au uint64) uint64 {
-	n := max(uint64(f.RealSize), 1)
+// AUs (at least one), since the flash model works in AUs, and larger than the base card's
+// page-mapped area, which the model places at the start of every card (a cache-only card
+// has no real flash at all, but its base's model still needs one AU past that area).
+func (f Fake) PhysicalSize(au, pageMapped uint64) uint64 {
+	n := max(uint64(f.RealSize), pageMapped+1, 1)
 	return (n + au - 1) / au * au
 }
 

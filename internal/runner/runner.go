@@ -199,6 +199,12 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		return out, eng.save()
 	}
 	recordTools(ctx, run, p)
+	// Into a cgroup of its own before anything starts a process (the card server among them),
+	// so that the noise sentinel counts fsbench and all of its children as the run's own.
+	if eng.cgroup, err = ses.JoinCgroup(); err != nil {
+		eng.cgroupWhy = err.Error()
+		logf("note: the noise sentinel works without a cgroup of fsbench's own: %v", err)
+	}
 	prep, err := t.(target.Local).Prepare(ctx, ses, cfg)
 	if err != nil {
 		return out, err
@@ -207,6 +213,14 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		logf("%s", n)
 	}
 	run.Target, run.Device = prep.Result, results.FromIdentity(prep.Identity)
+	if run.Target.CardProfile == "" {
+		// The card its card figures are rated on, recorded, so that no report guesses it: the
+		// simulated card's own, else the default card the traces are replayed through.
+		run.Target.CardProfile = plan.DefaultCardProfile
+		if prep.CardProfile != "" {
+			run.Target.CardProfile = target.CardProfileName(prep.CardProfile)
+		}
+	}
 	eng.prep = prep
 	cardCheck, finishCard, err := checkCard(ctx, opt, prep, logf)
 	run.CardCheck = cardCheck
@@ -245,7 +259,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		}
 		run.Target.Scheduler = cfg.Scheduler
 		logf("I/O scheduler of %s: %s", prep.DeviceName, cfg.Scheduler)
-	} else if run.Target.Kind == "simcard" && prep.DeviceName != "" {
+	} else if run.Target.SimulatedCard() && prep.DeviceName != "" {
 		// A loop device has no scheduler by default (the kernel marks it "no scheduler by
 		// default"), but the kernel gives a real SD card or eMMC mq-deadline, which sorts the
 		// writes waiting for the card by sector. On a card with few open AUs that order decides
