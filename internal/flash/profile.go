@@ -121,6 +121,14 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 type Profile struct {
 	Name        string `toml:"name" json:"name"`
 	Description string `toml:"description" json:"description"`
+	// Calibration is the version of the profile's calibration against published measurements
+	// of the real cards it stands for (docs/cards.md; 0: never calibrated, the profiles before
+	// fsbench checked them). Results record it with the profile's name, so that runs made with
+	// different calibrations are not compared as if the card were the same.
+	Calibration int `toml:"calibration" json:"calibration,omitempty"`
+	// Base names the built-in profile this one derives from: its keys, with this file's laid
+	// over them (see fake.go).
+	Base string `toml:"base" json:"base,omitempty"`
 
 	FTL            string  `toml:"ftl" json:"ftl"`
 	PageSize       Size    `toml:"page_size" json:"page_size"`
@@ -132,6 +140,14 @@ type Profile struct {
 	PageMappedArea Size    `toml:"page_mapped_area" json:"page_mapped_area"`
 	Overprovision  float64 `toml:"overprovision" json:"overprovision"`
 	CacheSize      Size    `toml:"cache_size" json:"cache_size"`
+	// RWLogSize is the random-write log of an AU-mapped card ("au" FTL only; 0: none): a
+	// page-mapped area where the card puts small writes that do not continue an open AU,
+	// instead of merging an AU for each of them. When the log holds RWLogSize minus its
+	// slack, the card merges the AU with the most pages in it (see Model.logWrite).
+	RWLogSize Size `toml:"rw_log_size" json:"rw_log_size,omitempty"`
+	// RWLogMaxWrite is the largest write the log takes (default: page_size); larger writes
+	// open their AU as a sequential stream does.
+	RWLogMaxWrite Size `toml:"rw_log_max_write" json:"rw_log_max_write,omitempty"`
 
 	CommandTime     Duration `toml:"command_time" json:"command_time"`
 	ReadPageTime    Duration `toml:"read_page_time" json:"read_page_time"`
@@ -149,20 +165,29 @@ type Profile struct {
 
 	// PowerLoss says what the card loses when its power is cut (the powercut suite).
 	PowerLoss PowerLoss `toml:"power_loss" json:"power_loss"`
+
+	// Fake makes the card a counterfeit that announces more than it holds (fake.go); nil
+	// for a genuine card.
+	Fake *Fake `toml:"fake" json:"fake,omitempty"`
 }
 
 //go:embed profiles/*.toml
 var builtin embed.FS
 
 // Builtins lists the names of the shipped profiles, sorted.
-func Builtins() []string {
-	ents, err := builtin.ReadDir("profiles")
+func Builtins() []string { return profileNames(builtin, "profiles") }
+
+// profileNames lists the profiles (*.toml) of an embedded directory, sorted.
+func profileNames(fsys embed.FS, dir string) []string {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		panic(err) // embedded at build time: cannot fail
 	}
 	var out []string
 	for _, e := range ents {
-		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+		if !e.IsDir() {
+			out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -171,6 +196,9 @@ func Builtins() []string {
 // BuiltinSource returns the TOML text of a shipped profile, for users to copy and edit.
 func BuiltinSource(name string) ([]byte, error) {
 	b, err := builtin.ReadFile(path.Join("profiles", name+".toml"))
+	if c, ok := counterfeitSource(name); err != nil && ok {
+		return c, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no built-in profile %q (have %s); or give a path to a profile file", name, strings.Join(Builtins(), ", "))
 	}
@@ -202,6 +230,13 @@ func Load(file string) (Profile, error) {
 // Parse decodes and validates profile TOML; errors name the file and line.
 func Parse(filename string, data []byte) (Profile, error) {
 	var p Profile
+	base, err := baseOf(filename, data)
+	if err != nil {
+		return Profile{}, err
+	}
+	if base != nil {
+		p = *base
+	}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
 	if err != nil {
 		var pe toml.ParseError
@@ -218,7 +253,8 @@ func Parse(filename string, data []byte) (Profile, error) {
 	if key, err := p.validate(); err != nil {
 		return Profile{}, fmt.Errorf("%s:%d: %s: %w", filename, lines[key], key, err)
 	}
-	if !md.IsDefined("power_loss") {
+	// A profile built on a base keeps the base's power-loss model unless it sets its own.
+	if !md.IsDefined("power_loss") && base == nil {
 		p.PowerLoss = DefaultPowerLoss(p)
 	}
 	if key, err := p.CheckPowerLoss(); err != nil {
@@ -291,6 +327,20 @@ func (p *Profile) validate() (string, error) {
 	if p.CacheSize%p.PageSize != 0 {
 		return "cache_size", fmt.Errorf("must be a multiple of page_size, not %d", p.CacheSize)
 	}
+	if p.RWLogSize > 0 {
+		if p.FTL != FTLAU {
+			return "rw_log_size", fmt.Errorf("only an %q FTL has a random-write log (a %q FTL maps every page already): set it to 0", FTLAU, p.FTL)
+		}
+		if p.RWLogSize%p.EraseBlock != 0 || p.RWLogSize/p.EraseBlock < minLogBlocks {
+			return "rw_log_size", fmt.Errorf("must be a multiple of erase_block (%s) and at least %d of them, not %d", FormatSize(uint64(p.EraseBlock)), minLogBlocks, p.RWLogSize)
+		}
+	}
+	if p.RWLogMaxWrite == 0 {
+		p.RWLogMaxWrite = p.PageSize
+	}
+	if p.Calibration < 0 {
+		return "calibration", fmt.Errorf("must be 0 (never calibrated) or a positive version, not %d", p.Calibration)
+	}
 	for _, d := range []struct {
 		key string
 		v   Duration
@@ -309,6 +359,11 @@ func (p *Profile) validate() (string, error) {
 	}
 	if p.Endurance == 0 {
 		return "endurance", errors.New("must be set: rated program/erase cycles per block")
+	}
+	if p.Fake != nil {
+		if key, err := p.Fake.validate(); err != nil {
+			return key, err
+		}
 	}
 	return "", nil
 }

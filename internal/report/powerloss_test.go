@@ -74,7 +74,7 @@ func TestPowerLossVerdict(t *testing.T) {
 			if v.Priority == "" || v.Winner != tc.winner {
 				t.Fatalf("verdict %+v, want winner %q", v, tc.winner)
 			}
-			line := verdictLine(v)
+			line := v.Line()
 			for _, n := range tc.notes {
 				if !strings.Contains(line, n) {
 					t.Errorf("verdict line %q lacks %q", line, n)
