@@ -70,9 +70,15 @@ the emulation as much as the filesystem: compare rows from the same source first
 				}
 				runs[i], dirs[i] = r, resultsDir(a)
 			}
+			warnCards(stdio, runs, args)
 			merged, err := results.MergeLabeled(runs, dirs, labels)
 			if err != nil {
 				return err
+			}
+			for i := 1; i < len(runs); i++ {
+				for _, w := range results.CalibrationMismatches(runs[0], runs[i], args[0], args[i]) {
+					fmt.Fprintf(stdio.Err, "fsbench merge: warning: %s; the merged results record %s's calibration, and the variants of %s were rated on the other model\n", w, args[0], args[i])
+				}
 			}
 			// Claimed only now, so that a merge that fails leaves no empty directory behind: a new
 			// or empty directory, or with --force one an earlier fsbench run or merge made (its

@@ -214,3 +214,33 @@ func TestMergeCmd(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeWarnsOnCalibration: runs whose card profiles carry different calibrations merge,
+// with a warning that names the card and says which run's model each variant was rated on.
+func TestMergeWarnsOnCalibration(t *testing.T) {
+	calibrated := func(dir string, v int) string {
+		r, err := results.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.CardCalibrations = map[string]int{"sd-typical": v}
+		if err := results.Save(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	a := calibrated(saveRun(t, "6.18.44", false, []string{"ext4"}, nil), 1)
+	b := calibrated(saveRun(t, "6.18.44", false, []string{"xfs"}, nil), 2)
+	var stdout, stderr bytes.Buffer
+	cmd := newMergeCmd(IO{Out: &stdout, Err: &stderr})
+	cmd.SetArgs([]string{"-o", t.TempDir(), a, b})
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("merge: %v\n%s", err, stderr.String())
+	}
+	if want := "warning: card sd-typical: calibration 1 in " + a + ", 2 in " + b; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want the warning %q", stderr.String(), want)
+	}
+}

@@ -148,8 +148,10 @@ func processAlive(rec ledgerRecord) (bool, string) {
 // then the labgrid places it acquired, then what is still mounted (a FUSE card whose server is
 // gone), then its files, the trees it filled, and last its directories, once empty.
 func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
-	// Phase 1: every mount under a recorded mount point but FUSE ones, deepest and newest first.
-	if err := unmountRecorded(rec, act, logf, func(fstype string) bool { return !isFUSE(fstype) }); err != nil {
+	// Phase 1: every mount under a recorded mount point but FUSE ones, deepest and newest first;
+	// and but the cgroup2 hierarchy a run mounted for itself, which shows its cgroup until that
+	// is removed below.
+	if err := unmountRecorded(rec, act, logf, func(fstype string) bool { return !isFUSE(fstype) && fstype != "cgroup2" }); err != nil {
 		// Do not go on to detach or delete what a file system that is still mounted uses.
 		return err
 	}
@@ -166,6 +168,12 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 	}
 	for _, pr := range slices.Backward(rec.Processes) {
 		if err := stopStale(pr, act); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Its cgroup is empty once its processes are gone.
+	for _, cg := range rec.Cgroups {
+		if err := undoCgroup(cg, act); err != nil {
 			errs = append(errs, err)
 		}
 	}

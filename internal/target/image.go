@@ -93,7 +93,7 @@ func (t *imageTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config) 
 		}
 		s.OnClose("image "+img, func() error { return s.Ledger.RemoveOwnFile(img) })
 	}
-	p := &Prepared{Size: cfg.Size, Underlying: img, Result: results.Target{Kind: "image", Image: img}}
+	p := &Prepared{Size: cfg.Size, Underlying: img, Result: results.Target{Kind: results.KindImage, Image: img}}
 	if err := attachLoopTo(s, img, t.opt.DirectIO, p); err != nil {
 		return nil, err
 	}

@@ -88,6 +88,10 @@ type ledgerRecord struct {
 	// back. An fsbench that predates the field ignores it: it leaves the scheduler as it was
 	// found, which is what happened before the field existed.
 	Schedulers []schedRecord `json:"schedulers,omitempty"`
+	// Cgroups are the cgroup v2 directories this process made for itself (JoinCgroup):
+	// removed once the processes in them are gone. An fsbench that predates the field leaves
+	// them, empty, where they are.
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 // schedRecord is a device's I/O scheduler before a run changed it.
@@ -389,6 +393,22 @@ func (l *Ledger) RemoveScheduler(dev string) error {
 	})
 }
 
+// AddCgroup records a cgroup directory about to be made.
+func (l *Ledger) AddCgroup(dir string) error {
+	return l.update(func(r *ledgerRecord) {
+		if !slices.Contains(r.Cgroups, dir) {
+			r.Cgroups = append(r.Cgroups, dir)
+		}
+	})
+}
+
+// RemoveCgroup forgets a cgroup that was removed (or never made).
+func (l *Ledger) RemoveCgroup(dir string) error {
+	return l.update(func(r *ledgerRecord) {
+		r.Cgroups = slices.DeleteFunc(r.Cgroups, func(x string) bool { return x == dir })
+	})
+}
+
 // RemoveFile forgets a file: it is no longer ours to delete (e.g. the user keeps the image).
 func (l *Ledger) RemoveFile(path string) error {
 	p, err := filepath.Abs(path)
@@ -431,6 +451,8 @@ func (l *Ledger) update(fn func(*ledgerRecord)) error {
 	old.Trees = slices.Clone(old.Trees)
 	old.Processes = slices.Clone(old.Processes)
 	old.Places = slices.Clone(old.Places)
+	old.Schedulers = slices.Clone(old.Schedulers)
+	old.Cgroups = slices.Clone(old.Cgroups)
 	fn(&l.rec)
 	if err := l.save(); err != nil {
 		l.rec = old

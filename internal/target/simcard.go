@@ -348,6 +348,17 @@ func (t *simcardTarget) Check(cfg plan.Config) error {
 	return CheckCard(t.spec.Profile, cfg.Size, t.opt.TimeScale)
 }
 
+// CardProfileName is the name of the card profile spec (a built-in name or a profile file):
+// the name its traces' replays are keyed by, which results record as the card to rate on. A
+// profile that does not load keeps the name it was given (CheckCard refuses it before a run).
+func CardProfileName(spec string) string {
+	p, err := flash.CardProfile(spec)
+	if err != nil {
+		return spec
+	}
+	return p.Name
+}
+
 // CheckCard refuses a card profile that does not load, a size that is not a whole number of its
 // allocation units, and a time scale that is not a positive finite number.
 func CheckCard(profile string, size uint64, scale float64) error {
@@ -396,7 +407,11 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 	}
 	t.opt.logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, plan.FormatSize(cfg.Size), card.CardPath(), t.opt.TimeScale)
 	p := &Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.spec.Profile, Backing: data,
-		Result: results.Target{Kind: "simcard", Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
+		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
+	// The path calibration the server settled on, for results.json.
+	if st, err := card.FullStats(); err == nil {
+		p.Result.PathOffsetNs, p.Result.PathCalibration = st.PathOffsetNs, st.PathCalibration
+	}
 	p.Underlying = card.CardPath()
 	if err := attachLoopTo(s, card.CardPath(), t.opt.DirectIO, p); err != nil {
 		return nil, err

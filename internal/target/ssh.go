@@ -341,7 +341,7 @@ func (t *sshTarget) Run(ctx context.Context, s *Session, req plan.Request) (*res
 	// The request the board carries out: the same configuration, on the board's own target,
 	// results in the run's directory there and the work directory beside them.
 	breq := plan.Request{Config: req.Config, Target: *t.spec.Inner, Destroy: t.opt.Destroy, TimeScale: req.TimeScale,
-		Out: path.Join(br.dir, "res"), Work: br.dir}
+		Out: path.Join(br.dir, "res"), Work: br.dir, NoCapacityCheck: req.NoCapacityCheck}
 	rb, err := json.MarshalIndent(breq, "", "  ")
 	if err != nil {
 		return nil, err

@@ -253,17 +253,19 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 		} else {
 			t.opt.logf("reading the simulated card's counters: %v", err)
 		}
+		// The guest made its filesystems on /dev/mmcblk0, a device to it: the host knows it
+		// was the simulated card, and that the card figures are rated on that card.
 		r.Target.Profile, r.Target.TimeScale = t.spec.Inner.Profile, t.opt.TimeScale
-		r.Target.Kind = "simcard (guest /dev/mmcblk0)"
+		r.Target.Kind, r.Target.CardVia = results.KindSimcard, results.CardBehindGuestSD
+		r.Target.CardProfile = CardProfileName(t.spec.Inner.Profile)
 		if r.Methods == nil {
 			r.Methods = map[string]string{}
 		}
 		r.Methods["vm_simcard"] = vmSimcardMethod
 	}
-	if t.guestServesCard(cfg) && r.Target.Kind == string(plan.TargetSimcard) {
+	if t.guestServesCard(cfg) && r.Target.SimulatedCard() {
 		// The guest's own simcard target: its results already carry the card's profile,
-		// counters and time scale; say where it ran.
-		r.Target.Kind = "simcard (served in the guest)"
+		// counters and time scale, and r.Guest says it ran there.
 		if r.Methods == nil {
 			r.Methods = map[string]string{}
 		}
