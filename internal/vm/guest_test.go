@@ -41,6 +41,17 @@ func guestPrereqs(t *testing.T) (kernel string) {
 	return k
 }
 
+// card makes a test's directory and a card image of size bytes in it.
+func card(t *testing.T, size uint64) (dir, img string) {
+	t.Helper()
+	dir = t.TempDir()
+	img = filepath.Join(dir, "card.img")
+	if err := CreateImage(img, size); err != nil {
+		t.Fatal(err)
+	}
+	return dir, img
+}
+
 // processGone reports whether no process with this pid exists any more (a zombie would still
 // answer signal 0, but Wait reaps QEMU).
 func processGone(pid int) bool {
@@ -55,11 +66,7 @@ func processGone(pid int) bool {
 // more than 128 MiB.
 func TestGuestShell(t *testing.T) {
 	kernel := guestPrereqs(t)
-	dir := t.TempDir()
-	img := filepath.Join(dir, "card.img")
-	if err := CreateImage(img, 64<<20); err != nil {
-		t.Fatal(err)
-	}
+	dir, img := card(t, 64<<20)
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -107,11 +114,7 @@ ps > ps-mounted; /usr/bin/umount /mnt/n; ps > ps-unmounted`,
 // that it was interrupted, and leave no QEMU process.
 func TestGuestInterrupted(t *testing.T) {
 	kernel := guestPrereqs(t)
-	dir := t.TempDir()
-	img := filepath.Join(dir, "card.img")
-	if err := CreateImage(img, 64<<20); err != nil {
-		t.Fatal(err)
-	}
+	dir, img := card(t, 64<<20)
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -166,11 +169,7 @@ func buildTest(t *testing.T, pkg, goarch, out string) {
 // run confined there too, on the guest's kernel and busybox userland.
 func TestGuestConfined(t *testing.T) {
 	kernel := guestPrereqs(t)
-	dir := t.TempDir()
-	img := filepath.Join(dir, "card.img")
-	if err := CreateImage(img, 64<<20); err != nil {
-		t.Fatal(err)
-	}
+	dir, img := card(t, 64<<20)
 	out := filepath.Join(dir, "out")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
