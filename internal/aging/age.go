@@ -1,0 +1,662 @@
+package aging
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options are the inputs of Age beyond the spec.
+type Options struct {
+	// Seed makes the churn: the same seed, spec and capacity give the same tree.
+	Seed uint64
+	// Capacity is what the filesystem holds, in bytes (statfs's total): fullness and churn are
+	// shares of it. Passing it in (rather than asking statfs during the churn) keeps the tree a
+	// function of the seed: free space as statfs sees it varies with delayed allocation.
+	Capacity uint64
+	// Log receives a line now and then; may be nil.
+	Log func(format string, args ...any)
+}
+
+// Result is what an aging did.
+type Result struct {
+	Spec string `json:"spec"`
+	// Seconds is the wall time of the whole aging, fill and churn.
+	Seconds float64 `json:"seconds"`
+	// FillBytes were written to reach the fullness, ChurnBytes after it.
+	FillBytes  uint64 `json:"fill_bytes"`
+	ChurnBytes uint64 `json:"churn_bytes"`
+	// Files and TreeBytes are the aged tree's regular files and their logical size at the end.
+	Files     int    `json:"files"`
+	TreeBytes uint64 `json:"tree_bytes"`
+	// Fsyncs counts fsync, fdatasync and syncfs calls.
+	Fsyncs    int    `json:"fsyncs"`
+	Renames   int    `json:"renames"`
+	Deletes   int    `json:"deletes"`
+	// EndedEarly says why the churn stopped before its amount (the filesystem was full); "" when
+	// it completed.
+	EndedEarly string `json:"ended_early,omitempty"`
+}
+
+// blockSize is what a file is accounted for: its size rounded up to 4 KiB blocks, the block of
+// every filesystem fsbench makes on a block device. Fullness is reckoned this way rather than
+// from statfs so that the tree does not depend on the filesystem's metadata or timing.
+const blockSize = 4096
+
+func blocks(size int64) uint64 { return uint64((size + blockSize - 1) / blockSize * blockSize) }
+
+// Age ages the tree under dir (made if missing) with spec's churn. The filesystem stays as the
+// churn leaves it; the tree is deterministic in (spec, opt.Seed, opt.Capacity). A full
+// filesystem ends the churn early (Result.EndedEarly), which is not an error.
+func Age(ctx context.Context, dir string, spec Spec, opt Options) (Result, error) {
+	if opt.Capacity < 1<<20 {
+		return Result{}, fmt.Errorf("aging needs a capacity of at least 1 MiB (got %d bytes)", opt.Capacity)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Result{}, err
+	}
+	a := &ager{ctx: ctx, dir: dir, r: rand.New(rand.NewPCG(opt.Seed, 0x616765)), seed: opt.Seed,
+		capacity: opt.Capacity, target: uint64(spec.Fullness * float64(opt.Capacity)),
+		churnTarget: uint64(spec.Churn * float64(opt.Capacity)), log: opt.Log}
+	a.res.Spec = spec.String()
+	if a.log == nil {
+		a.log = func(string, ...any) {}
+	}
+	// No file larger than 1/64 of the capacity: on a small device one 100 MiB library would be
+	// the whole tree, where on a board's card it is one file among thousands.
+	a.maxFile = int64(opt.Capacity / 64)
+	start := time.Now()
+	var err error
+	switch spec.Profile {
+	case Updates:
+		err = a.updates()
+	case Logs:
+		err = a.logs()
+	case Database:
+		err = a.database()
+	case Geriatrix:
+		err = a.geriatrix()
+	default:
+		err = fmt.Errorf("unknown aging profile %q", spec.Profile)
+	}
+	if errors.Is(err, unix.ENOSPC) {
+		a.res.EndedEarly = fmt.Sprintf("the filesystem was full after %d of %d churn bytes (%v)", a.res.ChurnBytes, a.churnTarget, err)
+		err = nil
+	}
+	if err == nil {
+		err = a.syncfs()
+	}
+	a.res.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		return a.res, fmt.Errorf("aging %s: %w", dir, err)
+	}
+	l, lerr := List(dir)
+	if lerr != nil {
+		return a.res, lerr
+	}
+	for _, e := range l {
+		if !e.Dir {
+			a.res.Files++
+			a.res.TreeBytes += uint64(e.Size)
+		}
+	}
+	return a.res, nil
+}
+
+type ager struct {
+	ctx         context.Context
+	dir         string
+	r           *rand.Rand
+	seed        uint64
+	capacity    uint64
+	target      uint64 // accounted bytes at the fullness
+	churnTarget uint64
+	maxFile     int64
+	used        uint64 // accounted bytes of the tree now
+	filling     bool   // writes count as fill, not churn
+	versions    uint64 // content streams handed out
+	packages    int    // packages made
+	log         func(string, ...any)
+	res         Result
+	buf         []byte
+}
+
+// wrote counts n bytes written.
+func (a *ager) wrote(n int64) {
+	if a.filling {
+		a.res.FillBytes += uint64(n)
+	} else {
+		a.res.ChurnBytes += uint64(n)
+	}
+}
+
+func (a *ager) churnLeft() bool { return a.res.ChurnBytes < a.churnTarget && a.ctx.Err() == nil }
+
+// content fills b with the next content stream: incompressible bytes, as most of a rootfs's
+// bytes are once packed (libraries and executables compress to about half; that share is left
+// to the dataset's tree, the aged tree is for layout).
+func (a *ager) content(b []byte) {
+	a.versions++
+	var key [32]byte
+	for i := range 8 {
+		key[i] = byte(a.seed >> (8 * i))
+		key[8+i] = byte(a.versions >> (8 * i))
+	}
+	rand.NewChaCha8(key).Read(b)
+}
+
+// writeFile creates path (replacing nothing) with size bytes of new content; fsync when asked.
+func (a *ager) writeFile(path string, size int64, fsync bool) error {
+	if int64(cap(a.buf)) < size {
+		a.buf = make([]byte, size)
+	}
+	b := a.buf[:size]
+	a.content(b)
+	return a.writeBytes(path, b, fsync)
+}
+
+func (a *ager) writeBytes(path string, b []byte, fsync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	a.wrote(int64(len(b)))
+	if fsync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		a.res.Fsyncs++
+	}
+	return f.Close()
+}
+
+func (a *ager) fsyncPath(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	a.res.Fsyncs++
+	return f.Sync()
+}
+
+func (a *ager) remove(path string, size int64) error {
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	a.res.Deletes++
+	a.used -= blocks(size)
+	return nil
+}
+
+func (a *ager) syncfs() error {
+	f, err := os.Open(a.dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	a.res.Fsyncs++
+	return unix.Syncfs(int(f.Fd()))
+}
+
+// ---- updates: packages replaced release after release, the dpkg way ----
+
+type pkgFile struct {
+	rel  string
+	size int64
+}
+
+type pkg struct {
+	name    string
+	version int
+	files   []pkgFile
+}
+
+var topDirs = []string{"bin", "lib", "lib", "share", "share", "share", "sbin", "libexec", "include"}
+
+// newPackage draws a package: its number of files, and each file's depth and size from the
+// Debian distributions. Files beyond budget bytes are left out (one file at least), so that the
+// last package installed does not overshoot the fullness by a whole firmware package.
+func (a *ager) newPackage(n int, budget uint64) *pkg {
+	p := &pkg{name: fmt.Sprintf("pkg%04d", n), version: 1}
+	var b uint64
+	for i := range packageFiles(a.r) {
+		f := pkgFile{rel: a.pkgPath(p.name, i), size: fileSize(a.r, a.maxFile)}
+		if b += blocks(f.size); i > 0 && b > budget {
+			break
+		}
+		p.files = append(p.files, f)
+	}
+	return p
+}
+
+// pkgPath places file i of a package depth directories below the root: usr/<top>/<package>/...
+func (a *ager) pkgPath(name string, i int) string {
+	depth := fileDepth(a.r)
+	parts := []string{"usr", topDirs[a.r.IntN(len(topDirs))]}
+	if a.r.IntN(20) == 0 {
+		parts = []string{"etc"}
+		depth = max(depth-1, 1)
+	}
+	if depth > len(parts) {
+		parts = append(parts, name)
+	}
+	for len(parts) < depth {
+		parts = append(parts, fmt.Sprintf("d%d", a.r.IntN(4)))
+	}
+	return filepath.Join(append(parts, fmt.Sprintf("%s.%d", name, i))...)
+}
+
+func (p *pkg) bytes() uint64 {
+	var n uint64
+	for _, f := range p.files {
+		n += blocks(f.size)
+	}
+	return n
+}
+
+// unpack writes a package's files the way dpkg does: every file to <name>.dpkg-new, then each
+// of them fsynced, then each renamed over the old one (an atomic replacement), then the files
+// the new release dropped removed. old is the release being replaced (nil on install).
+func (a *ager) unpack(p, old *pkg) error {
+	for _, f := range p.files {
+		path := filepath.Join(a.dir, f.rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := a.writeFile(path+".dpkg-new", f.size, false); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.files {
+		if err := a.fsyncPath(filepath.Join(a.dir, f.rel) + ".dpkg-new"); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.files {
+		path := filepath.Join(a.dir, f.rel)
+		if err := os.Rename(path+".dpkg-new", path); err != nil {
+			return err
+		}
+		a.res.Renames++
+	}
+	a.used += p.bytes()
+	if old != nil {
+		a.used -= old.bytes()
+		for _, f := range old.files {
+			if !slices.ContainsFunc(p.files, func(g pkgFile) bool { return g.rel == f.rel }) {
+				if err := os.Remove(filepath.Join(a.dir, f.rel)); err != nil {
+					return err
+				}
+				a.res.Deletes++
+			}
+		}
+	}
+	return nil
+}
+
+// release draws the next release of p: sizes move by -10 % to +15 %, one file in twenty goes and
+// about as many come.
+func (a *ager) release(p *pkg) *pkg {
+	q := &pkg{name: p.name, version: p.version + 1}
+	next := 0
+	for _, f := range p.files {
+		next = max(next, 1+fileIndex(f.rel))
+		if len(p.files) > 1 && a.r.IntN(20) == 0 {
+			continue
+		}
+		s := min(int64(float64(f.size)*(0.9+0.25*a.r.Float64())), a.maxFile)
+		q.files = append(q.files, pkgFile{rel: f.rel, size: s})
+	}
+	for a.r.IntN(20) == 0 {
+		q.files = append(q.files, pkgFile{rel: a.pkgPath(p.name, next), size: fileSize(a.r, a.maxFile)})
+		next++
+	}
+	return q
+}
+
+func fileIndex(rel string) int {
+	var n int
+	fmt.Sscanf(rel[strings.LastIndexByte(rel, '.')+1:], "%d", &n)
+	return n
+}
+
+// purge removes a package's files (apt autoremove).
+func (a *ager) purge(p *pkg) error {
+	for _, f := range p.files {
+		if err := a.remove(filepath.Join(a.dir, f.rel), f.size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// install fills the tree with new packages up to target accounted bytes.
+func (a *ager) install(pkgs *[]*pkg, target uint64) error {
+	for a.used < target {
+		if err := a.ctx.Err(); err != nil {
+			return err
+		}
+		a.packages++
+		p := a.newPackage(a.packages, target-a.used)
+		if err := a.unpack(p, nil); err != nil {
+			return err
+		}
+		*pkgs = append(*pkgs, p)
+	}
+	return nil
+}
+
+func (a *ager) updates() error {
+	var pkgs []*pkg
+	a.filling = true
+	if err := a.install(&pkgs, a.target); err != nil {
+		return err
+	}
+	a.filling = false
+	for a.churnLeft() {
+		switch {
+		case a.used > a.target+a.target/50 && len(pkgs) > 1:
+			// Grown past the fullness: a package is removed, as autoremove does.
+			i := a.r.IntN(len(pkgs))
+			if err := a.purge(pkgs[i]); err != nil {
+				return err
+			}
+			pkgs = slices.Delete(pkgs, i, i+1)
+		case a.used < a.target-a.target/50:
+			if err := a.install(&pkgs, a.target); err != nil {
+				return err
+			}
+		default:
+			i := a.r.IntN(len(pkgs))
+			q := a.release(pkgs[i])
+			if err := a.unpack(q, pkgs[i]); err != nil {
+				return err
+			}
+			pkgs[i] = q
+		}
+	}
+	return a.ctx.Err()
+}
+
+// ---- logs: appends, rotations, compressions ----
+
+var logNames = []string{"syslog", "syslog", "syslog", "auth.log", "kern.log", "daemon.log", "dpkg.log", "messages"}
+
+var logWords = strings.Fields("started stopped session opened closed for user root by uid connection from port accepted publickey failed link up down eth0 carrier dhcp lease renewed kernel usb new device number using driver mmc0 card inserted")
+
+func (a *ager) logs() error {
+	var pkgs []*pkg
+	// Six logs, each at most rotateAt plain, as much again in .1, and three small .gz: about
+	// fifteen times rotateAt when the rotation has come round.
+	rotateAt := int64(max(16<<10, a.capacity/200))
+	reserve := 15 * uint64(rotateAt)
+	a.filling = true
+	if err := a.install(&pkgs, a.target-min(reserve, a.target/2)); err != nil {
+		return err
+	}
+	a.filling = false
+	logDir := filepath.Join(a.dir, "var", "log")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	sizes := map[string]int64{}
+	var line bytes.Buffer
+	for batch := 0; a.churnLeft(); batch++ {
+		name := logNames[a.r.IntN(len(logNames))]
+		line.Reset()
+		for range 1 + a.r.IntN(50) {
+			t := uint64(batch)*7 + uint64(a.r.IntN(7))
+			fmt.Fprintf(&line, "Nov %2d %02d:%02d:%02d board %s[%d]:", 1+t/86400%28, t/3600%24, t/60%60, t%60, strings.TrimSuffix(name, ".log"), 100+a.r.IntN(900))
+			for range 3 + a.r.IntN(12) {
+				line.WriteString(" " + logWords[a.r.IntN(len(logWords))])
+			}
+			line.WriteByte('\n')
+		}
+		path := filepath.Join(logDir, name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(line.Bytes())
+		if err == nil && batch%10 == 0 {
+			// journald and rsyslog's sync: a log's appends reach the card now and then.
+			err = unix.Fdatasync(int(f.Fd()))
+			a.res.Fsyncs++
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		a.wrote(int64(line.Len()))
+		a.used += blocks(sizes[name]+int64(line.Len())) - blocks(sizes[name])
+		sizes[name] += int64(line.Len())
+		if sizes[name] >= rotateAt {
+			if err := a.rotate(path); err != nil {
+				return err
+			}
+			sizes[name] = 0
+		}
+	}
+	return a.ctx.Err()
+}
+
+// rotate does what logrotate does with compress, delaycompress and rotate 4: the oldest goes,
+// each .N.gz becomes .N+1.gz, .1 is compressed to .2.gz, the log becomes .1, and a new log starts.
+func (a *ager) rotate(path string) error {
+	const keep = 4
+	oldest := fmt.Sprintf("%s.%d.gz", path, keep)
+	if fi, err := os.Stat(oldest); err == nil {
+		if err := a.remove(oldest, fi.Size()); err != nil {
+			return err
+		}
+	}
+	for i := keep - 1; i >= 2; i-- {
+		if err := os.Rename(fmt.Sprintf("%s.%d.gz", path, i), fmt.Sprintf("%s.%d.gz", path, i+1)); err == nil {
+			a.res.Renames++
+		} else if !os.IsNotExist(err) {
+			return err
+		}
+	}
+	if raw, err := os.ReadFile(path + ".1"); err == nil {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z) // no name, no time: the same bytes every run
+		w.Write(raw)
+		w.Close()
+		if err := a.writeBytes(path+".2.gz", z.Bytes(), true); err != nil {
+			return err
+		}
+		a.used += blocks(int64(z.Len()))
+		if err := a.remove(path+".1", int64(len(raw))); err != nil {
+			return err
+		}
+	} else if !os.IsNotExist(err) {
+		return err
+	}
+	if err := os.Rename(path, path+".1"); err != nil {
+		return err
+	}
+	a.res.Renames++
+	return nil
+}
+
+// ---- database: a write-ahead log and checkpoints ----
+
+const (
+	dbPage      = 4096
+	walFrame    = 24 + dbPage // SQLite's WAL frame: a 24-byte header and the page
+	checkpoints = 1000        // SQLite's default wal_autocheckpoint, in pages
+)
+
+// walLimit is the pages the log holds before a checkpoint: SQLite's 1000, or a quarter of the
+// database's pages on a device too small for a 4 MiB log.
+func walLimit(pages int) int { return max(1, min(checkpoints, pages/4)) }
+
+func (a *ager) database() error {
+	var pkgs []*pkg
+	dbBytes := max(a.capacity/16/dbPage*dbPage, 16*dbPage)
+	a.filling = true
+	walBytes := uint64(walLimit(int(dbBytes/dbPage))+8) * walFrame
+	if err := a.install(&pkgs, a.target-min(dbBytes+walBytes, a.target/2)); err != nil {
+		return err
+	}
+	dir := filepath.Join(a.dir, "var", "lib", "db")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	dbPath, walPath := filepath.Join(dir, "data.db"), filepath.Join(dir, "data.db-wal")
+	if err := a.writeFile(dbPath, int64(dbBytes), true); err != nil {
+		return err
+	}
+	a.used += blocks(int64(dbBytes))
+	a.filling = false
+	db, err := os.OpenFile(dbPath, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	wal, err := os.OpenFile(walPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer wal.Close()
+	pages := int(dbBytes / dbPage)
+	hot := max(pages/5, 1)
+	frame := make([]byte, walFrame)
+	walUsed := a.used // the log is accounted at its largest, as its file stays that large
+	var walOff int64
+	dirty := map[int]bool{}
+	for a.churnLeft() {
+		// A transaction: 1 to 8 pages, four in five of them among the hottest fifth.
+		for range 1 + a.r.IntN(8) {
+			pg := a.r.IntN(pages)
+			if a.r.IntN(5) > 0 {
+				pg = a.r.IntN(hot)
+			}
+			a.content(frame)
+			if _, err := wal.WriteAt(frame, walOff); err != nil {
+				return err
+			}
+			walOff += walFrame
+			a.wrote(walFrame)
+			dirty[pg] = true
+		}
+		if err := unix.Fdatasync(int(wal.Fd())); err != nil {
+			return err
+		}
+		a.res.Fsyncs++
+		a.used = max(a.used, walUsed+blocks(walOff))
+		if walOff/walFrame >= int64(walLimit(pages)) {
+			// Checkpoint: the pages go to their place in the database, which is synced; the
+			// log starts over from its beginning, overwritten in place as SQLite does.
+			keys := make([]int, 0, len(dirty))
+			for pg := range dirty {
+				keys = append(keys, pg)
+			}
+			slices.Sort(keys)
+			for _, pg := range keys {
+				a.content(frame[:dbPage])
+				if _, err := db.WriteAt(frame[:dbPage], int64(pg)*dbPage); err != nil {
+					return err
+				}
+				a.wrote(dbPage)
+			}
+			if err := db.Sync(); err != nil {
+				return err
+			}
+			a.res.Fsyncs++
+			clear(dirty)
+			walOff = 0
+		}
+	}
+	return a.ctx.Err()
+}
+
+// ---- geriatrix: random creates and deletes at a fullness ----
+
+type gfile struct {
+	path string
+	size int64
+}
+
+// syncEvery bounds how much the Geriatrix churn leaves in the page cache: without a sync, a file
+// created and deleted within one writeback interval would never reach the device.
+const syncEvery = 4 << 20
+
+func (a *ager) geriatrix() error {
+	// Directories as deep as a rootfs's files lie, a few hundred of them.
+	var dirs []string
+	for i := range 256 {
+		parts := []string{fmt.Sprintf("g%d", i%16)}
+		for len(parts) < fileDepth(a.r)-1 {
+			parts = append(parts, fmt.Sprintf("d%d", a.r.IntN(8)))
+		}
+		dirs = append(dirs, filepath.Join(parts...))
+	}
+	var files []gfile
+	n := 0
+	create := func() error {
+		d := filepath.Join(a.dir, dirs[a.r.IntN(len(dirs))])
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		f := gfile{path: filepath.Join(d, fmt.Sprintf("f%d", n)), size: fileSize(a.r, a.maxFile)}
+		n++
+		if err := a.writeFile(f.path, f.size, false); err != nil {
+			return err
+		}
+		a.used += blocks(f.size)
+		files = append(files, f)
+		return nil
+	}
+	a.filling = true
+	for a.used < a.target {
+		if err := create(); err != nil {
+			return err
+		}
+	}
+	if err := a.syncfs(); err != nil {
+		return err
+	}
+	a.filling = false
+	var sinceSync uint64
+	for a.churnLeft() {
+		if a.used >= a.target && len(files) > 0 {
+			i := a.r.IntN(len(files))
+			if err := a.remove(files[i].path, files[i].size); err != nil {
+				return err
+			}
+			files[i] = files[len(files)-1]
+			files = files[:len(files)-1]
+			continue
+		}
+		before := a.res.ChurnBytes
+		if err := create(); err != nil {
+			return err
+		}
+		if sinceSync += a.res.ChurnBytes - before; sinceSync >= syncEvery {
+			if err := a.syncfs(); err != nil {
+				return err
+			}
+			sinceSync = 0
+		}
+	}
+	return a.ctx.Err()
+}
