@@ -40,9 +40,9 @@ type Result struct {
 	Files     int    `json:"files"`
 	TreeBytes uint64 `json:"tree_bytes"`
 	// Fsyncs counts fsync, fdatasync and syncfs calls.
-	Fsyncs    int    `json:"fsyncs"`
-	Renames   int    `json:"renames"`
-	Deletes   int    `json:"deletes"`
+	Fsyncs  int `json:"fsyncs"`
+	Renames int `json:"renames"`
+	Deletes int `json:"deletes"`
 	// EndedEarly says why the churn stopped before its amount (the filesystem was full); "" when
 	// it completed.
 	EndedEarly string `json:"ended_early,omitempty"`
