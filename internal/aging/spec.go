@@ -12,6 +12,9 @@ import (
 	"strings"
 )
 
+// Dir is the directory of the mounted filesystem the aged tree is made in.
+const Dir = "aged"
+
 // Profiles of churn (Spec.Profile).
 const (
 	Updates   = "updates"   // package releases replaced the way dpkg does it

@@ -68,6 +68,8 @@ type Run struct {
 	// Card is the simulated card's state at the end of the run, with its wear histogram
 	// (simcard target only).
 	Card *CardState `json:"card,omitempty"`
+	// Aging has one entry per repetition of an aged variant (--age).
+	Aging []Aging `json:"aging,omitempty"`
 	// Summary has one entry per cell with at least one successful repetition: the median,
 	// minimum and maximum of its headline figure over the non-warm-up repetitions. It is
 	// derived from Measurements each time the file is saved.
@@ -170,6 +172,10 @@ type Variant struct {
 	// PartitionStart is where the variant's partition started on the device, in bytes (the
 	// alignment comparison); 0 when it had the whole device.
 	PartitionStart uint64 `json:"partition_start_bytes,omitempty"`
+	// Age is the aging spec of an aged twin (--age: "ext4@aged80" is ext4 aged before its
+	// tests); Fresh names the fresh variant it is the twin of.
+	Age   string `json:"age,omitempty"`
+	Fresh string `json:"fresh,omitempty"`
 	// Source says which run a variant's figures came from, in a results file merged from
 	// several runs (fsbench merge): a host run and a guest run side by side.
 	Source *Source `json:"source,omitempty"`

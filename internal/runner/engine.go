@@ -68,6 +68,11 @@ func (e *engine) setup(user *userData) error {
 		Timeout: cfg.Timeout.Duration, Selection: p.Selection, Run: fs.DefaultRunner, System: sys, Log: e.logf,
 		Params: cfg.Params, Card: e.prep.Card, PowerCut: e.prep.PowerCut, CardProfile: e.prep.CardProfile,
 	}
+	e.env.AgeSeed = cfg.Seed
+	e.env.EmitAging = func(a results.Aging) error {
+		e.run.Aging = append(e.run.Aging, a)
+		return e.save()
+	}
 	e.env.Sentinel = measure.NewSentinel(e.prep.DeviceName)
 	e.env.Sentinel.Backing = e.prep.Backing
 	e.run.Methods["noise"] = "noise: during each timed test, what else the machine did: CPU steal (/proc/stat), the CPU time of processes other than fsbench, its children and kernel threads (/proc/<pid>/stat), PSI pressure (/proc/pressure), and the bytes other disks moved (/proc/diskstats, less this run's own I/O on the disk holding its backing file); " +
@@ -95,7 +100,7 @@ func (e *engine) setup(user *userData) error {
 				return err
 			}
 		}
-		need := dataNeeds(cfg, g.size, e.prep.Chip != nil, user)
+		need := dataNeeds(cfg, dataBasis(cfg, g.size), e.prep.Chip != nil, user)
 		if err := need.checkRAM(); err != nil {
 			return err
 		}

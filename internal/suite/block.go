@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fsbench/fsbench/internal/aging"
 	"io"
 	"math"
 	"os"
@@ -522,6 +523,9 @@ func (r *rep) remove(ctx context.Context) ([]results.Measurement, error) {
 				return err
 			}
 			if e.Name() == "lost+found" { // made by mke2fs; part of the empty filesystem
+				continue
+			}
+			if e.Name() == aging.Dir && r.v.Age != "" { // the aged tree stays: the tests that follow run beside it
 				continue
 			}
 			if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {

@@ -1,0 +1,133 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/fsbench/fsbench/internal/aging"
+	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/measure"
+	"github.com/fsbench/fsbench/internal/results"
+)
+
+// age ages the mounted filesystem of an aged variant (Variant.Age) before the measured tests,
+// then measures what the churn left: layout, an offline check and a cold mount of the aged
+// filesystem. Everything goes to Env.EmitAging, apart from the tests' measurements. It leaves
+// the filesystem mounted, caches dropped, for the tests.
+// The first error is the aging's own failure (recorded; the repetition's tests are then not
+// run), the second one that ends the repetition (the record could not be saved).
+func (r *rep) age(ctx context.Context) (failed, err error) {
+	rec := results.Aging{Variant: r.v.Name, Rep: r.n, Warmup: r.warmup, Status: results.OK}
+	failed = r.ageInto(ctx, &rec)
+	if failed != nil {
+		rec.Status, rec.Error = results.Failed, failed.Error()
+	}
+	if r.env.Log != nil {
+		r.env.Log("%s", describeAging(rec))
+	}
+	if r.env.EmitAging != nil {
+		err = r.env.EmitAging(rec)
+	}
+	return failed, err
+}
+
+func (r *rep) ageInto(ctx context.Context, rec *results.Aging) error {
+	sp, err := aging.Parse(r.v.Age)
+	if err != nil {
+		return err
+	}
+	mnt := r.env.Mountpoint
+	u, err := fs.StatUsage(mnt)
+	if err != nil {
+		return err
+	}
+	card := r.cardCounters()
+	res, err := aging.Age(ctx, filepath.Join(mnt, aging.Dir), sp, aging.Options{Seed: r.env.AgeSeed, Capacity: u.TotalBytes})
+	rec.Result = res
+	if err != nil {
+		return err
+	}
+	if after := r.cardCounters(); card != nil && after != nil {
+		rec.CardHostBytes = after.HostBytesWritten - card.HostBytesWritten
+		rec.CardFlashBytes = after.FlashBytesWrite - card.FlashBytesWrite
+		rec.CardErases = after.BlocksErased - card.BlocksErased
+		if rec.CardHostBytes > 0 {
+			rec.CardWA = float64(rec.CardFlashBytes) / float64(rec.CardHostBytes)
+		}
+	}
+	if u, err = fs.StatUsage(mnt); err != nil {
+		return err
+	}
+	if u.TotalBytes > 0 {
+		rec.Fullness = float64(u.UsedBytes) / float64(u.TotalBytes)
+	}
+	l, err := aging.List(filepath.Join(mnt, aging.Dir))
+	if err != nil {
+		return err
+	}
+	rec.ListingSHA256 = aging.Digest(l)
+	lay, err := aging.MeasureLayout(filepath.Join(mnt, aging.Dir))
+	if err != nil {
+		return err
+	}
+	rec.Layout = &lay
+	// The aged filesystem unmounted: its offline check, then its cold mount, both timed.
+	if err := fs.Unmount(ctx, r.k, mnt); err != nil {
+		return err
+	}
+	r.mounted = false
+	start := time.Now()
+	verdict, _, err := fs.Check(ctx, r.env.Run, r.k, r.env.Device)
+	if err != nil {
+		return err
+	}
+	if verdict != fs.FsckNone {
+		rec.FsckSeconds = time.Since(start).Seconds()
+	}
+	rec.Fsck = verdict
+	if err := measure.DropCaches(); err != nil {
+		return err
+	}
+	start = time.Now()
+	if err := fs.Mount(ctx, r.k, r.env.Device, mnt, r.v.MountOptions); err != nil {
+		return fmt.Errorf("mounting the aged filesystem: %w", err)
+	}
+	rec.MountSeconds = time.Since(start).Seconds()
+	r.mounted = true
+	return nil
+}
+
+// cardCounters reads the simulated card's counters; nil on other targets or when it cannot.
+func (r *rep) cardCounters() *flash.Counters {
+	if r.env.Card == nil {
+		return nil
+	}
+	st, err := r.env.Card()
+	if err != nil {
+		return nil
+	}
+	return &st.Counters
+}
+
+// describeAging is the log line of an aging.
+func describeAging(a results.Aging) string {
+	if a.Status != results.OK {
+		return fmt.Sprintf("%s rep %d aging: FAILED: %s", a.Variant, a.Rep, a.Error)
+	}
+	s := fmt.Sprintf("%s rep %d aging %s: %.1f s, %.0f MiB written (%.0f fill + %.0f churn), %d files, %.0f %% full",
+		a.Variant, a.Rep, a.Spec, a.Seconds, float64(a.FillBytes+a.ChurnBytes)/(1<<20), float64(a.FillBytes)/(1<<20), float64(a.ChurnBytes)/(1<<20), a.Files, 100*a.Fullness)
+	if a.Layout != nil {
+		s += fmt.Sprintf(", %.2f extents/file, layout score %.3f", a.Layout.ExtentsPerFile, a.Layout.Score)
+	}
+	s += fmt.Sprintf(", fsck %.2f s (%s), mount %.3f s", a.FsckSeconds, a.Fsck, a.MountSeconds)
+	if a.CardHostBytes > 0 {
+		s += fmt.Sprintf(", card WA %.2f, %d erases", a.CardWA, a.CardErases)
+	}
+	if a.EndedEarly != "" {
+		s += "; ended early: " + a.EndedEarly
+	}
+	return s
+}
