@@ -3,10 +3,13 @@ package suite
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/aging"
+	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
@@ -130,4 +133,44 @@ func describeAging(a results.Aging) string {
 		s += "; ended early: " + a.EndedEarly
 	}
 	return s
+}
+
+// readTests reads every file of the mounted filesystem that the tests wrote: all of it, less an
+// aged variant's aged tree, whose reading would be a different workload from the fresh twin's.
+func (r *rep) readTests(ctx context.Context) (dataset.ReadStats, error) {
+	if r.v.Age == "" {
+		return dataset.ReadTree(ctx, r.env.Mountpoint)
+	}
+	entries, err := os.ReadDir(r.env.Mountpoint)
+	if err != nil {
+		return dataset.ReadStats{}, err
+	}
+	var st dataset.ReadStats
+	for _, e := range entries {
+		if e.Name() == aging.Dir || !e.IsDir() && !e.Type().IsRegular() {
+			continue
+		}
+		var s dataset.ReadStats
+		if e.IsDir() {
+			s, err = dataset.ReadTree(ctx, filepath.Join(r.env.Mountpoint, e.Name()))
+		} else {
+			s, err = readOne(filepath.Join(r.env.Mountpoint, e.Name()))
+		}
+		if err != nil {
+			return st, err
+		}
+		st.Files += s.Files
+		st.Bytes += s.Bytes
+	}
+	return st, nil
+}
+
+func readOne(path string) (dataset.ReadStats, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return dataset.ReadStats{}, err
+	}
+	defer f.Close()
+	n, err := io.Copy(io.Discard, f)
+	return dataset.ReadStats{Files: 1, Bytes: uint64(n)}, err
 }

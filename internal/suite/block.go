@@ -477,7 +477,7 @@ func (r *rep) coldRead(ctx context.Context, test string) ([]results.Measurement,
 	var st dataset.ReadStats
 	m, err := r.timed(test, 0, func() error {
 		var err error
-		if st, err = dataset.ReadTree(ctx, r.env.Mountpoint); err != nil {
+		if st, err = r.readTests(ctx); err != nil {
 			return err
 		}
 		// What reading dirtied (atime updates) reaches the device inside the measurement, so
