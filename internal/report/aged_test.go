@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/aging"
 	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -29,8 +28,8 @@ func agedRun() *results.Run {
 				results.Measurement{Variant: v.Name, Rep: rep, Test: "mount", Status: results.OK, Unit: "s", Value: results.Float(0.01)})
 			if v.Fresh != "" {
 				r.Aging = append(r.Aging, results.Aging{Variant: v.Name, Rep: rep, Status: results.OK,
-					Result:   aging.Result{Spec: v.Age, Seconds: 60 + float64(rep), FillBytes: 400 << 20, ChurnBytes: 512 << 20, Files: 9000},
-					Fullness: 0.83, ListingSHA256: "abc", Layout: &aging.Layout{ExtentsPerFile: 1.2, Score: 0.8},
+					Spec: v.Age, Seconds: 60 + float64(rep), FillBytes: 400 << 20, ChurnBytes: 512 << 20, Files: 9000,
+					Fullness: 0.83, ListingSHA256: "abc", Layout: &results.AgingLayout{ExtentsPerFile: 1.2, Score: 0.8},
 					FsckSeconds: 0.5, MountSeconds: 0.02, Fsck: "clean", CardWA: 2.5})
 			}
 		}

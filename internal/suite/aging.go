@@ -49,7 +49,9 @@ func (r *rep) ageInto(ctx context.Context, rec *results.Aging) error {
 	}
 	card := r.cardCounters()
 	res, err := aging.Age(ctx, filepath.Join(mnt, aging.Dir), sp, aging.Options{Seed: r.env.AgeSeed, Capacity: u.TotalBytes})
-	rec.Result = res
+	rec.Spec, rec.Seconds, rec.FillBytes, rec.ChurnBytes = res.Spec, res.Seconds, res.FillBytes, res.ChurnBytes
+	rec.Files, rec.TreeBytes, rec.Fsyncs, rec.Renames, rec.Deletes = res.Files, res.TreeBytes, res.Fsyncs, res.Renames, res.Deletes
+	rec.EndedEarly = res.EndedEarly
 	if err != nil {
 		return err
 	}
@@ -76,7 +78,8 @@ func (r *rep) ageInto(ctx context.Context, rec *results.Aging) error {
 	if err != nil {
 		return err
 	}
-	rec.Layout = &lay
+	rec.Layout = &results.AgingLayout{Files: lay.Files, Mapped: lay.Mapped, Extents: lay.Extents, ExtentsPerFile: lay.ExtentsPerFile,
+		Fragmented: lay.Fragmented, MaxExtents: lay.MaxExtents, Score: lay.Score}
 	// The aged filesystem unmounted: its offline check, then its cold mount, both timed.
 	if err := fs.Unmount(ctx, r.k, mnt); err != nil {
 		return err
