@@ -67,7 +67,7 @@ func Age(ctx context.Context, dir string, spec Spec, opt Options) (Result, error
 	}
 	a := &ager{ctx: ctx, dir: dir, r: rand.New(rand.NewPCG(opt.Seed, 0x616765)), seed: opt.Seed,
 		capacity: opt.Capacity, target: uint64(spec.Fullness * float64(opt.Capacity)),
-		churnTarget: uint64(spec.Churn * float64(opt.Capacity)), log: opt.Log}
+		churnTarget: uint64(spec.Churn * float64(opt.Capacity)), log: opt.Log, dirs: map[string]bool{}}
 	a.res.Spec = spec.String()
 	if a.log == nil {
 		a.log = func(string, ...any) {}
@@ -91,7 +91,14 @@ func Age(ctx context.Context, dir string, spec Spec, opt Options) (Result, error
 	}
 	if errors.Is(err, unix.ENOSPC) {
 		a.res.EndedEarly = fmt.Sprintf("the filesystem was full after %d of %d churn bytes (%v)", a.res.ChurnBytes, a.churnTarget, err)
-		err = nil
+		// The tests that follow need the space the fullness promised them: give it back the
+		// way a full system's owner would, by removing packages (the newest first) or files.
+		need := uint64(float64(opt.Capacity) * (1 - spec.Fullness) * 0.9)
+		n, rerr := a.makeRoom(need)
+		if n > 0 {
+			a.res.EndedEarly += fmt.Sprintf("; then %d packages or files were removed to leave the tests %d MiB", n, need>>20)
+		}
+		err = rerr
 	}
 	if err == nil {
 		err = a.syncfs()
@@ -113,6 +120,46 @@ func Age(ctx context.Context, dir string, spec Spec, opt Options) (Result, error
 	return a.res, nil
 }
 
+// makeRoom removes packages, newest first, or Geriatrix files until statfs shows need bytes
+// available; it returns how many it removed.
+func (a *ager) makeRoom(need uint64) (int, error) {
+	n := 0
+	for {
+		if err := a.syncfs(); err != nil {
+			return n, err
+		}
+		var st unix.Statfs_t
+		if err := unix.Statfs(a.dir, &st); err != nil {
+			return n, err
+		}
+		if st.Bavail*uint64(st.Bsize) >= need {
+			return n, nil
+		}
+		for range 8 {
+			switch {
+			case len(a.pkgs) > 0:
+				p := a.pkgs[len(a.pkgs)-1]
+				a.pkgs = a.pkgs[:len(a.pkgs)-1]
+				for _, f := range p.files {
+					os.Remove(filepath.Join(a.dir, f.rel) + ".dpkg-new")
+				}
+				if err := a.purge(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return n, err
+				}
+			case len(a.gfiles) > 0:
+				f := a.gfiles[len(a.gfiles)-1]
+				a.gfiles = a.gfiles[:len(a.gfiles)-1]
+				if err := a.remove(f.path, f.size); err != nil {
+					return n, err
+				}
+			default:
+				return n, nil
+			}
+			n++
+		}
+	}
+}
+
 type ager struct {
 	ctx         context.Context
 	dir         string
@@ -122,10 +169,13 @@ type ager struct {
 	target      uint64 // accounted bytes at the fullness
 	churnTarget uint64
 	maxFile     int64
-	used        uint64 // accounted bytes of the tree now
-	filling     bool   // writes count as fill, not churn
-	versions    uint64 // content streams handed out
-	packages    int    // packages made
+	used        uint64  // accounted bytes of the tree now
+	filling     bool    // writes count as fill, not churn
+	versions    uint64  // content streams handed out
+	packages    int     // packages made
+	pkgs        []*pkg  // the packages installed
+	gfiles      []gfile // the Geriatrix files
+	dirs        map[string]bool
 	log         func(string, ...any)
 	res         Result
 	buf         []byte
@@ -224,19 +274,31 @@ type pkgFile struct {
 type pkg struct {
 	name    string
 	version int
+	dirs    []string // where its files lie
 	files   []pkgFile
 }
 
 var topDirs = []string{"bin", "lib", "lib", "share", "share", "share", "sbin", "libexec", "include"}
 
-// newPackage draws a package: its number of files, and each file's depth and size from the
-// Debian distributions. Files beyond budget bytes are left out (one file at least), so that the
-// last package installed does not overshoot the fullness by a whole firmware package.
+// filesPerDir is how many files a Debian directory holds on average: 143,540 files in 17,563
+// directories on the system the distributions come from.
+const filesPerDir = 8
+
+// newPackage draws a package: its number of files, its directories (one per filesPerDir files,
+// each as deep as the Debian distribution of file depths says), and each file's size. Files
+// beyond budget bytes are left out (one file at least), so that one package is never more
+// than the budget: a firmware package of thousands of files would otherwise be the whole tree
+// of a small device, and its upgrade (old and new side by side until the renames) would need
+// twice its space.
 func (a *ager) newPackage(n int, budget uint64) *pkg {
 	p := &pkg{name: fmt.Sprintf("pkg%04d", n), version: 1}
+	nf := packageFiles(a.r)
+	for range max(1, nf/filesPerDir) {
+		p.dirs = append(p.dirs, a.pkgDir(p.name))
+	}
 	var b uint64
-	for i := range packageFiles(a.r) {
-		f := pkgFile{rel: a.pkgPath(p.name, i), size: fileSize(a.r, a.maxFile)}
+	for i := range nf {
+		f := pkgFile{rel: a.pkgPath(p, i), size: fileSize(a.r, a.maxFile)}
 		if b += blocks(f.size); i > 0 && b > budget {
 			break
 		}
@@ -245,13 +307,13 @@ func (a *ager) newPackage(n int, budget uint64) *pkg {
 	return p
 }
 
-// pkgPath places file i of a package depth directories below the root: usr/<top>/<package>/...
-func (a *ager) pkgPath(name string, i int) string {
-	depth := fileDepth(a.r)
+// pkgDir draws a directory of a package, as deep as a file's depth less one:
+// usr/<top>/<package>/...
+func (a *ager) pkgDir(name string) string {
+	depth := fileDepth(a.r) - 1
 	parts := []string{"usr", topDirs[a.r.IntN(len(topDirs))]}
 	if a.r.IntN(20) == 0 {
 		parts = []string{"etc"}
-		depth = max(depth-1, 1)
 	}
 	if depth > len(parts) {
 		parts = append(parts, name)
@@ -259,7 +321,29 @@ func (a *ager) pkgPath(name string, i int) string {
 	for len(parts) < depth {
 		parts = append(parts, fmt.Sprintf("d%d", a.r.IntN(4)))
 	}
-	return filepath.Join(append(parts, fmt.Sprintf("%s.%d", name, i))...)
+	return filepath.Join(parts...)
+}
+
+// pkgPath places file i of a package in one of its directories.
+func (a *ager) pkgPath(p *pkg, i int) string {
+	return filepath.Join(p.dirs[a.r.IntN(len(p.dirs))], fmt.Sprintf("%s.%d", p.name, i))
+}
+
+// mkdirs makes the directories of rel's parent, accounting a block for each new one (a
+// directory takes at least a block on ext4, xfs and f2fs).
+func (a *ager) mkdirs(rel string) error {
+	d := filepath.Dir(rel)
+	if a.dirs[d] {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(a.dir, d), 0o755); err != nil {
+		return err
+	}
+	for ; d != "." && d != "/" && !a.dirs[d]; d = filepath.Dir(d) {
+		a.dirs[d] = true
+		a.used += blockSize
+	}
+	return nil
 }
 
 func (p *pkg) bytes() uint64 {
@@ -275,11 +359,14 @@ func (p *pkg) bytes() uint64 {
 // the new release dropped removed. old is the release being replaced (nil on install).
 func (a *ager) unpack(p, old *pkg) error {
 	for _, f := range p.files {
-		path := filepath.Join(a.dir, f.rel)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := a.mkdirs(f.rel); err != nil {
 			return err
 		}
-		if err := a.writeFile(path+".dpkg-new", f.size, false); err != nil {
+		if err := a.writeFile(filepath.Join(a.dir, f.rel)+".dpkg-new", f.size, false); err != nil {
+			// dpkg's rollback: the new files go, the old release stays.
+			for _, g := range p.files {
+				os.Remove(filepath.Join(a.dir, g.rel) + ".dpkg-new")
+			}
 			return err
 		}
 	}
@@ -313,7 +400,7 @@ func (a *ager) unpack(p, old *pkg) error {
 // release draws the next release of p: sizes move by -10 % to +15 %, one file in twenty goes and
 // about as many come.
 func (a *ager) release(p *pkg) *pkg {
-	q := &pkg{name: p.name, version: p.version + 1}
+	q := &pkg{name: p.name, version: p.version + 1, dirs: p.dirs}
 	next := 0
 	for _, f := range p.files {
 		next = max(next, 1+fileIndex(f.rel))
@@ -324,7 +411,7 @@ func (a *ager) release(p *pkg) *pkg {
 		q.files = append(q.files, pkgFile{rel: f.rel, size: s})
 	}
 	for a.r.IntN(20) == 0 {
-		q.files = append(q.files, pkgFile{rel: a.pkgPath(p.name, next), size: fileSize(a.r, a.maxFile)})
+		q.files = append(q.files, pkgFile{rel: a.pkgPath(q, next), size: fileSize(a.r, a.maxFile)})
 		next++
 	}
 	return q
@@ -353,7 +440,7 @@ func (a *ager) install(pkgs *[]*pkg, target uint64) error {
 			return err
 		}
 		a.packages++
-		p := a.newPackage(a.packages, target-a.used)
+		p := a.newPackage(a.packages, min(target-a.used, a.target/16))
 		if err := a.unpack(p, nil); err != nil {
 			return err
 		}
@@ -363,32 +450,31 @@ func (a *ager) install(pkgs *[]*pkg, target uint64) error {
 }
 
 func (a *ager) updates() error {
-	var pkgs []*pkg
 	a.filling = true
-	if err := a.install(&pkgs, a.target); err != nil {
+	if err := a.install(&a.pkgs, a.target); err != nil {
 		return err
 	}
 	a.filling = false
 	for a.churnLeft() {
 		switch {
-		case a.used > a.target+a.target/50 && len(pkgs) > 1:
+		case a.used > a.target+a.target/50 && len(a.pkgs) > 1:
 			// Grown past the fullness: a package is removed, as autoremove does.
-			i := a.r.IntN(len(pkgs))
-			if err := a.purge(pkgs[i]); err != nil {
+			i := a.r.IntN(len(a.pkgs))
+			if err := a.purge(a.pkgs[i]); err != nil {
 				return err
 			}
-			pkgs = slices.Delete(pkgs, i, i+1)
+			a.pkgs = slices.Delete(a.pkgs, i, i+1)
 		case a.used < a.target-a.target/50:
-			if err := a.install(&pkgs, a.target); err != nil {
+			if err := a.install(&a.pkgs, a.target); err != nil {
 				return err
 			}
 		default:
-			i := a.r.IntN(len(pkgs))
-			q := a.release(pkgs[i])
-			if err := a.unpack(q, pkgs[i]); err != nil {
+			i := a.r.IntN(len(a.pkgs))
+			q := a.release(a.pkgs[i])
+			if err := a.unpack(q, a.pkgs[i]); err != nil {
 				return err
 			}
-			pkgs[i] = q
+			a.pkgs[i] = q
 		}
 	}
 	return a.ctx.Err()
@@ -401,13 +487,12 @@ var logNames = []string{"syslog", "syslog", "syslog", "auth.log", "kern.log", "d
 var logWords = strings.Fields("started stopped session opened closed for user root by uid connection from port accepted publickey failed link up down eth0 carrier dhcp lease renewed kernel usb new device number using driver mmc0 card inserted")
 
 func (a *ager) logs() error {
-	var pkgs []*pkg
 	// Six logs, each at most rotateAt plain, as much again in .1, and three small .gz: about
 	// fifteen times rotateAt when the rotation has come round.
 	rotateAt := int64(max(16<<10, a.capacity/200))
 	reserve := 15 * uint64(rotateAt)
 	a.filling = true
-	if err := a.install(&pkgs, a.target-min(reserve, a.target/2)); err != nil {
+	if err := a.install(&a.pkgs, a.target-min(reserve, a.target/2)); err != nil {
 		return err
 	}
 	a.filling = false
@@ -510,11 +595,10 @@ const (
 func walLimit(pages int) int { return max(1, min(checkpoints, pages/4)) }
 
 func (a *ager) database() error {
-	var pkgs []*pkg
 	dbBytes := max(a.capacity/16/dbPage*dbPage, 16*dbPage)
 	a.filling = true
 	walBytes := uint64(walLimit(int(dbBytes/dbPage))+8) * walFrame
-	if err := a.install(&pkgs, a.target-min(dbBytes+walBytes, a.target/2)); err != nil {
+	if err := a.install(&a.pkgs, a.target-min(dbBytes+walBytes, a.target/2)); err != nil {
 		return err
 	}
 	dir := filepath.Join(a.dir, "var", "lib", "db")
@@ -601,29 +685,29 @@ type gfile struct {
 const syncEvery = 4 << 20
 
 func (a *ager) geriatrix() error {
-	// Directories as deep as a rootfs's files lie, a few hundred of them.
+	// Directories as deep as a rootfs's files lie, as many as a Debian tree of this size has
+	// (filesPerDir files each; 44 KiB is the mean file size of the distribution's system).
 	var dirs []string
-	for i := range 256 {
+	for i := range max(4, int(a.target/(filesPerDir*44<<10))) {
 		parts := []string{fmt.Sprintf("g%d", i%16)}
 		for len(parts) < fileDepth(a.r)-1 {
 			parts = append(parts, fmt.Sprintf("d%d", a.r.IntN(8)))
 		}
 		dirs = append(dirs, filepath.Join(parts...))
 	}
-	var files []gfile
 	n := 0
 	create := func() error {
-		d := filepath.Join(a.dir, dirs[a.r.IntN(len(dirs))])
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		rel := filepath.Join(dirs[a.r.IntN(len(dirs))], fmt.Sprintf("f%d", n))
+		if err := a.mkdirs(rel); err != nil {
 			return err
 		}
-		f := gfile{path: filepath.Join(d, fmt.Sprintf("f%d", n)), size: fileSize(a.r, a.maxFile)}
+		f := gfile{path: filepath.Join(a.dir, rel), size: fileSize(a.r, a.maxFile)}
 		n++
 		if err := a.writeFile(f.path, f.size, false); err != nil {
 			return err
 		}
 		a.used += blocks(f.size)
-		files = append(files, f)
+		a.gfiles = append(a.gfiles, f)
 		return nil
 	}
 	a.filling = true
@@ -638,13 +722,13 @@ func (a *ager) geriatrix() error {
 	a.filling = false
 	var sinceSync uint64
 	for a.churnLeft() {
-		if a.used >= a.target && len(files) > 0 {
-			i := a.r.IntN(len(files))
-			if err := a.remove(files[i].path, files[i].size); err != nil {
+		if a.used >= a.target && len(a.gfiles) > 0 {
+			i := a.r.IntN(len(a.gfiles))
+			if err := a.remove(a.gfiles[i].path, a.gfiles[i].size); err != nil {
 				return err
 			}
-			files[i] = files[len(files)-1]
-			files = files[:len(files)-1]
+			a.gfiles[i] = a.gfiles[len(a.gfiles)-1]
+			a.gfiles = a.gfiles[:len(a.gfiles)-1]
 			continue
 		}
 		before := a.res.ChurnBytes
