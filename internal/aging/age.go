@@ -30,22 +30,22 @@ type Options struct {
 
 // Result is what an aging did.
 type Result struct {
-	Spec string `json:"spec"`
+	Spec string
 	// Seconds is the wall time of the whole aging, fill and churn.
-	Seconds float64 `json:"seconds"`
+	Seconds float64
 	// FillBytes were written to reach the fullness, ChurnBytes after it.
-	FillBytes  uint64 `json:"fill_bytes"`
-	ChurnBytes uint64 `json:"churn_bytes"`
+	FillBytes  uint64
+	ChurnBytes uint64
 	// Files and TreeBytes are the aged tree's regular files and their logical size at the end.
-	Files     int    `json:"files"`
-	TreeBytes uint64 `json:"tree_bytes"`
+	Files     int
+	TreeBytes uint64
 	// Fsyncs counts fsync, fdatasync and syncfs calls.
-	Fsyncs  int `json:"fsyncs"`
-	Renames int `json:"renames"`
-	Deletes int `json:"deletes"`
+	Fsyncs  int
+	Renames int
+	Deletes int
 	// EndedEarly says why the churn stopped before its amount (the filesystem was full); "" when
 	// it completed.
-	EndedEarly string `json:"ended_early,omitempty"`
+	EndedEarly string
 }
 
 // blockSize is what a file is accounted for: its size rounded up to 4 KiB blocks, the block of

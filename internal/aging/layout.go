@@ -13,20 +13,20 @@ import (
 
 // Layout is how the aged tree lies on the device, read with the FIEMAP ioctl.
 type Layout struct {
-	Files int `json:"files"`
+	Files int
 	// Mapped are the files with at least one extent (empty files and files stored inline in
 	// metadata have none).
-	Mapped  int `json:"mapped_files"`
-	Extents int `json:"extents"`
+	Mapped  int
+	Extents int
 	// ExtentsPerFile is the mean over the mapped files; Fragmented the share of them in more
 	// than one extent; MaxExtents the most any file had.
-	ExtentsPerFile float64 `json:"extents_per_file"`
-	Fragmented     float64 `json:"fragmented_share"`
-	MaxExtents     int     `json:"max_extents"`
+	ExtentsPerFile float64
+	Fragmented     float64
+	MaxExtents     int
 	// Score is Conway et al.'s layout score (FAST 2017) for a scan of the tree in directory
 	// order: the share of consecutive 4 KiB blocks read that lie next to each other on the
 	// device (1 = one sequential run; a fresh tree is near 1, an aged one lower).
-	Score float64 `json:"layout_score"`
+	Score float64
 }
 
 // fiemap ioctl (linux/fiemap.h); golang.org/x/sys has no wrapper for it.
