@@ -85,3 +85,57 @@ func TestDataBasis(t *testing.T) {
 		t.Errorf("at 80 %% full the data must fit in the 20 %% left: basis %d MiB", got>>20)
 	}
 }
+
+// TestRunAged ages ext4 for real on a loop device, twice: the aging is recorded apart from the
+// tests, the two repetitions make the same tree (listing digest) and lie about the same way on
+// the device (extent counts within 10 %), and the tests ran beside the aged tree.
+func TestRunAged(t *testing.T) {
+	needRoot(t)
+	cfg := smallConfig()
+	cfg.Size, cfg.Repetitions, cfg.Age = 128<<20, 2, "updates:70%:0.5x"
+	cfg.DatasetSize, cfg.VideoSize = 0, 0
+	cfg.Variants = []plan.Variant{{Name: "ext4", FS: "ext4"}}
+	cfg.Tests = []string{"write", "read", "remove"}
+	r := runAndLoad(t, cfg)
+	if len(r.Aging) != 2 {
+		t.Fatalf("%d aging records, want 2 (one per aged repetition)", len(r.Aging))
+	}
+	a, b := r.Aging[0], r.Aging[1]
+	for _, x := range r.Aging {
+		if x.Variant != "ext4@aged70" || x.Status != results.OK || x.EndedEarly != "" || x.Layout == nil || x.Fsck != "clean" || x.MountSeconds <= 0 {
+			t.Errorf("aging record %+v", x)
+		}
+		// The spec's fullness is reckoned in 4 KiB blocks; mkfs.ext4 gives a 128 MiB filesystem
+		// 1 KiB blocks, so the small files take less than that: statfs shows about 60 %.
+		if x.Fullness < 0.5 || x.Fullness > 0.85 {
+			t.Errorf("fullness %.2f after aging to 70 %%", x.Fullness)
+		}
+	}
+	if a.ListingSHA256 == "" || a.ListingSHA256 != b.ListingSHA256 {
+		t.Errorf("the two repetitions made different trees: %s and %s", a.ListingSHA256, b.ListingSHA256)
+	}
+	if ea, eb := float64(a.Layout.Extents), float64(b.Layout.Extents); ea == 0 || eb/ea > 1.1 || ea/eb > 1.1 {
+		t.Errorf("extent counts %v and %v differ by more than 10 %%", ea, eb)
+	}
+	for _, v := range []string{"ext4", "ext4@aged70"} {
+		for _, test := range cfg.Tests {
+			if n := len(r.Values(v, test)); n != 2 {
+				t.Errorf("%s %s: %d values, want 2", v, test, n)
+			}
+		}
+	}
+	// The read test read the same bytes fresh and aged: the tests' files, not the aged tree.
+	var fresh, aged uint64
+	for _, m := range r.Measurements {
+		if m.Test == "read" && m.Rep == 1 {
+			if m.Variant == "ext4" {
+				fresh = m.LogicalBytes
+			} else {
+				aged = m.LogicalBytes
+			}
+		}
+	}
+	if fresh == 0 || fresh != aged {
+		t.Errorf("read %d bytes fresh and %d aged: both must read only the tests' files", fresh, aged)
+	}
+}
