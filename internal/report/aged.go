@@ -27,6 +27,7 @@ type AgingRow struct {
 	N                                        int
 	Seconds, Fullness, ExtentsPerFile, Score float64
 	FsckSeconds, MountSeconds, WA            float64
+	FreeExtents, FreeAvgKiB                  float64
 	Fsck, Listing, EndedEarly                string
 	SameListing                              bool // every repetition made the same tree
 	WrittenMiB                               float64
@@ -104,7 +105,7 @@ func Aged(r *results.Run, alpha float64) *AgedReport {
 
 func agingRow(r *results.Run, variant string) AgingRow {
 	row := AgingRow{Variant: variant, SameListing: true}
-	var secs, full, ext, score, fsck, mount, wa, mib []float64
+	var secs, full, ext, score, fsck, mount, wa, mib, fe, fa []float64
 	for _, a := range r.Aging {
 		if a.Variant != variant || a.Warmup || a.Status != results.OK {
 			continue
@@ -116,6 +117,9 @@ func agingRow(r *results.Run, variant string) AgingRow {
 			ext, score = append(ext, a.Layout.ExtentsPerFile), append(score, a.Layout.Score)
 		}
 		fsck, mount = append(fsck, a.FsckSeconds), append(mount, a.MountSeconds)
+		if a.FreeExtents > 0 {
+			fe, fa = append(fe, float64(a.FreeExtents)), append(fa, a.FreeExtentAvgBytes/1024)
+		}
 		if a.CardWA > 0 {
 			wa = append(wa, a.CardWA)
 		}
@@ -135,6 +139,7 @@ func agingRow(r *results.Run, variant string) AgingRow {
 	}
 	row.Seconds, row.Fullness, row.ExtentsPerFile, row.Score = med(secs), med(full), med(ext), med(score)
 	row.FsckSeconds, row.MountSeconds, row.WA, row.WrittenMiB = med(fsck), med(mount), med(wa), med(mib)
+	row.FreeExtents, row.FreeAvgKiB = med(fe), med(fa)
 	return row
 }
 
@@ -194,11 +199,11 @@ func WriteAged(w io.Writer, r *results.Run) {
 		return
 	}
 	fmt.Fprintf(w, "\naged (%s) against fresh:\n", ar.Spec)
-	rows := [][]string{{"variant", "aging", "written", "full", "extents", "layout", "fsck", "mount", "card"},
-		{"", "s", "MiB", "%", "/file", "score", "s", "s", "WA"}}
+	rows := [][]string{{"variant", "aging", "written", "full", "extents", "layout", "free", "free avg", "fsck", "mount", "card"},
+		{"", "s", "MiB", "%", "/file", "score", "extents", "KiB", "s", "s", "WA"}}
 	for _, a := range ar.Agings {
 		rows = append(rows, []string{a.Variant, agedNum(a.Seconds, 1), agedNum(a.WrittenMiB, 0), agedNum(100*a.Fullness, 0),
-			agedNum(a.ExtentsPerFile, 2), agedNum(a.Score, 3), agedNum(a.FsckSeconds, 2), agedNum(a.MountSeconds, 3), agedNum(a.WA, 2)})
+			agedNum(a.ExtentsPerFile, 2), agedNum(a.Score, 3), agedNum(a.FreeExtents, 0), agedNum(a.FreeAvgKiB, 0), agedNum(a.FsckSeconds, 2), agedNum(a.MountSeconds, 3), agedNum(a.WA, 2)})
 	}
 	writeTableLeft(w, rows, 1, plain)
 	for _, a := range ar.Agings {

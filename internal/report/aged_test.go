@@ -30,7 +30,7 @@ func agedRun() *results.Run {
 				r.Aging = append(r.Aging, results.Aging{Variant: v.Name, Rep: rep, Status: results.OK,
 					Spec: v.Age, Seconds: 60 + float64(rep), FillBytes: 400 << 20, ChurnBytes: 512 << 20, Files: 9000,
 					Fullness: 0.83, ListingSHA256: "abc", Layout: &results.AgingLayout{ExtentsPerFile: 1.2, Score: 0.8},
-					FsckSeconds: 0.5, MountSeconds: 0.02, Fsck: "clean", CardWA: 2.5})
+					FsckSeconds: 0.5, MountSeconds: 0.02, Fsck: "clean", CardWA: 2.5, FreeExtents: 300, FreeExtentAvgBytes: 96 << 10})
 			}
 		}
 	}

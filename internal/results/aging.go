@@ -36,6 +36,11 @@ type Aging struct {
 	MountSeconds float64 `json:"mount_s,omitempty"`
 	FsckSeconds  float64 `json:"fsck_s,omitempty"`
 	Fsck         string  `json:"fsck,omitempty"`
+	// FreeExtents and FreeExtentAvgBytes are the free space's fragmentation after the aging, as
+	// the filesystem's own tool reports it offline (e2freefrag, xfs_db freesp); absent for the
+	// others.
+	FreeExtents        uint64  `json:"free_extents,omitempty"`
+	FreeExtentAvgBytes float64 `json:"free_extent_avg_bytes,omitempty"`
 	// What the simulated card did during the aging (simcard target only): the bytes the host
 	// wrote to it, the bytes it programmed into flash (their ratio: the aging's write
 	// amplification) and its erase-block erases.

@@ -111,7 +111,7 @@ func fullRun() *Run {
 			FillBytes: 400 << 20, ChurnBytes: 512 << 20, Files: 9000, TreeBytes: 390 << 20, Fsyncs: 20000, Renames: 19000, Deletes: 500,
 			EndedEarly: "the filesystem was full", Fullness: 0.83, ListingSHA256: "687d43d5",
 			Layout: &AgingLayout{Files: 9000, Mapped: 8800, Extents: 9100, ExtentsPerFile: 1.03, Fragmented: 0.01, MaxExtents: 17, Score: 0.83},
-			MountSeconds: 0.006, FsckSeconds: 0.17, Fsck: "clean", CardHostBytes: 900 << 20, CardFlashBytes: 2 << 30, CardWA: 2.27, CardErases: 512}},
+			MountSeconds: 0.006, FsckSeconds: 0.17, Fsck: "clean", FreeExtents: 700, FreeExtentAvgBytes: 131072, CardHostBytes: 900 << 20, CardFlashBytes: 2 << 30, CardWA: 2.27, CardErases: 512}},
 	}
 }
 

@@ -102,7 +102,7 @@ func TestRunAged(t *testing.T) {
 	}
 	a, b := r.Aging[0], r.Aging[1]
 	for _, x := range r.Aging {
-		if x.Variant != "ext4@aged70" || x.Status != results.OK || x.EndedEarly != "" || x.Layout == nil || x.Fsck != "clean" || x.MountSeconds <= 0 {
+		if x.Variant != "ext4@aged70" || x.Status != results.OK || x.EndedEarly != "" || x.Layout == nil || x.Fsck != "clean" || x.MountSeconds <= 0 || x.FreeExtents == 0 {
 			t.Errorf("aging record %+v", x)
 		}
 		// The spec's fullness is reckoned in 4 KiB blocks; mkfs.ext4 gives a 128 MiB filesystem

@@ -94,6 +94,11 @@ func (r *rep) ageInto(ctx context.Context, rec *results.Aging) error {
 		rec.FsckSeconds = time.Since(start).Seconds()
 	}
 	rec.Fsck = verdict
+	if free, ok, err := fs.MeasureFreeSpace(ctx, r.env.Run, r.k, r.env.Device); err != nil {
+		return err
+	} else if ok {
+		rec.FreeExtents, rec.FreeExtentAvgBytes = free.Extents, free.AvgBytes
+	}
 	if err := measure.DropCaches(); err != nil {
 		return err
 	}
@@ -127,6 +132,9 @@ func describeAging(a results.Aging) string {
 		a.Variant, a.Rep, a.Spec, a.Seconds, float64(a.FillBytes+a.ChurnBytes)/(1<<20), float64(a.FillBytes)/(1<<20), float64(a.ChurnBytes)/(1<<20), a.Files, 100*a.Fullness)
 	if a.Layout != nil {
 		s += fmt.Sprintf(", %.2f extents/file, layout score %.3f", a.Layout.ExtentsPerFile, a.Layout.Score)
+	}
+	if a.FreeExtents > 0 {
+		s += fmt.Sprintf(", %d free extents of %.0f KiB on average", a.FreeExtents, a.FreeExtentAvgBytes/1024)
 	}
 	s += fmt.Sprintf(", fsck %.2f s (%s), mount %.3f s", a.FsckSeconds, a.Fsck, a.MountSeconds)
 	if a.CardHostBytes > 0 {
