@@ -44,8 +44,8 @@ type Result struct {
 	Renames int
 	Deletes int
 	// EndedEarly says why the churn stopped before its amount (the filesystem was full); "" when
-	// it completed.
-	EndedEarly string
+	// it completed. Trimmed says what was removed afterwards to leave the tests their room.
+	EndedEarly, Trimmed string
 }
 
 // blockSize is what a file is accounted for: its size rounded up to 4 KiB blocks, the block of
@@ -91,14 +91,19 @@ func Age(ctx context.Context, dir string, spec Spec, opt Options) (Result, error
 	}
 	if errors.Is(err, unix.ENOSPC) {
 		a.res.EndedEarly = fmt.Sprintf("the filesystem was full after %d of %d churn bytes (%v)", a.res.ChurnBytes, a.churnTarget, err)
-		// The tests that follow need the space the fullness promised them: give it back the
-		// way a full system's owner would, by removing packages (the newest first) or files.
+		err = nil
+	}
+	if err == nil {
+		// The tests that follow need the space the fullness leaves them. A filesystem whose
+		// metadata takes more than the 4 KiB blocks reckoned here (f2fs's inode is a block of
+		// its own; btrfs duplicates its metadata) can be fuller than the spec by statfs: give
+		// the space back the way a full system's owner would, removing the newest packages
+		// (or files). The tree then differs from another filesystem's, and Trimmed says so.
 		need := uint64(float64(opt.Capacity) * (1 - spec.Fullness) * 0.9)
-		n, rerr := a.makeRoom(need)
-		if n > 0 {
-			a.res.EndedEarly += fmt.Sprintf("; then %d packages or files were removed to leave the tests %d MiB", n, need>>20)
+		var n int
+		if n, err = a.makeRoom(need); n > 0 {
+			a.res.Trimmed = fmt.Sprintf("%d packages or files were removed after the churn so that the tests have the %d MiB the fullness leaves", n, need>>20)
 		}
-		err = rerr
 	}
 	if err == nil {
 		err = a.syncfs()

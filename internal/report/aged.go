@@ -28,7 +28,7 @@ type AgingRow struct {
 	Seconds, Fullness, ExtentsPerFile, Score float64
 	FsckSeconds, MountSeconds, WA            float64
 	FreeExtents, FreeAvgKiB                  float64
-	Fsck, Listing, EndedEarly                string
+	Fsck, Listing, EndedEarly, Trimmed       string
 	SameListing                              bool // every repetition made the same tree
 	WrittenMiB                               float64
 }
@@ -130,6 +130,9 @@ func agingRow(r *results.Run, variant string) AgingRow {
 		if a.EndedEarly != "" {
 			row.EndedEarly = a.EndedEarly
 		}
+		if a.Trimmed != "" {
+			row.Trimmed = a.Trimmed
+		}
 	}
 	med := func(xs []float64) float64 {
 		if len(xs) == 0 {
@@ -212,6 +215,9 @@ func WriteAged(w io.Writer, r *results.Run) {
 		}
 		if a.EndedEarly != "" {
 			fmt.Fprintf(w, "%s: the churn ended early: %s\n", a.Variant, a.EndedEarly)
+		}
+		if a.Trimmed != "" {
+			fmt.Fprintf(w, "%s: %s\n", a.Variant, a.Trimmed)
 		}
 	}
 	rows = [][]string{{"test", "variant", "fresh", "aged", "aged/fresh", "p"}}

@@ -24,6 +24,9 @@ type Aging struct {
 	Deletes int `json:"deletes"`
 	// EndedEarly says why the churn stopped before its amount (the filesystem was full).
 	EndedEarly string `json:"ended_early,omitempty"`
+	// Trimmed says what was removed after the churn so that statfs shows the tests the room
+	// the fullness leaves them (a filesystem whose metadata took more than reckoned).
+	Trimmed string `json:"trimmed,omitempty"`
 	// Fullness is the share of the filesystem's capacity in use after the aging (statfs, as df
 	// shows it; metadata included, so above the spec's fullness of file blocks).
 	Fullness float64 `json:"fullness"`

@@ -51,7 +51,7 @@ func (r *rep) ageInto(ctx context.Context, rec *results.Aging) error {
 	res, err := aging.Age(ctx, filepath.Join(mnt, aging.Dir), sp, aging.Options{Seed: r.env.AgeSeed, Capacity: u.TotalBytes})
 	rec.Spec, rec.Seconds, rec.FillBytes, rec.ChurnBytes = res.Spec, res.Seconds, res.FillBytes, res.ChurnBytes
 	rec.Files, rec.TreeBytes, rec.Fsyncs, rec.Renames, rec.Deletes = res.Files, res.TreeBytes, res.Fsyncs, res.Renames, res.Deletes
-	rec.EndedEarly = res.EndedEarly
+	rec.EndedEarly, rec.Trimmed = res.EndedEarly, res.Trimmed
 	if err != nil {
 		return err
 	}
@@ -142,6 +142,9 @@ func describeAging(a results.Aging) string {
 	}
 	if a.EndedEarly != "" {
 		s += "; ended early: " + a.EndedEarly
+	}
+	if a.Trimmed != "" {
+		s += "; " + a.Trimmed
 	}
 	return s
 }
