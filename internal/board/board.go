@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/blockdev"
 )
 
 // DefaultCacheDir holds, per architecture, the downloaded packages, the unpacked tree, the
@@ -45,6 +47,10 @@ type Options struct {
 	Card string
 	// CardSize is the size of a card image Up makes (default DefaultCardSize).
 	CardSize uint64
+	// Partitions, when 1 to 4, gives a card image Up makes an MBR with that many equal Linux
+	// partitions: the board's kernel scans it and shows /dev/mmcblk0p1..n, as a real board's
+	// card split with fdisk.
+	Partitions int
 	// Port is the host's loopback port forwarded to the board's SSH (0: a free one).
 	Port int
 	// Mem (MiB) and SMP are the board's memory and CPUs (default: the Arch's, and 2).
@@ -208,8 +214,14 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		s.Card, s.CardMade = filepath.Join(o.CacheDir, fmt.Sprintf("card-%d.img", port)), true
 		os.Remove(s.Card) // a card left by a board that was not taken down: start blank
 	}
+	_, cardErr := os.Stat(s.Card)
 	if s.CardBytes, err = ensureCard(s.Card, o.CardSize); err != nil {
 		return nil, err
+	}
+	if o.Partitions > 0 && cardErr != nil { // a card made here, not one given
+		if _, _, err := blockdev.WriteMBR(s.Card, o.Partitions); err != nil {
+			return nil, err
+		}
 	}
 	pidfile := filepath.Join(o.CacheDir, fmt.Sprintf("qemu-%d.pid", port))
 	os.Remove(pidfile)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,8 +21,8 @@ import (
 
 // bootArm64 boots the emulated arm64 board once for this package's tests (TCG boots take
 // 8-45 s, the first build of the image a minute more) and cross-builds the fsbench it runs.
-// It skips without root, QEMU, apt or ssh.
-func bootArm64(t *testing.T) (*board.State, string) {
+// It skips without root, QEMU, apt or ssh. partitions, when not 0, splits its card.
+func bootArm64(t *testing.T, partitions int) (*board.State, string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots an emulated board (-short)")
@@ -50,7 +51,7 @@ func bootArm64(t *testing.T) (*board.State, string) {
 	start := time.Now()
 	// A state directory of its own: `fsbench cleanup` run by other tests meanwhile ends only
 	// the boards of the default state directory.
-	s, err := board.Up(context.Background(), board.Options{Arch: arch, StateDir: t.TempDir(), CardSize: 256 << 20, Log: t.Logf})
+	s, err := board.Up(context.Background(), board.Options{Arch: arch, StateDir: t.TempDir(), CardSize: 256 << 20, Partitions: partitions, Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,13 @@ func boardShell(s *board.State, cmd string) (string, error) {
 
 // runArgs is the fsbench run command line for the board.
 func runArgs(s *board.State, bin, out string, extra ...string) []string {
-	a := []string{"run", "--target", s.Target(), "--destroy", board.Device, "--remote-binary", bin, "-o", out}
+	return runOn(s, board.Device, bin, out, extra...)
+}
+
+// runOn is the fsbench run command line for device dev of the board.
+func runOn(s *board.State, dev, bin, out string, extra ...string) []string {
+	target := strings.TrimSuffix(s.Target(), board.Device) + dev
+	a := []string{"run", "--target", target, "--destroy", dev, "--remote-binary", bin, "-o", out}
 	for _, o := range s.SSHOptions() {
 		a = append(a, "--ssh-option", o)
 	}
@@ -85,7 +92,7 @@ func runArgs(s *board.State, bin, out string, extra ...string) []string {
 // results and report land on the host, then a run whose SSH client is killed mid-test, after
 // which the board must hold no mount, no fsbench process and no loop device.
 func TestBoardRemote(t *testing.T) {
-	s, bin := bootArm64(t)
+	s, bin := bootArm64(t, 0)
 
 	t.Run("run", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "res")
@@ -112,6 +119,16 @@ func TestBoardRemote(t *testing.T) {
 		}
 		if len(r.Measurements) == 0 {
 			t.Errorf("no measurements")
+		}
+		// The board's SD card (QEMU's sd-card: hw/sd/sd.c sets its CID) was identified from the
+		// board's sysfs, and checked for holding what it announces, before the run.
+		if c := r.CardCheck; c == nil || c.Before == nil || c.Before.CID == nil || c.Before.Kind != "SD" ||
+			c.Before.CID.ManufacturerID != 0xaa || c.Before.CID.OEMID != "XY" || c.Before.CID.ProductName != "QEMU!" ||
+			c.Before.CSD == nil || c.Before.CSD.CapacityBytes != c.Before.SizeBytes || c.Capacity == nil || c.Capacity.Verdict != "genuine" {
+			t.Errorf("the board's card check: %+v", r.CardCheck)
+		} else {
+			t.Logf("the board's card: %s, read from %s; capacity check: %s in %.1f s (%d bytes written, put back)",
+				c.Before.Describe(), c.Before.Source, c.Capacity.Verdict, c.Capacity.Seconds, c.Capacity.BytesWritten)
 		}
 		if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 			t.Errorf("no report on the host: %v\n%s", err, stdout.String())
@@ -190,4 +207,94 @@ func sshClientOf(t *testing.T, pid int, marker string) int {
 	}
 	t.Fatalf("no ssh client of pid %d running %q", pid, marker)
 	return 0
+}
+
+// TestBoardPartitions runs fsbench on the second partition of the board's card, as a user runs
+// it on a card's partition. /proc/diskstats counts that partition's I/O on the whole card too:
+// on an idle board the sentinel must see it as the run's own and mark no test busy, while dd
+// writing to the first partition beside the run is another program's I/O on the same card and
+// marks the tests busy. The idle run also proves the cold boot: ext4 and btrfs are modules of
+// the board's kernel, unloaded after each repetition, so that every repetition times the load.
+func TestBoardPartitions(t *testing.T) {
+	s, bin := bootArm64(t, 2)
+	const p1, p2 = "/dev/mmcblk0p1", "/dev/mmcblk0p2"
+	if o, err := boardShell(s, "ls /sys/block/mmcblk0; cat /proc/self/cgroup; ls /sys/fs/cgroup 2>&1 | head -3; cat /proc/pressure/memory"); err != nil {
+		t.Fatalf("board: %v\n%s", err, o)
+	} else if !strings.Contains(o, "mmcblk0p2") {
+		t.Fatalf("the board's kernel shows no partitions of its card:\n%s", o)
+	} else {
+		t.Logf("the board's card, cgroups and pressure:\n%s", o)
+	}
+	run := func(t *testing.T, extra ...string) *results.Run {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "res")
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		args := runOn(s, p2, bin, out, append([]string{"-n", "2", "--dataset-size", "4M", "--video-size", "4M"}, extra...)...)
+		code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+		t.Logf("run on %s: exit %d in %s", p2, code, time.Since(start).Round(time.Second))
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		}
+		r, err := results.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Sentinel == nil || !slices.Contains(r.Sentinel.OwnIO, "mmcblk0p2 on mmcblk0 (request for request)") || r.Sentinel.Cgroup == "" {
+			t.Errorf("sentinel %+v: want the partition's I/O on the card counted as the run's, and a cgroup (the board mounts no cgroup2: fsbench mounts it)", r.Sentinel)
+		}
+		return r
+	}
+	busy := func(r *results.Run) (n, of int, why []string) {
+		for _, m := range r.Measurements {
+			if m.Noise == nil || m.Warmup {
+				continue
+			}
+			of++
+			if m.Noise.Busy {
+				n++
+				why = append(why, m.Variant+" "+m.Test+": "+m.Noise.Why)
+			}
+		}
+		return n, of, why
+	}
+
+	t.Run("idle", func(t *testing.T) {
+		r := run(t, "--variants", "ext4,btrfs", "--tests", "mkfs,module_load,mount,write,read")
+		n, of, why := busy(r)
+		t.Logf("busy %d of %d timed tests; sentinel %+v", n, of, *r.Sentinel)
+		if of == 0 || n > 0 {
+			t.Errorf("on an idle board %d of %d timed tests were marked busy:\n%s", n, of, strings.Join(why, "\n"))
+		}
+		loads := map[string]int{}
+		for _, m := range r.Measurements {
+			if m.Test != "module_load" || m.Warmup {
+				continue
+			}
+			if m.Status != results.OK || m.Value == nil || *m.Value <= 0 {
+				t.Errorf("%s repetition %d: module_load %s (%s): every repetition should load the module", m.Variant, m.Rep, m.Status, m.Note)
+				continue
+			}
+			loads[m.Variant]++
+			t.Logf("%s repetition %d: %s in %.3f s", m.Variant, m.Rep, m.Note, *m.Value)
+		}
+		if loads["ext4"] != 2 || loads["btrfs"] != 2 {
+			t.Errorf("module loads timed per variant: %v, want 2 each", loads)
+		}
+	})
+
+	t.Run("dd beside", func(t *testing.T) {
+		o, err := boardShell(s, "(while :; do dd if=/dev/zero of="+p1+" bs=1M count=32 conv=fsync 2>/dev/null; done) >/dev/null 2>&1 & echo $!")
+		pid := strings.TrimSpace(o)
+		if err != nil || pid == "" {
+			t.Fatalf("starting dd on %s: %v %s", p1, err, o)
+		}
+		defer boardShell(s, "kill "+pid)
+		r := run(t, "--variants", "ext4", "--tests", "write,read")
+		n, of, why := busy(r)
+		t.Logf("busy %d of %d timed tests:\n%s", n, of, strings.Join(why, "\n"))
+		if n < of/2 || !strings.Contains(strings.Join(why, "\n"), "other disks") || !strings.Contains(strings.Join(why, "\n"), "mmcblk0") {
+			t.Errorf("with dd writing to %s, %d of %d timed tests were marked busy, want most, by the card's other I/O", p1, n, of)
+		}
+	})
 }

@@ -3,14 +3,17 @@ package measure
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Noise is what else the machine did while a test was measured: the interference that makes
@@ -22,17 +25,32 @@ type Noise struct {
 	StealPct float64 `json:"steal_pct"`
 	// OtherCPUPct is the CPU time of processes that are neither fsbench nor its children (nor
 	// kernel threads, which do fsbench's own writeback and loop I/O), in percent of one CPU:
-	// 100 means another process kept a whole CPU busy.
+	// 100 means another process kept a whole CPU busy. With fsbench in a cgroup of its own it
+	// is the machine's total less the cgroup's and the kernel threads', so that processes that
+	// lived shorter than the span count too.
 	OtherCPUPct float64 `json:"other_cpu_pct"`
+	// OwnCPUPct is the CPU time of fsbench and its children (its cgroup), in percent of one
+	// CPU; 0 without a cgroup.
+	OwnCPUPct float64 `json:"own_cpu_pct,omitempty"`
 	// CPUPressurePct, IOPressurePct and MemPressurePct are the shares of the span during which
-	// some task waited for a CPU, for I/O or for memory (PSI "some", /proc/pressure). fsbench's
-	// own I/O waits count in IOPressurePct, so that one is recorded, not judged.
+	// some task of the machine waited for a CPU, for I/O or for memory (PSI "some",
+	// /proc/pressure). fsbench's own I/O waits count in IOPressurePct, so that one is recorded,
+	// not judged.
 	CPUPressurePct float64 `json:"cpu_pressure_pct,omitempty"`
 	IOPressurePct  float64 `json:"io_pressure_pct,omitempty"`
 	MemPressurePct float64 `json:"mem_pressure_pct,omitempty"`
+	// OwnCPUPressurePct, OwnIOPressurePct and OwnMemPressurePct are the same for fsbench's own
+	// cgroup: what the run's own tasks waited for (its own memory limit included). The machine's
+	// share less this is the time only other tasks waited, which is what is judged.
+	OwnCPUPressurePct float64 `json:"own_cpu_pressure_pct,omitempty"`
+	OwnIOPressurePct  float64 `json:"own_io_pressure_pct,omitempty"`
+	OwnMemPressurePct float64 `json:"own_mem_pressure_pct,omitempty"`
 	// OtherIOBytes is what other block devices moved (read + written, whole disks only), less
-	// what the device under test sent to the disk holding its backing file.
+	// the run's own I/O on each (OwnIOBytes): its partition's on the whole disk, its loop
+	// device's on the disk holding the image, the simulated card's on the disk holding its
+	// data file.
 	OtherIOBytes uint64 `json:"other_io_bytes,omitempty"`
+	OwnIOBytes   uint64 `json:"own_io_bytes,omitempty"`
 	// Busy says the measurement was disturbed, and Why says by what, in words.
 	Busy bool   `json:"busy,omitempty"`
 	Why  string `json:"why,omitempty"`
@@ -50,24 +68,88 @@ const (
 	BusyOtherIOPS = 4e6  // bytes per second moved by other devices
 )
 
+// cpuFloorTicks is the other CPU time, in clock ticks per CPU, below which a span is never
+// called busy by CPU: /proc/stat counts in ticks of 10 ms, so a short span (a 50 ms mount) is
+// off by a tick or two on each CPU whatever ran.
+const cpuFloorTicks = 2
+
+// fileSlack is the I/O a filesystem adds to the data the run puts through a file on it
+// (metadata, journal, readahead), as a share of that data, plus slackBytes per span.
+const (
+	fileSlack  = 0.1
+	slackBytes = 1 << 20
+)
+
 // Sentinel watches the machine during spans. Its paths are fields so that tests point them at
-// fake files.
+// fake files. A Sentinel may be used by one goroutine at a time.
 type Sentinel struct {
 	Proc string // normally /proc
 	Sys  string // normally /sys
-	// Device is the sysfs name of the device under test ("loop3", "mmcblk0"); its own I/O and
-	// that of its backing disk are not other I/O.
+	// Device is the sysfs name of the device under test ("loop3", "mmcblk0p2"); its own I/O,
+	// and its I/O on every device stacked under it, are not other I/O.
 	Device string
-	// Backing is the file that finally holds the device's data, when the loop device's own
-	// backing file does not tell (a simulated card's data file, behind FUSE).
+	// Backing is the file that finally holds the device's data, when the device's stack does
+	// not tell (a simulated card's data file, behind FUSE).
 	Backing string
-	self    int
+	// Cgroup is the cgroup v2 directory that holds fsbench and every process it starts (one
+	// it made for the run); "" when there is none. Without it, other CPU is found by scanning
+	// /proc for processes that do not descend from fsbench, which misses processes that live
+	// shorter than a span, and pressure is judged for the whole machine.
+	Cgroup string
+	self   int
+
+	mu       sync.Mutex
+	resolved bool
+	links    []ownLink
+	last     map[string]ioCount // every device's counters at the last reading
+	ownCum   map[string]uint64  // whole disk → bytes of the run's own there, since the start
+	pending  map[string]uint64  // whole disk → bytes the run wrote through a file, not seen there yet
 }
 
 // NewSentinel watches for interference with the tests on device (a /sys/block name; "" for
 // none, on raw flash).
 func NewSentinel(device string) *Sentinel {
 	return &Sentinel{Proc: "/proc", Sys: "/sys", Device: device, self: os.Getpid()}
+}
+
+// Setup says what the sentinel can see on this machine, for the results: where its own CPU
+// and pressure come from, and which devices' I/O it counts as the run's own.
+type Setup struct {
+	Cgroup string   `json:"cgroup,omitempty"` // fsbench's own cgroup v2, "" without one
+	PSI    bool     `json:"psi"`              // the kernel reports pressure (/proc/pressure)
+	OwnPSI bool     `json:"own_psi"`          // ... and for fsbench's own cgroup
+	OwnIO  []string `json:"own_io,omitempty"` // "mmcblk0p2 on mmcblk0 (request for request)"
+	// Notes say what the sentinel does without what is missing.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Setup reports what this sentinel can see; the device must exist (it reads its stack).
+func (s *Sentinel) Setup() Setup {
+	s.mu.Lock()
+	s.resolve()
+	links := slices.Clone(s.links)
+	s.mu.Unlock()
+	var st Setup
+	for _, l := range links {
+		st.OwnIO = append(st.OwnIO, l.String())
+	}
+	_, st.PSI = readPSI(filepath.Join(s.Proc, "pressure"), "")
+	if s.Cgroup != "" {
+		if _, ok := cgroupUsage(s.Cgroup); ok {
+			st.Cgroup = s.Cgroup
+		}
+		_, st.OwnPSI = readPSI(s.Cgroup, ".pressure")
+	}
+	if st.Cgroup == "" {
+		st.Notes = append(st.Notes, "fsbench has no cgroup v2 of its own here: other processes' CPU is found by scanning /proc, which misses processes that live shorter than a test")
+	}
+	switch {
+	case !st.PSI:
+		st.Notes = append(st.Notes, "the kernel reports no pressure (PSI: CONFIG_PSI, and psi=1 on the kernel command line where it is off by default, as on Debian): CPU and memory pressure are not judged")
+	case !st.OwnPSI:
+		st.Notes = append(st.Notes, "no pressure for fsbench's own cgroup: the machine's memory pressure is judged whole, fsbench's own included")
+	}
+	return st
 }
 
 // Watch is a span being watched.
@@ -80,13 +162,24 @@ type Watch struct {
 type snapshot struct {
 	cpu      cpuTimes
 	procs    map[int]uint64 // pid → utime+stime ticks of processes not ours
-	psi      [3]uint64      // cpu, io, memory "some" totals, µs
-	disks    map[string]uint64
-	ownBytes uint64 // the device under test's sectors × 512
+	kthreads map[int]uint64 // pid → ticks of kernel threads
+	own      uint64         // fsbench's cgroup CPU, µs
+	ownOK    bool
+	psi      [3]uint64 // cpu, io, memory "some" totals, µs
+	psiOK    bool
+	ownPSI   [3]uint64 // the same for fsbench's cgroup
+	ownPSIOK bool
+	disks    map[string]uint64 // whole disks' bytes read + written
+	ownIO    map[string]uint64 // whole disk → the run's own bytes there since the sentinel started
 	ok       bool
 }
 
-type cpuTimes struct{ total, steal uint64 }
+// cpuTimes are /proc/stat's first line in clock ticks: every state, steal, and the time spent
+// running tasks (user, nice, system), with the number of CPUs.
+type cpuTimes struct {
+	total, steal, tasks uint64
+	ncpu                int
+}
 
 // Start takes the first reading. It never fails: what cannot be read is left out.
 func (s *Sentinel) Start() *Watch {
@@ -108,59 +201,98 @@ func (s *Sentinel) compare(a, b snapshot, wall time.Duration) Noise {
 	if dt := b.cpu.total - a.cpu.total; dt > 0 {
 		n.StealPct = 100 * float64(b.cpu.steal-a.cpu.steal) / float64(dt)
 	}
-	var other uint64
-	for pid, t := range b.procs {
-		if t0, ok := a.procs[pid]; ok && t >= t0 {
-			other += t - t0
-		} else if !ok {
-			other += t // started during the span: all its time is in it
-		}
-	}
-	n.OtherCPUPct = 100 * float64(other) / clockTicks / wall.Seconds()
 	us := float64(wall.Microseconds())
-	pct := func(i int) float64 {
-		if b.psi[i] < a.psi[i] {
+	var otherUs float64
+	if a.ownOK && b.ownOK && b.own >= a.own && b.cpu.tasks >= a.cpu.tasks {
+		// The machine's task time less fsbench's cgroup and the kernel threads'.
+		own := float64(b.own - a.own)
+		kthr := float64(tickDelta(a.kthreads, b.kthreads)) * 1e6 / clockTicks
+		otherUs = max(0, float64(b.cpu.tasks-a.cpu.tasks)*1e6/clockTicks-own-kthr)
+		n.OwnCPUPct = 100 * own / us
+	} else {
+		otherUs = float64(tickDelta(a.procs, b.procs)) * 1e6 / clockTicks
+	}
+	n.OtherCPUPct = 100 * otherUs / us
+	cpuFloor := float64(cpuFloorTicks*max(1, b.cpu.ncpu)) * 1e6 / clockTicks
+	pct := func(x, y [3]uint64, i int) float64 {
+		if y[i] < x[i] {
 			return 0
 		}
-		return 100 * float64(b.psi[i]-a.psi[i]) / us
+		return 100 * float64(y[i]-x[i]) / us
 	}
-	n.CPUPressurePct, n.IOPressurePct, n.MemPressurePct = pct(0), pct(1), pct(2)
-	backing := s.backingDisk()
+	var otherPSI [3]float64 // the share of the span during which only other tasks waited
+	if a.psiOK && b.psiOK {
+		n.CPUPressurePct, n.IOPressurePct, n.MemPressurePct = pct(a.psi, b.psi, 0), pct(a.psi, b.psi, 1), pct(a.psi, b.psi, 2)
+		otherPSI = [3]float64{n.CPUPressurePct, n.IOPressurePct, n.MemPressurePct}
+		if a.ownPSIOK && b.ownPSIOK {
+			n.OwnCPUPressurePct, n.OwnIOPressurePct, n.OwnMemPressurePct = pct(a.ownPSI, b.ownPSI, 0), pct(a.ownPSI, b.ownPSI, 1), pct(a.ownPSI, b.ownPSI, 2)
+			// "some" of the machine covers the time any task waited, so the time only tasks
+			// outside fsbench waited is the machine's less fsbench's.
+			own := [3]float64{n.OwnCPUPressurePct, n.OwnIOPressurePct, n.OwnMemPressurePct}
+			for i := range otherPSI {
+				otherPSI[i] = max(0, otherPSI[i]-own[i])
+			}
+		}
+	}
+	rate := map[string]uint64{}
 	for d, v := range b.disks {
-		v0 := a.disks[d]
-		if v < v0 {
+		v0, seen := a.disks[d]
+		if d == s.Device || !seen || v < v0 {
 			continue
 		}
 		moved := v - v0
-		if d == backing {
-			own := b.ownBytes - a.ownBytes
-			// The backing file's filesystem adds its own metadata: a tenth and a MiB of slack.
-			if moved <= own+own/10+1<<20 {
-				continue
-			}
-			moved -= own
+		own := min(moved, sub(b.ownIO[d], a.ownIO[d]))
+		n.OwnIOBytes += own
+		if moved > own {
+			n.OtherIOBytes += moved - own
+			rate[d] = moved - own
 		}
-		n.OtherIOBytes += moved
 	}
 	var why []string
 	if n.StealPct > BusySteal {
 		why = append(why, fmt.Sprintf("steal %.0f %%", n.StealPct))
 	}
-	if n.OtherCPUPct > BusyOtherCPU {
+	otherCPU := n.OtherCPUPct > BusyOtherCPU && otherUs > cpuFloor
+	if otherCPU {
 		why = append(why, fmt.Sprintf("other processes %.0f %% of a CPU", n.OtherCPUPct))
 	}
-	if n.CPUPressurePct > BusyCPUPSI && n.OtherCPUPct > BusyOtherCPU/2 {
+	if otherPSI[0] > BusyCPUPSI && n.OtherCPUPct > BusyOtherCPU/2 && otherUs > cpuFloor {
 		// CPU pressure alone may be fsbench's own threads; with another process busy it is not.
-		why = append(why, fmt.Sprintf("CPU pressure %.0f %%", n.CPUPressurePct))
+		why = append(why, fmt.Sprintf("CPU pressure %.0f %%", otherPSI[0]))
 	}
-	if n.MemPressurePct > BusyMemPSI {
-		why = append(why, fmt.Sprintf("memory pressure %.0f %%", n.MemPressurePct))
+	if otherPSI[2] > BusyMemPSI {
+		why = append(why, fmt.Sprintf("memory pressure %.0f %%", otherPSI[2]))
 	}
-	if rate := float64(n.OtherIOBytes) / wall.Seconds(); rate > BusyOtherIOPS {
-		why = append(why, fmt.Sprintf("other disks %.1f MB/s", rate/1e6))
+	if r := float64(n.OtherIOBytes) / wall.Seconds(); r > BusyOtherIOPS {
+		names := slices.Sorted(maps.Keys(rate))
+		slices.SortStableFunc(names, func(x, y string) int { return cmp.Compare(rate[y], rate[x]) })
+		why = append(why, fmt.Sprintf("other disks %.1f MB/s (%s)", r/1e6, strings.Join(names, ", ")))
 	}
 	n.Busy, n.Why = len(why) > 0, strings.Join(why, ", ")
 	return n
+}
+
+// tickDelta sums what the processes of b used since a: all of the time of those that started
+// meanwhile. Those that ended meanwhile are lost, which is why the cgroup is better.
+func tickDelta(a, b map[int]uint64) uint64 {
+	var sum uint64
+	for pid, t := range b {
+		if t0, ok := a[pid]; ok && t >= t0 {
+			sum += t - t0
+		} else if !ok {
+			sum += t
+		}
+	}
+	return sum
+}
+
+// sub is b - a for counters that only grow, and b when a counter restarted (a loop device
+// detached and attached again).
+func sub(b, a uint64) uint64 {
+	if b < a {
+		return b
+	}
+	return b - a
 }
 
 // clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture.
@@ -173,18 +305,28 @@ func (s *Sentinel) read() snapshot {
 		return sn
 	}
 	sn.cpu, sn.ok = parseCPULine(b)
-	sn.procs = s.otherProcs()
-	for i, f := range []string{"cpu", "io", "memory"} {
-		sn.psi[i] = readPSISome(filepath.Join(s.Proc, "pressure", f))
+	if s.Cgroup != "" {
+		sn.own, sn.ownOK = cgroupUsage(s.Cgroup)
+		sn.ownPSI, sn.ownPSIOK = readPSI(s.Cgroup, ".pressure")
 	}
-	sn.disks, sn.ownBytes = s.diskBytes()
+	sn.procs, sn.kthreads = s.scanProcs()
+	sn.psi, sn.psiOK = readPSI(filepath.Join(s.Proc, "pressure"), "")
+	devs := s.devices()
+	sn.disks = map[string]uint64{}
+	for name, c := range devs {
+		if s.wholeDisk(name) {
+			sn.disks[name] = c.r + c.w
+		}
+	}
+	sn.ownIO = s.attribute(devs, s.dirtyBytes())
 	return sn
 }
 
-// parseCPULine reads the first line of /proc/stat: user nice system idle iowait irq softirq
-// steal guest guest_nice, in clock ticks. guest and guest_nice are already in user and nice.
+// parseCPULine reads /proc/stat: its first line (user nice system idle iowait irq softirq
+// steal guest guest_nice, in clock ticks; guest and guest_nice are already in user and nice)
+// and the number of cpuN lines.
 func parseCPULine(b []byte) (cpuTimes, bool) {
-	line, _, _ := bytes.Cut(b, []byte("\n"))
+	line, rest, _ := bytes.Cut(b, []byte("\n"))
 	f := strings.Fields(string(line))
 	if len(f) < 9 || f[0] != "cpu" {
 		return cpuTimes{}, false
@@ -196,16 +338,25 @@ func parseCPULine(b []byte) (cpuTimes, bool) {
 			return cpuTimes{}, false
 		}
 		t.total += v
-		if i == 8 {
+		switch i {
+		case 1, 2, 3:
+			t.tasks += v
+		case 8:
 			t.steal = v
+		}
+	}
+	for l := range bytes.Lines(rest) {
+		if bytes.HasPrefix(l, []byte("cpu")) {
+			t.ncpu++
 		}
 	}
 	return t, true
 }
 
-// otherProcs reads the CPU time of every process that is not fsbench, not a descendant of
-// fsbench (mkfs, the card server, QEMU) and not a kernel thread.
-func (s *Sentinel) otherProcs() map[int]uint64 {
+// scanProcs reads the CPU time of every process that is not fsbench, not a descendant of
+// fsbench (mkfs, the card server, QEMU) and not a kernel thread; and that of the kernel
+// threads, which do fsbench's writeback and loop I/O as well as other programs'.
+func (s *Sentinel) scanProcs() (others, kthreads map[int]uint64) {
 	type st struct {
 		ppid  int
 		ticks uint64
@@ -214,7 +365,7 @@ func (s *Sentinel) otherProcs() map[int]uint64 {
 	all := map[int]st{}
 	entries, err := os.ReadDir(s.Proc)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -244,13 +395,16 @@ func (s *Sentinel) otherProcs() map[int]uint64 {
 		}
 		return false
 	}
-	out := map[int]uint64{}
+	others, kthreads = map[int]uint64{}, map[int]uint64{}
 	for pid, p := range all {
-		if !p.kthr && !ours(pid) {
-			out[pid] = p.ticks
+		switch {
+		case p.kthr:
+			kthreads[pid] = p.ticks
+		case !ours(pid):
+			others[pid] = p.ticks
 		}
 	}
-	return out
+	return others, kthreads
 }
 
 // pfKthread is PF_KTHREAD in the flags field of /proc/<pid>/stat.
@@ -277,104 +431,115 @@ func parseStat(b []byte) (ppid int, ticks, flags uint64, ok bool) {
 	return p, u + s, fl, true
 }
 
-// readPSISome returns the "some" total (µs) of a /proc/pressure file, 0 without PSI.
-func readPSISome(path string) uint64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 5 || f[0] != "some" {
-			continue
-		}
-		if v, ok := strings.CutPrefix(f[4], "total="); ok {
-			n, _ := strconv.ParseUint(v, 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+// ioCount is a device's bytes read and written so far (/proc/diskstats sectors × 512).
+type ioCount struct{ r, w uint64 }
 
-// diskBytes reads /proc/diskstats: bytes read + written per whole disk (not partitions, loop,
-// ram, zram or device-mapper devices, whose I/O lands on a disk too, or nowhere), and the bytes
-// of the device under test.
-func (s *Sentinel) diskBytes() (map[string]uint64, uint64) {
+// devices reads /proc/diskstats: bytes read and written by every block device, partitions and
+// virtual devices included.
+func (s *Sentinel) devices() map[string]ioCount {
 	b, err := os.ReadFile(filepath.Join(s.Proc, "diskstats"))
 	if err != nil {
-		return nil, 0
+		return nil
 	}
-	out := map[string]uint64{}
-	var own uint64
+	out := map[string]ioCount{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) < 10 {
 			continue
 		}
-		name := f[2]
 		rd, _ := strconv.ParseUint(f[5], 10, 64)
 		wr, _ := strconv.ParseUint(f[9], 10, 64)
-		bytes := (rd + wr) * 512
-		if name == s.Device {
-			own = bytes
-			continue
-		}
-		if !s.wholeDisk(name) {
-			continue
-		}
-		out[name] = bytes
+		out[f[2]] = ioCount{rd * 512, wr * 512}
 	}
-	return out, own
+	return out
 }
 
 // wholeDisk reports whether name is a disk whose I/O is physical: not a partition (its disk
-// counts it), nor a virtual device.
+// counts it), nor a virtual device (whose I/O lands on a disk, or nowhere).
 func (s *Sentinel) wholeDisk(name string) bool {
-	for _, p := range []string{"loop", "ram", "zram", "dm-", "md", "nbd"} {
-		if strings.HasPrefix(name, p) {
-			return false
-		}
+	if virtualDisk(name) {
+		return false
 	}
 	_, err := os.Stat(filepath.Join(s.Sys, "block", name))
 	return err == nil
 }
 
-// backingDisk is the disk holding the device under test's backing file (a loop device's image
-// or a simulated card's data file), "" when there is none or it cannot be told.
-func (s *Sentinel) backingDisk() string {
-	if s.Backing != "" {
-		return diskOf(s.Sys, s.Backing)
-	}
-	if s.Device == "" {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(s.Sys, "block", s.Device, "loop", "backing_file"))
+// dirtyBytes is the machine's data not yet written back (/proc/meminfo Dirty + Writeback):
+// no more of what the run wrote through a file can still be on its way to a disk.
+func (s *Sentinel) dirtyBytes() uint64 {
+	b, err := os.ReadFile(filepath.Join(s.Proc, "meminfo"))
 	if err != nil {
-		return ""
+		return math.MaxUint64
 	}
-	file := strings.TrimSpace(string(b))
-	return diskOf(s.Sys, file)
+	m, err := ParseMeminfo(b)
+	if err != nil {
+		return math.MaxUint64
+	}
+	return m["Dirty"] + m["Writeback"]
 }
 
-// diskOf returns the whole disk holding file ("vda" for a file on /dev/vda1), "" when the file
-// is not on a block device (tmpfs, FUSE) or it cannot be told.
-func diskOf(sys, file string) string {
-	var st unix.Stat_t
-	if err := unix.Stat(file, &st); err != nil {
-		return ""
+// resolve finds the device's stack once, when the device exists; s.mu is held.
+func (s *Sentinel) resolve() {
+	if s.resolved {
+		return
 	}
-	dev := uint64(st.Dev)
-	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
-		dev = uint64(st.Rdev) // a device node: the device itself, not the filesystem holding the node
+	s.links = resolveStack(s.Sys, s.Device, s.Backing)
+	s.ownCum, s.pending, s.resolved = map[string]uint64{}, map[string]uint64{}, true
+}
+
+// attribute takes the devices' counters of a new reading and adds, per whole disk under the
+// device, the I/O since the last reading that was the run's own. A disk reached request for
+// request (the partition's disk) gets exactly the device's bytes. A disk holding a file the run
+// writes through (an image, the card's data file) gets what the run moved through it, with a
+// tenth and a MiB of slack for its filesystem's metadata; and writes that have not reached it
+// yet are carried to the next reading, since the page cache writes them back later (up to
+// 30 s later, after the span that wrote them: the card's backing-file writes seen during the
+// next mkfs were counted as another disk's before), but never more than the machine's dirty
+// data. It returns the run's own bytes per disk since the sentinel started.
+func (s *Sentinel) attribute(devs map[string]ioCount, dirty uint64) map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resolve()
+	if s.last != nil && devs != nil {
+		type share struct {
+			direct, fileR, fileW uint64
+			viaFile              bool
+		}
+		per := map[string]*share{}
+		for _, l := range s.links {
+			sh := per[l.Disk]
+			if sh == nil {
+				sh = &share{}
+				per[l.Disk] = sh
+			}
+			c, c0 := devs[l.From], s.last[l.From]
+			if l.Direct {
+				sh.direct += sub(c.r, c0.r) + sub(c.w, c0.w)
+			} else {
+				sh.fileR += sub(c.r, c0.r)
+				sh.fileW += sub(c.w, c0.w)
+				sh.viaFile = true
+			}
+		}
+		for disk, sh := range per {
+			c, c0 := devs[disk], s.last[disk]
+			moved := sub(c.r, c0.r) + sub(c.w, c0.w)
+			own := min(moved, sh.direct)
+			if sh.viaFile {
+				rest := moved - own
+				writes := sh.fileW + s.pending[disk]
+				slack := uint64(fileSlack*float64(sh.fileR+sh.fileW)) + slackBytes
+				got := min(rest, sh.fileR+writes+slack)
+				// Reads reach the disk at once (or come from the cache); what the disk moved
+				// beyond them was the run's writes, of this span or written back from before.
+				written := min(writes, got-min(got, sh.fileR))
+				s.pending[disk] = min(writes-written, dirty)
+				own += got
+			}
+			s.ownCum[disk] += own
+		}
 	}
-	link, err := os.Readlink(filepath.Join(sys, "dev", "block", fmt.Sprintf("%d:%d", unix.Major(dev), unix.Minor(dev))))
-	if err != nil {
-		return ""
-	}
-	if _, err := os.Stat(filepath.Join(sys, "dev", "block", link, "partition")); err == nil {
-		return filepath.Base(filepath.Dir(link)) // a partition: its parent directory is the disk
-	}
-	return filepath.Base(link)
+	s.last = devs
+	return maps.Clone(s.ownCum)
 }

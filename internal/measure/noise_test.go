@@ -19,7 +19,13 @@ type fakeState struct {
 	procs        map[int][3]uint64 // pid → ppid, ticks, flags
 	psiCPU       uint64
 	disks        map[string]uint64 // name → sectors read (written 0)
+	idle         uint64            // ticks of total that were idle
+	psiMem       uint64            // µs
+	// cg, when set, is fsbench's cgroup: its CPU time (µs) and memory pressure (µs).
+	cg *fakeCgroup
 }
+
+type fakeCgroup struct{ usage, psiMem uint64 }
 
 func newFakeMachine(t *testing.T, disks ...string) *fakeMachine {
 	t.Helper()
@@ -37,13 +43,13 @@ func newFakeMachine(t *testing.T, disks ...string) *fakeMachine {
 
 func (m *fakeMachine) set(t *testing.T, s fakeState) {
 	t.Helper()
-	user := s.total - s.steal
+	user := s.total - s.steal - s.idle
 	w := func(p, content string) {
 		if err := os.WriteFile(filepath.Join(m.proc, p), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w("stat", fmt.Sprintf("cpu  %d 0 0 0 0 0 0 %d 0 0\ncpu0 1 2 3\n", user, s.steal))
+	w("stat", fmt.Sprintf("cpu  %d 0 0 %d 0 0 0 %d 0 0\ncpu0 1 2 3\ncpu1 1 2 3\n", user, s.idle, s.steal))
 	entries, _ := os.ReadDir(m.proc)
 	for _, e := range entries {
 		if e.IsDir() && e.Name() != "pressure" {
@@ -57,7 +63,15 @@ func (m *fakeMachine) set(t *testing.T, s fakeState) {
 	}
 	w("pressure/cpu", fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", s.psiCPU))
 	w("pressure/io", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
-	w("pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+	w("pressure/memory", fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\n", s.psiMem))
+	if s.cg != nil {
+		cg := filepath.Join(m.proc, "..", "cgroup")
+		os.MkdirAll(cg, 0o755)
+		w("../cgroup/cpu.stat", fmt.Sprintf("usage_usec %d\nuser_usec 0\nsystem_usec 0\n", s.cg.usage))
+		w("../cgroup/cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+		w("../cgroup/io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+		w("../cgroup/memory.pressure", fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\n", s.cg.psiMem))
+	}
 	var ds strings.Builder
 	for name, sectors := range s.disks {
 		fmt.Fprintf(&ds, "   7       0 %s 1 0 %d 0 0 0 0 0 0 0 0\n", name, sectors)
@@ -111,6 +125,62 @@ func TestSentinel(t *testing.T) {
 			m.set(t, tc.b)
 			b := s.read()
 			n := s.compare(a, b, wall)
+			if n.Busy != tc.wantBusy || !strings.Contains(n.Why, tc.why) {
+				t.Errorf("busy %v (%q), want %v (%q); %+v", n.Busy, n.Why, tc.wantBusy, tc.why, n)
+			}
+		})
+	}
+}
+
+// TestSentinelCgroup checks the sentinel with fsbench in a cgroup of its own: other CPU is the
+// machine's less fsbench's and the kernel threads', so that a process too short-lived for any
+// reading of /proc counts; and pressure that fsbench's own tasks felt is not other work.
+func TestSentinelCgroup(t *testing.T) {
+	const self = 1000
+	procs := map[int][3]uint64{
+		1:    {0, 500, 0},
+		self: {1, 1000, 0},
+		1003: {2, 10, pfKthread}, // a kworker
+	}
+	kworker := func(ticks uint64) map[int][3]uint64 {
+		m := map[int][3]uint64{}
+		for k, v := range procs {
+			m[k] = v
+		}
+		m[1003] = [3]uint64{2, ticks, pfKthread}
+		return m
+	}
+	const wall = 2 * time.Second // 400 ticks of 2 CPUs
+	// a: 1000 ticks, all idle.
+	a := fakeState{total: 1000, idle: 1000, procs: procs, cg: &fakeCgroup{}}
+	tests := []struct {
+		name     string
+		b        fakeState
+		cgroup   bool
+		wantBusy bool
+		why      string
+	}{
+		{"a short-lived process", fakeState{total: 1400, idle: 1250, procs: procs, cg: &fakeCgroup{}}, true, true, "other processes 75 % of a CPU"},
+		{"a short-lived process, without a cgroup", fakeState{total: 1400, idle: 1250, procs: procs, cg: &fakeCgroup{}}, false, false, ""},
+		{"fsbench's children that have exited", fakeState{total: 1400, idle: 1250, procs: procs, cg: &fakeCgroup{usage: 1_500_000}}, true, false, ""},
+		{"kernel threads", fakeState{total: 1400, idle: 1250, procs: kworker(160), cg: &fakeCgroup{}}, true, false, ""},
+		{"a tick of rounding", fakeState{total: 1400, idle: 1397, procs: procs, cg: &fakeCgroup{}}, true, false, ""},
+		{"fsbench's own memory pressure", fakeState{total: 1400, idle: 1400, procs: procs, psiMem: 500_000, cg: &fakeCgroup{psiMem: 500_000}}, true, false, ""},
+		{"memory pressure without a cgroup", fakeState{total: 1400, idle: 1400, procs: procs, psiMem: 500_000, cg: &fakeCgroup{psiMem: 500_000}}, false, true, "memory pressure 25 %"},
+		{"others' memory pressure", fakeState{total: 1400, idle: 1400, procs: procs, psiMem: 500_000, cg: &fakeCgroup{psiMem: 100_000}}, true, true, "memory pressure 20 %"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newFakeMachine(t)
+			s := &Sentinel{Proc: m.proc, Sys: m.sys, self: self}
+			if tc.cgroup {
+				s.Cgroup = filepath.Join(m.proc, "..", "cgroup")
+			}
+			m.set(t, a)
+			x := s.read()
+			m.set(t, tc.b)
+			y := s.read()
+			n := s.compare(x, y, wall)
 			if n.Busy != tc.wantBusy || !strings.Contains(n.Why, tc.why) {
 				t.Errorf("busy %v (%q), want %v (%q); %+v", n.Busy, n.Why, tc.wantBusy, tc.why, n)
 			}

@@ -16,6 +16,7 @@ import (
 // Entry is one line of /proc/self/mountinfo (proc(5)).
 type Entry struct {
 	MajorMinor string // field 3, the device of the filesystem, e.g. "7:3"
+	Root       string // field 4, the directory of the filesystem mounted here ("/" for all of it), unescaped
 	MountPoint string // field 5, unescaped
 	FSType     string // first field after the " - " separator
 	Source     string // second field after the separator, unescaped
@@ -44,6 +45,7 @@ func Parse(r io.Reader) ([]Entry, error) {
 		}
 		out = append(out, Entry{
 			MajorMinor: fields[2],
+			Root:       Unescape(fields[3]),
 			MountPoint: Unescape(fields[4]),
 			FSType:     fields[sep+1],
 			Source:     Unescape(fields[sep+2]),

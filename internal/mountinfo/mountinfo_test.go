@@ -17,31 +17,31 @@ func TestParseMountinfo(t *testing.T) {
 		{
 			name: "proc(5) example with optional field",
 			in:   "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n",
-			want: []Entry{{MajorMinor: "98:0", MountPoint: "/mnt2", FSType: "ext3", Source: "/dev/root"}},
+			want: []Entry{{MajorMinor: "98:0", Root: "/mnt1", MountPoint: "/mnt2", FSType: "ext3", Source: "/dev/root"}},
 		},
 		{
 			name: "no optional fields, several lines",
 			in: "22 27 0:21 / /proc rw,relatime - proc proc rw\n" +
 				"27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n",
 			want: []Entry{
-				{MajorMinor: "0:21", MountPoint: "/proc", FSType: "proc", Source: "proc"},
-				{MajorMinor: "254:0", MountPoint: "/", FSType: "ext4", Source: "/dev/vda"},
+				{MajorMinor: "0:21", Root: "/", MountPoint: "/proc", FSType: "proc", Source: "proc"},
+				{MajorMinor: "254:0", Root: "/", MountPoint: "/", FSType: "ext4", Source: "/dev/vda"},
 			},
 		},
 		{
 			name: "two optional fields",
 			in:   "40 27 7:3 / /tmp/a rw shared:5 master:2 - ext4 /dev/loop3 rw\n",
-			want: []Entry{{MajorMinor: "7:3", MountPoint: "/tmp/a", FSType: "ext4", Source: "/dev/loop3"}},
+			want: []Entry{{MajorMinor: "7:3", Root: "/", MountPoint: "/tmp/a", FSType: "ext4", Source: "/dev/loop3"}},
 		},
 		{
 			name: "escaped space tab newline backslash",
 			in:   `41 27 7:4 / /tmp/my\040dir/t\011ab/n\012l/b\134s rw - ext4 /tmp/img\040file rw` + "\n",
-			want: []Entry{{MajorMinor: "7:4", MountPoint: "/tmp/my dir/t\tab/n\nl/b\\s", FSType: "ext4", Source: "/tmp/img file"}},
+			want: []Entry{{MajorMinor: "7:4", Root: "/", MountPoint: "/tmp/my dir/t\tab/n\nl/b\\s", FSType: "ext4", Source: "/tmp/img file"}},
 		},
 		{
 			name: "root field escaped too, mount point plain",
 			in:   `42 27 254:0 /some\040root /mnt/x rw - ext4 /dev/vda rw` + "\n",
-			want: []Entry{{MajorMinor: "254:0", MountPoint: "/mnt/x", FSType: "ext4", Source: "/dev/vda"}},
+			want: []Entry{{MajorMinor: "254:0", Root: "/some root", MountPoint: "/mnt/x", FSType: "ext4", Source: "/dev/vda"}},
 		},
 		{name: "empty", in: "", want: nil},
 		{name: "blank lines ignored", in: "\n\n", want: nil},

@@ -35,12 +35,16 @@ type engine struct {
 	logf func(string, ...any)
 	save func() error
 
-	env     suite.Env // the parts every repetition shares; data fields are set per group
-	mnt     string
-	groups  []group
-	done    int
-	total   int
-	started time.Time
+	env suite.Env // the parts every repetition shares; data fields are set per group
+	// cgroup is fsbench's own cgroup v2 ("" without one, cgroupWhy says why).
+	cgroup, cgroupWhy string
+	// keptModules are the modules the kernel would not unload after a repetition (said once).
+	keptModules map[string]bool
+	mnt         string
+	groups      []group
+	done        int
+	total       int
+	started     time.Time
 }
 
 // group is the jobs that share a dataset: all of them on a block device; those of one partition
@@ -55,6 +59,14 @@ type group struct {
 // and in RAM) and that every variant's mkfs and mount options work on this device.
 func (e *engine) setup(user *userData) error {
 	p, cfg := e.plan, e.cfg
+	// The confined tools' private directories go into a directory the ledger records: a tool
+	// still running when fsbench is killed leaves its directory to the cleanup.
+	tools, err := e.ses.Tree(".tools-")
+	if err != nil {
+		return err
+	}
+	e.ctx = fs.WithWorkDir(e.ctx, tools)
+	e.run.Methods["confinement"] = fs.ConfinementMethod()
 	e.mnt = filepath.Join(e.ses.Work, "mnt")
 	if err := e.ses.Mountpoint(e.mnt); err != nil {
 		return err
@@ -67,16 +79,15 @@ func (e *engine) setup(user *userData) error {
 		Device: e.prep.Device, DeviceName: e.prep.DeviceName, Sysfs: "/sys", Mountpoint: e.mnt,
 		Timeout: cfg.Timeout.Duration, Selection: p.Selection, Run: fs.DefaultRunner, System: sys, Log: e.logf,
 		Params: cfg.Params, Card: e.prep.Card, PowerCut: e.prep.PowerCut, CardProfile: e.prep.CardProfile,
+		ModulesAtStart: fs.LoadedModules(),
 	}
 	e.env.AgeSeed = cfg.Seed
 	e.env.EmitAging = func(a results.Aging) error {
 		e.run.Aging = append(e.run.Aging, a)
 		return e.save()
 	}
-	e.env.Sentinel = measure.NewSentinel(e.prep.DeviceName)
-	e.env.Sentinel.Backing = e.prep.Backing
-	e.run.Methods["noise"] = "noise: during each timed test, what else the machine did: CPU steal (/proc/stat), the CPU time of processes other than fsbench, its children and kernel threads (/proc/<pid>/stat), PSI pressure (/proc/pressure), and the bytes other disks moved (/proc/diskstats, less this run's own I/O on the disk holding its backing file); " +
-		fmt.Sprintf("a test is marked busy above %.0f %% steal, %.0f %% of a CPU used by other processes, %.0f %% memory pressure or %.0f MB/s of other disk I/O", measure.BusySteal, measure.BusyOtherCPU, measure.BusyMemPSI, measure.BusyOtherIOPS/1e6)
+	e.env.Sentinel = e.sentinel(e.prep.DeviceName, e.prep.Backing)
+	e.recordSentinel()
 	if e.prep.Chip != nil {
 		e.env.Flash = &suite.FlashChip{Chip: *e.prep.Chip, Timings: e.prep.Timings}
 	}
@@ -113,6 +124,9 @@ func (e *engine) setup(user *userData) error {
 		}
 		if e.prep.CardProfile != "" {
 			extra = append(extra, e.prep.CardProfile)
+			if p, err := flash.CardProfile(e.prep.CardProfile); err == nil {
+				recordCalibration(e.run, p)
+			}
 		}
 		if err := setupTracing(&e.env, e.run, e.prep.Size, extra, cfg.KeepTraces, e.ses.Dir); err != nil {
 			e.logf("block-request traces not recorded: %v", err)
@@ -128,6 +142,43 @@ func (e *engine) setup(user *userData) error {
 		}
 	}
 	return nil
+}
+
+// sentinel watches for interference with the tests on device (a /sys/block name), whose
+// data finally lands in backing when its own stack does not say so.
+func (e *engine) sentinel(device, backing string) *measure.Sentinel {
+	s := measure.NewSentinel(device)
+	s.Backing, s.Cgroup = backing, e.cgroup
+	return s
+}
+
+// recordSentinel says in the results what the sentinel watches and judges, and what it could
+// not see here.
+func (e *engine) recordSentinel() {
+	st := e.env.Sentinel.Setup()
+	if e.cgroup == "" && e.cgroupWhy != "" && len(st.Notes) > 0 {
+		st.Notes[0] += " (" + e.cgroupWhy + ")"
+	}
+	e.run.Sentinel = &results.Sentinel{Cgroup: st.Cgroup, PSI: st.PSI, OwnPSI: st.OwnPSI, OwnIO: st.OwnIO, Notes: st.Notes}
+	cpu := "the CPU time of processes other than fsbench, its children and kernel threads (/proc/<pid>/stat)"
+	if st.Cgroup != "" {
+		cpu = "the CPU time of everything else: the machine's task time (/proc/stat) less fsbench's own cgroup's (cpu.stat, children that ended included) and the kernel threads' (/proc/<pid>/stat)"
+	}
+	psi := "PSI pressure (/proc/pressure)"
+	if st.OwnPSI {
+		psi = "PSI pressure felt only by tasks outside fsbench (/proc/pressure less its cgroup's *.pressure)"
+	}
+	own := "this run's own I/O on the device"
+	if len(st.OwnIO) > 0 {
+		own += " and on the disks under it: " + strings.Join(st.OwnIO, "; ")
+	}
+	e.run.Methods["noise"] = "noise: during each timed test, what else the machine did: CPU steal (/proc/stat), " + cpu + ", " + psi +
+		", and the bytes other disks moved (/proc/diskstats, less " + own + "); " +
+		fmt.Sprintf("a test is marked busy above %.0f %% steal, %.0f %% of a CPU used by other processes, %.0f %% memory pressure or %.0f MB/s of other disk I/O (details: docs/noise-sentinel.md)",
+			measure.BusySteal, measure.BusyOtherCPU, measure.BusyMemPSI, measure.BusyOtherIOPS/1e6)
+	for _, n := range st.Notes {
+		e.logf("noise sentinel: %s", n)
+	}
 }
 
 // runAll runs every group's repetitions.
@@ -290,7 +341,10 @@ func (e *engine) rep(env *suite.Env, j suite.Job, n int) error {
 		defer done()
 		env = penv
 	}
-	if err := suite.RunRepetition(e.ctx, env, j, n, n == 0, emit); err != nil {
+	modules := fs.LoadedModules()
+	err := suite.RunRepetition(e.ctx, env, j, n, n == 0, emit)
+	e.coldBoot(j.Kind, modules)
+	if err != nil {
 		return fmt.Errorf("%s repetition %d: %w", j.Variant.Name, n, err)
 	}
 	e.done++
@@ -300,6 +354,30 @@ func (e *engine) rep(env *suite.Env, j suite.Job, n int) error {
 		}
 	}
 	return nil
+}
+
+// coldBoot unloads the filesystem's module after a repetition that loaded it, so that the next
+// repetition pays the module load, as every boot does (a module fsbench did not load, one
+// loaded before the repetition, is never touched). One the kernel keeps is said once; the
+// module_load of later repetitions then says it was left loaded, and the boot time leaves
+// those repetitions out.
+func (e *engine) coldBoot(k fs.Kind, before map[string]bool) {
+	if k.Module == "" || len(before) == 0 {
+		return // no module, or a kernel without loadable modules (no /proc/modules)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	unloaded, left := fs.UnloadKindModules(ctx, e.env.Run, e.env.System, k, before)
+	if len(unloaded) > 0 {
+		e.run.Methods["module_unload"] = "cold boot: after each repetition, the kernel modules its module_load (modprobe) loaded were unloaded again (rmmod, after the unmount; only modules.dep's closure of the filesystem's module, never one loaded before the repetition), so that every repetition's boot time pays the module load"
+	}
+	if len(left) > 0 && !e.keptModules[k.Module] {
+		if e.keptModules == nil {
+			e.keptModules = map[string]bool{}
+		}
+		e.keptModules[k.Module] = true
+		e.logf("warning: the kernel keeps %s loaded after %s's repetition (rmmod refused): later repetitions cannot time its load, so boot time uses the repetitions that loaded it", strings.Join(left, ", "), k.Name)
+	}
 }
 
 // partitionSize is the size of every partition window of the run: the device less the largest
@@ -323,7 +401,7 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 	}
 	size := e.partitionSize()
 	loop, err := target.AttachLoop(e.prep.Underlying, target.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
-		Device: e.prep.Result.Kind == "device"})
+		Device: e.prep.Result.Kind == results.KindDevice})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the partition at %s: %w", plan.FormatSize(start), err)
 	}
@@ -333,11 +411,11 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 	}
 	penv := *env
 	penv.Device, penv.DeviceName, penv.PartitionStart = loop.Path, loop.Name, start
-	penv.Sentinel = measure.NewSentinel(loop.Name)
-	penv.Sentinel.Backing = e.prep.Backing
-	if e.prep.Backing == "" {
-		penv.Sentinel.Backing = e.prep.Underlying
+	backing := e.prep.Backing
+	if backing == "" {
+		backing = e.prep.Underlying
 	}
+	penv.Sentinel = e.sentinel(loop.Name, backing)
 	return &penv, func() {
 		if err := loop.Detach(); err != nil {
 			e.logf("warning: detaching the partition window %s: %v", loop.Path, err)
@@ -378,6 +456,14 @@ func (e *engine) stopped(err error) error {
 	}
 }
 
+// recordCalibration records which calibration of profile p the run's figures stand on.
+func recordCalibration(run *results.Run, p flash.Profile) {
+	if run.CardCalibrations == nil {
+		run.CardCalibrations = map[string]int{}
+	}
+	run.CardCalibrations[p.Name] = p.Calibration
+}
+
 // setupTracing turns on block-request capture when tracefs is usable, replaying every trace
 // through each built-in card profile (and the simulated card's own profile).
 func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string, keep bool, dir string) error {
@@ -392,6 +478,7 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string,
 			return err
 		}
 		tr.Profiles = append(tr.Profiles, p)
+		recordCalibration(run, p)
 		if n == "sd-typical" {
 			tr.Align = p
 		}
@@ -407,6 +494,7 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string,
 		}
 		if !slices.ContainsFunc(tr.Profiles, func(q flash.Profile) bool { return q.Name == p.Name }) {
 			tr.Profiles = append(tr.Profiles, p)
+			recordCalibration(run, p)
 		}
 	}
 	if keep {

@@ -76,8 +76,8 @@ func (e *engine) try(v plan.Variant, k fs.Kind) (err error) {
 	defer func() {
 		uctx, ucancel := context.WithTimeout(context.Background(), time.Minute)
 		defer ucancel()
-		if left := fs.UnloadNewModules(uctx, fs.DefaultRunner, before); len(left) > 0 {
-			e.logf("warning: the trial mount of %s loaded modules that cannot be unloaded (%s): module_load will say already loaded", v.Name, strings.Join(left, ", "))
+		if _, left := fs.UnloadKindModules(uctx, fs.DefaultRunner, e.env.System, k, before); len(left) > 0 {
+			e.logf("warning: the trial mount of %s loaded modules that cannot be unloaded (%s): module_load will say they were left loaded, and boot time leaves those repetitions out", v.Name, strings.Join(left, ", "))
 		}
 	}()
 	if k.ReadOnly {

@@ -118,9 +118,10 @@ func (w noiseWatch) stop() *results.Noise {
 		return nil
 	}
 	n := w.w.Stop()
-	return &results.Noise{StealPct: round2(n.StealPct), OtherCPUPct: round2(n.OtherCPUPct), CPUPressurePct: round2(n.CPUPressurePct),
-		IOPressurePct: round2(n.IOPressurePct), MemPressurePct: round2(n.MemPressurePct), OtherIOBytes: n.OtherIOBytes,
-		Busy: n.Busy, Why: n.Why}
+	return &results.Noise{StealPct: round2(n.StealPct), OtherCPUPct: round2(n.OtherCPUPct), OwnCPUPct: round2(n.OwnCPUPct),
+		CPUPressurePct: round2(n.CPUPressurePct), IOPressurePct: round2(n.IOPressurePct), MemPressurePct: round2(n.MemPressurePct),
+		OwnCPUPressurePct: round2(n.OwnCPUPressurePct), OwnIOPressurePct: round2(n.OwnIOPressurePct), OwnMemPressurePct: round2(n.OwnMemPressurePct),
+		OtherIOBytes: n.OtherIOBytes, OwnIOBytes: n.OwnIOBytes, Busy: n.Busy, Why: n.Why}
 }
 
 // round2 keeps two decimals: more would be noise about the noise.
@@ -146,13 +147,12 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 			info.File = tr.Rel(path)
 		}
 	}
-	reqs := trace.Requests(t)
 	info.Replay = map[string]results.Replay{}
 	for _, p := range tr.Profiles {
 		m := r.models[p.Name]
 		before := m.Counters()
 		var rerr error
-		for _, q := range reqs {
+		for q := range trace.FlashRequests(t) {
 			if _, rerr = m.Do(q); rerr != nil {
 				break
 			}
@@ -277,9 +277,17 @@ func (r *rep) moduleLoad(ctx context.Context) ([]results.Measurement, error) {
 	case "unavailable":
 		return nil, fmt.Errorf("loading module %s: %s", st.Module, st.Error)
 	default:
-		m := results.Measurement{Test: ModuleLoad, Status: results.NA, Note: st.State}
+		m := results.Measurement{Test: ModuleLoad, Status: results.NA, Note: st.State, Extra: map[string]float64{}}
 		if st.SizeBytes > 0 {
-			m.Extra = map[string]float64{"module_bytes": float64(st.SizeBytes)}
+			m.Extra["module_bytes"] = float64(st.SizeBytes)
+		}
+		if st.State == fs.ModuleAlreadyLoaded && r.env.ModulesAtStart != nil && !r.env.ModulesAtStart[strings.ReplaceAll(st.Module, "-", "_")] {
+			// Not loaded when the run started: an earlier repetition loaded it and the kernel
+			// kept it, so this repetition is no cold boot (its boot time is left out).
+			m.Note, m.Extra["left_loaded"] = fs.ModuleLeftLoaded, 1
+		}
+		if len(m.Extra) == 0 {
+			m.Extra = nil
 		}
 		return []results.Measurement{m}, nil
 	}

@@ -55,6 +55,10 @@ type Env struct {
 	CardProfile string
 	// Tracing, when set, captures each timed test's block requests from tracefs.
 	Tracing *Tracing
+	// ModulesAtStart are the kernel modules loaded when the run started: a filesystem module
+	// that is loaded at a repetition's module_load but was not then, an earlier repetition
+	// loaded and the kernel kept (see fs.ModuleLeftLoaded). Nil: not known.
+	ModulesAtStart map[string]bool
 	// Sentinel, when set, records what else the machine did during each timed span.
 	Sentinel *measure.Sentinel
 	// AgeSeed seeds the aging of aged variants (Variant.Age); EmitAging receives each aging's

@@ -148,8 +148,10 @@ func processAlive(rec ledgerRecord) (bool, string) {
 // then the labgrid places it acquired, then what is still mounted (a FUSE card whose server is
 // gone), then its files, the trees it filled, and last its directories, once empty.
 func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
-	// Phase 1: every mount under a recorded mount point but FUSE ones, deepest and newest first.
-	if err := unmountRecorded(rec, act, logf, func(fstype string) bool { return !isFUSE(fstype) }); err != nil {
+	// Phase 1: every mount under a recorded mount point but FUSE ones, deepest and newest first;
+	// and but the cgroup2 hierarchy a run mounted for itself, which shows its cgroup until that
+	// is removed below.
+	if err := unmountRecorded(rec, act, logf, func(fstype string) bool { return !isFUSE(fstype) && fstype != "cgroup2" }); err != nil {
 		// Do not go on to detach or delete what a file system that is still mounted uses.
 		return err
 	}
@@ -169,6 +171,12 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 			errs = append(errs, err)
 		}
 	}
+	// Its cgroup is empty once its processes are gone.
+	for _, cg := range rec.Cgroups {
+		if err := undoCgroup(cg, act); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	// The board's run stops once its ssh client (one of the processes above) is gone: its
 	// place can go back to the farm.
 	for _, pr := range slices.Backward(rec.Places) {
@@ -180,13 +188,24 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, f := range slices.Backward(rec.Files) {
-		err := os.Remove(f) // never RemoveAll: only what was recorded, one name at a time
-		switch {
-		case err == nil:
-			act("removed %s", f)
+		// never RemoveAll: only what was recorded, one name at a time, and only the very file
+		switch same, err := f.same(); {
 		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("check %s: %w", f.Path, err))
+		case !same:
+			act("left %s alone: it is not the file the run made (device and inode differ), another took its name", f.Path)
 		default:
-			errs = append(errs, fmt.Errorf("remove %s: %w", f, err))
+			if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove %s: %w", f.Path, err))
+			} else if err == nil {
+				act("removed %s", f.Path)
+			}
+		}
+	}
+	for _, p := range append(slices.Clone(rec.LegacyFiles), rec.LegacyTrees...) {
+		if _, err := os.Lstat(p); err == nil {
+			act("left %s: an older fsbench recorded it by its path only, which may name another file by now; remove it by hand if it is that run's", p)
 		}
 	}
 	for _, t := range slices.Backward(rec.Trees) {
@@ -311,10 +330,17 @@ func stopStale(pr procRecord, act func(string, ...any)) error {
 	return nil
 }
 
-// removeTree removes a directory fsbench filled itself, unless something is mounted inside it:
-// os.RemoveAll would walk into the mount and delete what is on it.
-func removeTree(dir string, act func(string, ...any)) error {
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+// removeTree removes a directory fsbench filled itself, if it is still that directory and nothing
+// is mounted inside it: os.RemoveAll would walk into the mount and delete what is on it.
+func removeTree(t fileRecord, act func(string, ...any)) error {
+	dir := t.Path
+	switch same, err := t.same(); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("check %s: %w", dir, err)
+	case !same:
+		act("left %s alone: it is not the directory the run made (device and inode differ)", dir)
 		return nil
 	}
 	under, err := MountsUnder(dir)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
 // helperEnv selects what TestHelperProcess does when the test binary is re-executed.
@@ -40,7 +42,56 @@ func TestHelperProcess(t *testing.T) {
 		// Wait to be killed. Bounded, so that a parent that died cannot leave us forever.
 		time.Sleep(time.Minute)
 		os.Exit(2)
+	case "cgroup-unmounted":
+		// In a mount namespace of its own (unshare -m), where no cgroup2 is mounted.
+		ms, _ := mountinfo.Read("")
+		for _, m := range ms {
+			if m.FSType == "cgroup2" {
+				if err := unix.Unmount(m.MountPoint, 0); err != nil {
+					fmt.Printf("ERROR umount %s: %v\n", m.MountPoint, err)
+					os.Exit(1)
+				}
+			}
+		}
+		s, dir := helperJoinCgroup()
+		b, _ := os.ReadFile("/proc/self/cgroup")
+		fmt.Printf("JOINED %s %q\n", dir, b)
+		if err := s.Close(); err != nil {
+			fmt.Printf("ERROR close: %v\n", err)
+			os.Exit(1)
+		}
+		ms, _ = mountinfo.Read("")
+		for _, m := range ms {
+			if m.FSType == "cgroup2" {
+				fmt.Printf("ERROR still mounted: %s\n", m.MountPoint)
+				os.Exit(1)
+			}
+		}
+		fmt.Println("CLOSED")
+		os.Exit(0)
+	case "cgroup":
+		_, dir := helperJoinCgroup()
+		fmt.Printf("READY %s\n", dir)
+		time.Sleep(time.Minute)
+		os.Exit(2)
 	}
+}
+
+// helperJoinCgroup opens a session in the helper directory and joins a cgroup of its own, as a
+// run does; it exits on failure.
+func helperJoinCgroup() (*Session, string) {
+	base := os.Getenv(helperDirEnv)
+	s, err := OpenSession(SessionOptions{Dir: filepath.Join(base, "res"), LedgerDir: filepath.Join(base, "ledgers")})
+	if err != nil {
+		fmt.Printf("ERROR %v\n", err)
+		os.Exit(1)
+	}
+	dir, err := s.JoinCgroup()
+	if err != nil {
+		fmt.Printf("ERROR %v\n", err)
+		os.Exit(1)
+	}
+	return s, dir
 }
 
 // helperMount does what a run does before it gets killed: record, create, attach, mount.
@@ -51,10 +102,10 @@ func helperMount(base string) error {
 	}
 	img := filepath.Join(base, "run.img")
 	mnt := filepath.Join(base, "mnt")
-	if err := l.AddFile(img); err != nil {
+	if err := CreateImage(img, 32<<20); err != nil {
 		return err
 	}
-	if err := CreateImage(img, 32<<20); err != nil {
+	if err := l.AddFile(img); err != nil {
 		return err
 	}
 	if out, err := exec.Command("mkfs.ext4", "-q", "-F", img).CombinedOutput(); err != nil {
@@ -67,10 +118,10 @@ func helperMount(base string) error {
 	if err := l.AddLoop(lo.Path, lo.Backing); err != nil {
 		return err
 	}
-	if err := l.AddFile(mnt); err != nil {
+	if err := os.Mkdir(mnt, 0o755); err != nil {
 		return err
 	}
-	if err := os.Mkdir(mnt, 0o755); err != nil {
+	if err := l.AddFile(mnt); err != nil {
 		return err
 	}
 	if err := l.AddMountpoint(mnt); err != nil {

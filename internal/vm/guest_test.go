@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/emulock"
+	"github.com/fsbench/fsbench/internal/results"
 )
 
 // guestPrereqs skips the test unless it can boot a guest: root (the kernel in /boot is readable
@@ -143,5 +146,78 @@ func TestGuestInterrupted(t *testing.T) {
 	}
 	if !processGone(res.PID) {
 		t.Errorf("QEMU (pid %d) still runs after an interrupt", res.PID)
+	}
+}
+
+// TestGuestPartitions runs fsbench in the guest with --target device: on the second partition
+// of its card, as on a real card's partition: /proc/diskstats counts that partition's I/O on
+// the whole card too, which the sentinel must see as the run's own (no test busy on an idle
+// guest), while dd writing to the first partition beside it is other I/O on the same card
+// (tests busy). The guest mounts no cgroup2 itself: fsbench mounts it for its run.
+func TestGuestPartitions(t *testing.T) {
+	kernel := guestPrereqs(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fsbench")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building fsbench: %v\n%s", err, out)
+	}
+	img := filepath.Join(dir, "card.img")
+	if err := CreateImage(img, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := blockdev.WriteMBR(img, 2); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	run := guestFsbench + " run --target device:/dev/mmcblk0p2 --destroy /dev/mmcblk0p2 -n 2 --dataset-size 4M --video-size 4M"
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, err := Run(ctx, Options{
+		Kernel: kernel, Image: img, OutDir: out, Accel: AccelTCG, Binary: bin, Timeout: 40 * time.Minute,
+		Shell: `set -e; ls /sys/block/mmcblk0 > parts
+` + run + ` --variants ext4 --tests mkfs,mount,write,read -o ` + out + `/idle > idle.log 2>&1
+(while :; do /bin/busybox dd if=/dev/zero of=/dev/mmcblk0p1 bs=1M count=32 conv=fsync 2>/dev/null; done) &
+dd=$!
+` + run + ` --variants ext4 --tests write,read -o ` + out + `/dd > dd.log 2>&1
+kill $dd`,
+	})
+	t.Logf("guest ran in %s", time.Since(start).Round(time.Second))
+	if err != nil {
+		idle, _ := os.ReadFile(filepath.Join(out, "idle.log"))
+		dd, _ := os.ReadFile(filepath.Join(out, "dd.log"))
+		t.Fatalf("Run: %v\nidle run:\n%s\ndd run:\n%s\nconsole:\n%s", err, idle, dd, tail(res.ConsoleLog, 40))
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "parts")); !strings.Contains(string(b), "mmcblk0p2") {
+		t.Fatalf("the guest's kernel shows no partitions of its card: %q", b)
+	}
+	load := func(name string) (busy, timed int, why []string) {
+		r, err := results.Load(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Sentinel == nil || !slices.Contains(r.Sentinel.OwnIO, "mmcblk0p2 on mmcblk0 (request for request)") || r.Sentinel.Cgroup == "" {
+			t.Errorf("%s run: sentinel %+v, want the partition's I/O on the card counted as the run's, and a cgroup", name, r.Sentinel)
+		}
+		for _, m := range r.Measurements {
+			if m.Noise == nil || m.Warmup {
+				continue
+			}
+			timed++
+			if m.Noise.Busy {
+				busy++
+				why = append(why, m.Variant+" "+m.Test+": "+m.Noise.Why)
+			}
+		}
+		t.Logf("%s run: busy %d of %d timed tests (sentinel %+v)\n%s", name, busy, timed, *r.Sentinel, strings.Join(why, "\n"))
+		return busy, timed, why
+	}
+	if busy, timed, why := load("idle"); timed == 0 || busy > 0 {
+		t.Errorf("on an idle guest %d of %d timed tests were marked busy:\n%s", busy, timed, strings.Join(why, "\n"))
+	}
+	if busy, timed, why := load("dd"); busy < timed/2 || !strings.Contains(strings.Join(why, "\n"), "other disks") {
+		t.Errorf("with dd writing to the card's first partition, %d of %d timed tests were marked busy, want most, by the card's other I/O", busy, timed)
 	}
 }
