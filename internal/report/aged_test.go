@@ -77,3 +77,39 @@ func TestAgedVerdicts(t *testing.T) {
 		t.Error("differing listings were not flagged")
 	}
 }
+
+// TestVerdictsKeepAgedTwinsApart: a fresh variant and its aged twin are two states of one
+// filesystem, so no verdict ranks one against the other: the fresh variants are judged among
+// themselves, the aged ones among themselves under "(aged)" priorities.
+func TestVerdictsKeepAgedTwinsApart(t *testing.T) {
+	vs := Verdicts(agedRun(), 0)
+	var fresh, aged int
+	for _, v := range vs {
+		names := []string{v.Winner, v.RunnerUp}
+		for _, c := range v.Tied {
+			names = append(names, c.Name)
+		}
+		isAged := strings.HasSuffix(v.Priority, " (aged)")
+		if isAged {
+			aged++
+		} else {
+			fresh++
+		}
+		for _, n := range names {
+			if n != "" && strings.Contains(n, "@aged") != isAged {
+				t.Errorf("verdict %q names %s: fresh and aged variants ranked together", v.Priority, n)
+			}
+		}
+	}
+	if fresh == 0 || aged == 0 || fresh != aged {
+		t.Errorf("%d fresh and %d aged verdicts, want the same non-zero number of each", fresh, aged)
+	}
+	// A run without aged twins keeps its priorities as they were.
+	r := agedRun()
+	r.Variants = []results.Variant{r.Variants[0], r.Variants[2]}
+	for _, v := range Verdicts(r, 0) {
+		if strings.Contains(v.Priority, "aged") {
+			t.Errorf("a run without --age got verdict %q", v.Priority)
+		}
+	}
+}
