@@ -120,6 +120,11 @@ func TestBoardRemote(t *testing.T) {
 		if len(r.Measurements) == 0 {
 			t.Errorf("no measurements")
 		}
+		// The board's fsbench ran its mkfs in the jail and mounted through it (fsopen), on the
+		// board's own kernel.
+		if c := r.Methods["confinement"]; !strings.HasPrefix(c, "mkfs, fsck and image builders ran confined") || !strings.Contains(c, "mounts were made in such a jail") {
+			t.Errorf("methods.confinement on the board = %q, want the tools and mounts confined", c)
+		}
 		// The board's SD card (QEMU's sd-card: hw/sd/sd.c sets its CID) was identified from the
 		// board's sysfs, and checked for holding what it announces, before the run.
 		if c := r.CardCheck; c == nil || c.Before == nil || c.Before.CID == nil || c.Before.Kind != "SD" ||
@@ -136,6 +141,39 @@ func TestBoardRemote(t *testing.T) {
 		// A completed run leaves nothing on the board but the binary.
 		if o, err := boardShell(s, "ls /var/tmp/fsbench/runs 2>/dev/null | wc -l"); err != nil || strings.TrimSpace(o) != "0" {
 			t.Errorf("runs left on the board: %q, %v", o, err)
+		}
+	})
+
+	// The jail's own tests (package confine) on the board: every way out onto a decoy loop
+	// device, the capabilities, the arm64 system call filter, the mounts, with the board's
+	// busybox userland.
+	t.Run("jail", func(t *testing.T) {
+		test := filepath.Join(t.TempDir(), "confine.test")
+		build := exec.Command("go", "test", "-c", "-trimpath", "-o", test, "github.com/fsbench/fsbench/internal/confine")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("cross-building the confine tests for arm64: %v\n%s", err, out)
+		}
+		f, err := os.Open(test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		put := exec.Command("ssh", append(s.SSHArgs(), "mkdir -p /var/tmp/jail && cat > /var/tmp/jail/confine.test && chmod +x /var/tmp/jail/confine.test")...)
+		put.Stdin = f
+		if out, err := put.CombinedOutput(); err != nil {
+			t.Fatalf("copying the tests to the board: %v\n%s", err, out)
+		}
+		out, err := boardShell(s, "modprobe ext4; cd /var/tmp/jail && TMPDIR=/var/tmp/jail ./confine.test -test.v -test.count=1 -test.run 'TestEscapes|TestPrivileges|TestNoOtherMounts|TestFilter|TestMount'; rc=$?; cd / && rm -rf /var/tmp/jail; exit $rc")
+		t.Logf("the confine tests on the board:\n%s", out)
+		if err != nil {
+			t.Errorf("the confine tests failed on the board: %v", err)
+		}
+		if strings.Contains(out, "--- SKIP") || !strings.Contains(out, "--- PASS: TestEscapes") {
+			t.Errorf("the confine tests skipped or did not run on the board")
+		}
+		if o, _ := boardShell(s, "losetup -a | wc -l"); strings.TrimSpace(o) != "0" {
+			t.Errorf("loop devices left on the board: %s", o)
 		}
 	})
 

@@ -169,7 +169,7 @@ func benchProfile(t *testing.T, bin string, own bool, profile string) []row {
 		}
 	}
 	if need[OpenAU2] || need[OpenAU3] || need[OpenAURatio] || need[OpenAUs] {
-		res, load, err := runProbe(t, bin, profile)
+		res, tr, load, err := runProbe(t, bin, profile)
 		ms := []Measure{OpenAU2, OpenAU3, OpenAURatio, OpenAUs}
 		if err != nil {
 			for _, m := range ms {
@@ -178,10 +178,27 @@ func benchProfile(t *testing.T, bin string, own bool, profile string) []row {
 		} else {
 			two, three, est := OpenAUFigures(res)
 			vals := []float64{two, three, two / three, float64(est.Value)}
+			// The card's own figures: the same rounds timed by the model from the requests
+			// the probe sent (traced), without the host's stalls.
+			cards := []float64{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+			var cardNote string
+			switch pts, err := cardOpenAU(tr, profile, res); {
+			case !own:
+				cardNote = "card's own: needs this build's model (FSBENCH_BIN is another's)"
+			case err != nil:
+				cardNote = "card's own: " + err.Error()
+			default:
+				c2, c3, cest := OpenAUFigures(&probe.Result{OpenAU: pts, Estimates: probe.Estimates{OpenAUs: probe.AnalyzeOpenAU(pts, pts[len(pts)-1].AUs)}})
+				cards = []float64{c2, c3, c2 / c3, float64(cest.Value)}
+			}
 			for i, m := range ms {
-				r := row{measured: vals[i], card: math.NaN(), host: math.NaN(), load: load}
+				r := row{measured: vals[i], card: cards[i], host: math.NaN(), load: load, note: cardNote}
+				if i < 2 && vals[i] > 0 {
+					// Both are bytes over a time: the host's share is 1 − card time ÷ wall time.
+					r.host = 1 - vals[i]/cards[i]
+				}
 				if m == OpenAUs && est.AtLeast {
-					r.note = "at least: " + est.Evidence
+					r.note = strings.TrimPrefix(r.note+"; at least: "+est.Evidence, "; ")
 				}
 				figs[m] = r
 			}
@@ -290,7 +307,7 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 	begin := time.Now()
 	cmd := exec.Command(bin, "run", "--request", req)
 	b, err := cmd.CombinedOutput()
-	fmt.Printf("\nCALIBRATION %s randio (file %s, %s): %v, load %s", profile, sizeOr(cfg.Params.Randio.FileSize),
+	fmt.Printf("CALIBRATION %s randio (file %s, %s): %v, load %s\n", profile, sizeOr(cfg.Params.Randio.FileSize),
 		strings.Join(tests, ","), time.Since(begin).Round(time.Second), loadavg())
 	runErr := err
 	run, err := results.Load(filepath.Join(out, "results.json"))
@@ -311,7 +328,7 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 	}
 	if runErr != nil {
 		// Every figure is in: a failure after them (a cleanup under load) is reported, not fatal.
-		fmt.Printf("\nCALIBRATION %s: fsbench run ended with %v after its tests: %s", profile, runErr, lastLines(b, 2))
+		fmt.Printf("CALIBRATION %s: fsbench run ended with %v after its tests: %s\n", profile, runErr, lastLines(b, 2))
 	}
 	return run, out, nil
 }
@@ -351,15 +368,16 @@ func randioRow(run *results.Run, test string) row {
 }
 
 // runProbe serves a 256 MiB card of profile in real time, attaches a direct-I/O loop device
-// over it and runs fsbench probe --write on it.
-func runProbe(t *testing.T, bin, profile string) (*probe.Result, string, error) {
+// over it and runs fsbench probe --write on it, tracing the block requests it sends (nil
+// trace: tracefs unavailable, said in the log).
+func runProbe(t *testing.T, bin, profile string) (*probe.Result, *trace.Trace, string, error) {
 	dir := t.TempDir()
 	sc, err := target.StartSimcard(context.Background(), target.SimcardOptions{
 		Profile: profile, Size: probeCard, Dir: filepath.Join(dir, "mnt"),
 		Backing: filepath.Join(dir, "card.img"), TimeScale: 1, Command: []string{bin},
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("start a %s card: %w", profile, err)
+		return nil, nil, "", fmt.Errorf("start a %s card: %w", profile, err)
 	}
 	defer func() {
 		if err := sc.Stop(); err != nil {
@@ -368,7 +386,7 @@ func runProbe(t *testing.T, bin, profile string) (*probe.Result, string, error) 
 	}()
 	l, err := target.AttachLoop(sc.CardPath(), target.LoopOptions{DirectIO: true})
 	if err != nil {
-		return nil, "", fmt.Errorf("attach a loop device over %s: %w", sc.CardPath(), err)
+		return nil, nil, "", fmt.Errorf("attach a loop device over %s: %w", sc.CardPath(), err)
 	}
 	defer func() {
 		if err := l.Detach(); err != nil {
@@ -376,25 +394,37 @@ func runProbe(t *testing.T, bin, profile string) (*probe.Result, string, error) 
 		}
 	}()
 	if !l.DirectIO {
-		return nil, "", fmt.Errorf("%s over %s: the kernel refused direct I/O: the probe would time the page cache", l.Path, sc.CardPath())
+		return nil, nil, "", fmt.Errorf("%s over %s: the kernel refused direct I/O: the probe would time the page cache", l.Path, sc.CardPath())
+	}
+	capture, err := trace.Start(l.Name)
+	if err != nil {
+		fmt.Printf("CALIBRATION %s probe: block requests not traced (%v): the open-AU rows have no card's own figure\n", profile, err)
 	}
 	out := filepath.Join(dir, "probe")
 	begin := time.Now()
 	b, err := exec.Command(bin, "probe", "--write", "--destroy", l.Path, "--max-block", "1M", "-o", out, l.Path).CombinedOutput()
 	load := loadavg()
-	fmt.Printf("\nCALIBRATION %s probe --write: %v, load %s", profile, time.Since(begin).Round(time.Second), load)
+	var tr *trace.Trace
+	if capture != nil {
+		var terr error
+		if tr, terr = capture.Stop(); terr != nil {
+			fmt.Printf("CALIBRATION %s probe: tracing its block requests: %v\n", profile, terr)
+			tr = nil
+		}
+	}
+	fmt.Printf("CALIBRATION %s probe --write: %v, load %s\n", profile, time.Since(begin).Round(time.Second), load)
 	if err != nil {
-		return nil, load, fmt.Errorf("fsbench probe --write on simcard:%s: %v: %s", profile, err, lastLines(b, 6))
+		return nil, nil, load, fmt.Errorf("fsbench probe --write on simcard:%s: %v: %s", profile, err, lastLines(b, 6))
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "probe.json"))
 	if err != nil {
-		return nil, load, err
+		return nil, nil, load, err
 	}
 	var res probe.Result
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, load, fmt.Errorf("probe.json: %w", err)
+		return nil, nil, load, fmt.Errorf("probe.json: %w", err)
 	}
-	return &res, load, nil
+	return &res, tr, load, nil
 }
 
 func printRows(rows []row, own bool) {

@@ -50,12 +50,7 @@ func TestBenchCapacity(t *testing.T) {
 	if err != nil {
 		t.Skip("f3probe not found: apt install f3")
 	}
-	bin := filepath.Join(t.TempDir(), "fsbench")
-	build := exec.Command("go", "build", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build fsbench: %v\n%s", err, out)
-	}
+	bin := buildFsbench(t)
 	f3ver, _ := exec.Command(f3, "--version").CombinedOutput()
 	load0 := loadavg()
 	const cardSize = 2 << 30
@@ -66,58 +61,62 @@ func TestBenchCapacity(t *testing.T) {
 	}
 	var lines []line
 	for i, name := range append(flash.Counterfeits(), flash.Builtins()...) {
-		p, err := flash.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir := t.TempDir()
-		backing := filepath.Join(dir, "card.img")
-		dev := serveLoop(t, dir, name, cardSize, backing)
-		stats := filepath.Join(dir, "sim", simcard.StatsFile)
-		truthUsable, truthClass := uint64(cardSize), "genuine"
-		if p.Fake != nil {
-			truthUsable, truthClass = p.Fake.Usable(), p.Fake.Class(cardSize)
-		}
-		au := uint64(p.AUSize)
-		l := line{profile: name, truth: fmt.Sprintf("%s %s", truthClass, mb(truthUsable)), rows: map[string]benchRow{}}
-		before := sumFile(t, backing)
-		order := tools
-		if i%2 == 1 {
-			order = []string{tools[1], tools[0], tools[2]}
-		}
-		for _, tool := range order {
-			st0 := readStats(t, stats)
-			start := time.Now()
-			var row benchRow
-			switch tool {
-			case "f3probe":
-				row = runF3(t, f3, dev)
-			default:
-				args := []string{"probe", "--capacity", "-q", "--undo-dir", filepath.Join(dir, "undo"), "-o", filepath.Join(dir, "out"), dev}
-				if tool != "fsbench" {
-					args = append(args[:3], append([]string{"--no-reset"}, args[3:]...)...)
+		// A subtest per card, so that its server, loop device and 2 GiB backing file go before
+		// the next card is served (this machine's loop devices and disk are shared).
+		t.Run(name, func(t *testing.T) {
+			p, err := flash.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			backing := filepath.Join(dir, "card.img")
+			dev := serveLoop(t, dir, name, cardSize, backing)
+			stats := filepath.Join(dir, "sim", simcard.StatsFile)
+			truthUsable, truthClass := uint64(cardSize), "genuine"
+			if p.Fake != nil {
+				truthUsable, truthClass = p.Fake.Usable(), p.Fake.Class(cardSize)
+			}
+			au := uint64(p.AUSize)
+			l := line{profile: name, truth: fmt.Sprintf("%s %s", truthClass, mb(truthUsable)), rows: map[string]benchRow{}}
+			before := sumFile(t, backing)
+			order := tools
+			if i%2 == 1 {
+				order = []string{tools[1], tools[0], tools[2]}
+			}
+			for _, tool := range order {
+				st0 := readStats(t, stats)
+				start := time.Now()
+				var row benchRow
+				switch tool {
+				case "f3probe":
+					row = runF3(t, f3, dev)
+				default:
+					args := []string{"probe", "--capacity", "-q", "--undo-dir", filepath.Join(dir, "undo"), "-o", filepath.Join(dir, "out"), dev}
+					if tool != "fsbench" {
+						args = append(args[:3], append([]string{"--no-reset"}, args[3:]...)...)
+					}
+					row, _ = runFsbench(t, bin, args, filepath.Join(dir, "out", "capacity.json"))
 				}
-				row = runFsbench(t, bin, args, filepath.Join(dir, "out", "capacity.json"))
-			}
-			row.wall = time.Since(start)
-			row.written, row.card = cardCost(st0, readStats(t, stats))
-			row.ok = judge(row, truthClass, truthUsable, au)
-			if after := sumFile(t, backing); after != before {
-				row.note = "card changed"
-				msg := fmt.Sprintf("bench-capacity: %s on %s left the card changed (sha256 %s before, %s after)", tool, name, before, after)
-				if tool == "f3probe" {
-					t.Log(msg) // f3probe's business, reported in the table
-				} else {
-					t.Error(msg)
+				row.wall = time.Since(start)
+				row.written, row.card = cardCost(st0, readStats(t, stats))
+				row.ok = judge(row, truthClass, truthUsable, au)
+				if after := sumFile(t, backing); after != before {
+					row.note = "card changed"
+					msg := fmt.Sprintf("bench-capacity: %s on %s left the card changed (sha256 %s before, %s after)", tool, name, before, after)
+					if tool == "f3probe" {
+						t.Log(msg) // f3probe's business, reported in the table
+					} else {
+						t.Error(msg)
+					}
+					before = after
 				}
-				before = after
+				l.rows[tool] = row
+				if tool != "f3probe" && !row.ok {
+					t.Errorf("bench-capacity: %s on %s: %s, usable %d; the card is %s", tool, name, row.verdict, row.usable, l.truth)
+				}
 			}
-			l.rows[tool] = row
-			if tool != "f3probe" && !row.ok {
-				t.Errorf("bench-capacity: %s on %s: %s, usable %d; the card is %s", tool, name, row.verdict, row.usable, l.truth)
-			}
-		}
-		lines = append(lines, l)
+			lines = append(lines, l)
+		})
 	}
 	var b bytes.Buffer
 	w := tabwriter.NewWriter(&b, 2, 8, 2, ' ', tabwriter.AlignRight)
@@ -171,12 +170,14 @@ func readStats(t *testing.T, p string) simcard.Stats {
 	return s
 }
 
-func runFsbench(t *testing.T, bin string, args []string, out string) benchRow {
+// runFsbench runs fsbench probe --capacity (args) and reads its verdict from out (its
+// capacity.json), which must agree with its exit code; it returns stdout too (the explanation).
+func runFsbench(t *testing.T, bin string, args []string, out string) (benchRow, string) {
 	t.Helper()
 	os.Remove(out)
 	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
 	row := benchRow{}
@@ -200,7 +201,7 @@ func runFsbench(t *testing.T, bin string, args []string, out string) benchRow {
 	if r.Class != "" {
 		row.verdict += "/" + r.Class
 	}
-	return row
+	return row, stdout.String()
 }
 
 var (

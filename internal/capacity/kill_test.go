@@ -98,22 +98,13 @@ func TestKillThenCleanup(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("needs FUSE: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "fsbench")
-	build := exec.Command("go", "build", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build fsbench: %v\n%s", err, out)
-	}
+	bin := buildFsbench(t)
 	for _, c := range []struct {
 		profile string
 		size    uint64
 	}{{"fake-chain-cache", 1 << 30}, {"sd-typical", 256 << 20}} {
 		t.Run(c.profile, func(t *testing.T) {
-			dir := t.TempDir()
-			backing := filepath.Join(dir, "card.img")
-			dev := serveLoop(t, dir, c.profile, c.size, backing)
-			fillRandom(t, dev, c.size)
-			before := sumFile(t, backing)
+			_, dev, backing, before := randomCard(t, c.profile, c.size)
 			for _, point := range []struct {
 				name    string
 				n       int
@@ -153,6 +144,18 @@ func TestKillThenCleanup(t *testing.T) {
 	}
 }
 
+// buildFsbench builds the fsbench binary the tests run as a user would (static, like a release).
+func buildFsbench(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fsbench")
+	build := exec.Command("go", "build", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build fsbench: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // serveLoop serves a simulated card without waiting and attaches a direct-I/O loop device.
 func serveLoop(t *testing.T, dir, profile string, size uint64, backing string) string {
 	t.Helper()
@@ -180,6 +183,18 @@ func serveLoop(t *testing.T, dir, profile string, size uint64, backing string) s
 		}
 	})
 	return l.Path
+}
+
+// randomCard serves profile at size behind a loop device in a directory of its own, with random
+// data spread over it (fillRandom), and returns the directory, the device, the card's backing
+// file and its sha256.
+func randomCard(t *testing.T, profile string, size uint64) (dir, dev, backing, sum string) {
+	t.Helper()
+	dir = t.TempDir()
+	backing = filepath.Join(dir, "card.img")
+	dev = serveLoop(t, dir, profile, size, backing)
+	fillRandom(t, dev, size)
+	return dir, dev, backing, sumFile(t, backing)
 }
 
 // fillRandom writes random data over a few MiB spread across the device, so that a block the

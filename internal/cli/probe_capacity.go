@@ -74,14 +74,23 @@ func runCapacity(cmd *cobra.Command, stdio IO, dev string, f probeFlags) error {
 	return nil
 }
 
-// writeJSONFile writes v as indented JSON, creating the directory.
+// writeJSONFile writes v as indented JSON, creating the directory; through a temporary file
+// renamed over path, so that a script never reads half a verdict.
 func writeJSONFile(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/advise"
+	"github.com/fsbench/fsbench/internal/aging"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"
@@ -40,6 +41,7 @@ type runFlags struct {
 	fault                                                                                    string
 	seed                                                                                     uint64
 	warmup, keepImage, noDirectIO, keepTraces                                                bool
+	age                                                                                      string
 	// stdinSilence is a board's watchdog (--stop-on-stdin-silence), linkTimeout the host's
 	// (--link-timeout) for the boards it runs on.
 	stdinSilence, linkTimeout time.Duration
@@ -112,6 +114,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	_ = fl.MarkHidden("stop-on-stdin-silence")
 	fl.DurationVar(&f.linkTimeout, "link-timeout", target.DefaultLinkTimeout, "for a board (ssh://..., labgrid:...): how long the board's run goes on without hearing from this host before it stops in order and cleans up (this host writes to it every quarter of that)")
 	fl.BoolVar(&f.powerCycle, "power-cycle", false, "for a labgrid place: power-cycle its board (labgrid-client power cycle) before each variant and wait for its SSH server: every variant starts from a cold board")
+	fl.StringVar(&f.age, "age", "", "also run every variant aged: before each repetition's tests, age the filesystem by a seeded churn: [PROFILE:]FULLNESS%[:CHURNx] (profiles: "+strings.Join(aging.Profiles, ", ")+"; e.g. 80% or updates:80%:1x) or a preset ("+strings.Join(aging.PresetNames(), ", ")+"); see docs/aging.md")
 	f.board.register(fl)
 	return cmd
 }
@@ -438,6 +441,12 @@ func runOptions(cmd *cobra.Command, f runFlags, notes func(string, ...any)) (run
 		return runner.Options{}, usagef("--time-scale must be a positive number (1 = real time, 0.1 ten times faster), not %g", f.timeScale)
 	}
 	cfg.KeepTraces, cfg.Card, cfg.NANDNoDelays = f.keepTraces, f.card, f.nandNoDelays
+	if f.age != "" {
+		if _, err := aging.Parse(f.age); err != nil {
+			return runner.Options{}, UsageError{err}
+		}
+		cfg.Age = f.age
+	}
 	if cmd.Flags().Changed("order") {
 		cfg.Order = f.order
 	}

@@ -18,6 +18,9 @@ type Variant struct {
 	// device (the rest of the device, less the largest start of the matrix): the Pandaboard
 	// study's misaligned (63 sectors) against aligned (4 MiB) partition. 0: the whole device.
 	PartitionStart uint64 `json:"partition_start_bytes,omitempty"`
+	// Age, set on the aged twin of a variant (--age), is the aging spec its repetitions run
+	// before their measured tests.
+	Age string `json:"age,omitempty"`
 }
 
 // Config is a fully resolved run configuration.
@@ -61,6 +64,9 @@ type Config struct {
 	// every variant in a shuffled order, then n+1, so that slow drift of the machine spreads
 	// over every variant) or OrderGrouped (every repetition of a variant, then the next one).
 	Order string `json:"order,omitempty"`
+	// Age (--age) runs every variant twice: fresh, and aged by this spec (aging.Parse) before
+	// the measured tests of each repetition.
+	Age string `json:"age,omitempty"`
 }
 
 // Repetition orders (Config.Order).

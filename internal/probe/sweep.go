@@ -134,7 +134,7 @@ func writeTests(ctx context.Context, dev Device, buf []byte, opts Options, r *Re
 	if r.OpenAU, err = openAUTest(ctx, dev, buf, base, au, chunk, discard, opts); err != nil {
 		return fmt.Errorf("open-AU test: %w", err)
 	}
-	r.Estimates.OpenAUs = analyzeOpenAU(r.OpenAU, opts.MaxOpenAUs)
+	r.Estimates.OpenAUs = AnalyzeOpenAU(r.OpenAU, opts.MaxOpenAUs)
 
 	opts.Log("FAT-area test")
 	if r.FATArea, err = fatTest(ctx, dev, buf, base, au, opts); err != nil {
@@ -290,9 +290,10 @@ func openAUTest(ctx context.Context, dev Device, buf []byte, base, au, chunk uin
 	return out, nil
 }
 
-// analyzeOpenAU: the open-AU count is the last N before throughput falls under half of the
-// one-AU figure.
-func analyzeOpenAU(pts []OpenAUPoint, maxN int) Estimate {
+// AnalyzeOpenAU estimates the open-AU count from the open-AU test's rounds (maxN: the most
+// AUs the test could write in turn): the last N before throughput falls under half of the
+// one-AU figure. The calibration benchmark applies it to the card's own times of the rounds.
+func AnalyzeOpenAU(pts []OpenAUPoint, maxN int) Estimate {
 	e := Estimate{Confidence: None, Method: "open-AU test (flashbench -O): AUs written in turn until throughput falls below half of one AU's"}
 	if len(pts) == 0 || pts[0].MBps == 0 {
 		e.Evidence = "no data"

@@ -144,6 +144,7 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 		writeFreeElectrons(w, fe)
 	}
 	writeSuiteTables(w, r)
+	WriteAged(w, r)
 	writePowerCutTable(w, r)
 	var skipped []string
 	for _, v := range skippedOutside(full, fe) {

@@ -80,6 +80,62 @@ func Verdicts(r *results.Run, alpha float64) []Verdict {
 // (Bootlin's, and the card's) come when the bootlin suite ran; then each other suite that ran
 // adds its own (suiteVerdicts). Boot/mount time is measured by every suite's setup.
 func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
+	fresh, aged := splitAged(r)
+	if aged == nil {
+		return verdictsFor(r, alpha, card)
+	}
+	// A fresh variant and its aged twin are two states of one filesystem, not two choices: the
+	// verdicts rank the fresh variants among themselves and the aged ones among themselves
+	// (aged.go says how each changed with age and whether the ranking did).
+	out := verdictsFor(fresh, alpha, card)
+	for _, v := range verdictsFor(aged, alpha, card) {
+		v.Priority += " (aged)"
+		out = append(out, v)
+	}
+	return out
+}
+
+// splitAged returns r's fresh variants and its aged twins (--age) as two runs, each with its
+// own measurements; aged is nil when r has no aged twin.
+func splitAged(r *results.Run) (fresh, aged *results.Run) {
+	isAged := map[string]bool{}
+	for _, v := range r.Variants {
+		if v.Fresh != "" {
+			isAged[v.Name] = true
+		}
+	}
+	if len(isAged) == 0 {
+		return r, nil
+	}
+	f, a := *r, *r
+	f.Variants, a.Variants = nil, nil
+	f.Measurements, a.Measurements = nil, nil
+	f.Summary, a.Summary = nil, nil
+	for _, v := range r.Variants {
+		if isAged[v.Name] {
+			a.Variants = append(a.Variants, v)
+		} else {
+			f.Variants = append(f.Variants, v)
+		}
+	}
+	for _, m := range r.Measurements {
+		if isAged[m.Variant] {
+			a.Measurements = append(a.Measurements, m)
+		} else {
+			f.Measurements = append(f.Measurements, m)
+		}
+	}
+	for _, c := range r.Summary {
+		if isAged[c.Variant] {
+			a.Summary = append(a.Summary, c)
+		} else {
+			f.Summary = append(f.Summary, c)
+		}
+	}
+	return &f, &a
+}
+
+func verdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 	alpha = defaultAlpha(alpha)
 	var out []Verdict
 	bootlin := suiteRan(r, catalog.SuiteBootlin)

@@ -71,6 +71,8 @@ type Run struct {
 	// Card is the simulated card's state at the end of the run, with its wear histogram
 	// (simcard target only).
 	Card *CardState `json:"card,omitempty"`
+	// Aging has one entry per repetition of an aged variant (--age).
+	Aging []Aging `json:"aging,omitempty"`
 	// Sentinel says what the noise sentinel could see on the machine that ran the tests.
 	Sentinel *Sentinel `json:"sentinel,omitempty"`
 	// CardCalibrations maps each card profile the run used (the simulated card's and every
@@ -262,6 +264,10 @@ type Variant struct {
 	// PartitionStart is where the variant's partition started on the device, in bytes (the
 	// alignment comparison); 0 when it had the whole device.
 	PartitionStart uint64 `json:"partition_start_bytes,omitempty"`
+	// Age is the aging spec of an aged twin (--age: "ext4@aged80" is ext4 aged before its
+	// tests); Fresh names the fresh variant it is the twin of.
+	Age   string `json:"age,omitempty"`
+	Fresh string `json:"fresh,omitempty"`
 	// Source says which run a variant's figures came from, in a results file merged from
 	// several runs (fsbench merge): a host run and a guest run side by side.
 	Source *Source `json:"source,omitempty"`

@@ -57,7 +57,7 @@ func fullRun() *Run {
 		Variants: []Variant{
 			{Name: "ext4", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}, MountOptions: "noatime", ReadOnly: true, Status: OK,
 				Reason: "none", Kernel: "built-in", Repetitions: 6, Unstable: []string{"write", "read"},
-				Base: "ext4", PartitionBytes: 64 << 20, PartitionStart: 63 * 512, Source: &Source{Dir: "guest-run", Kernel: "6.1.0-56-amd64", Guest: "qemu tcg", Label: "sandisk-16G",
+				Base: "ext4", PartitionBytes: 64 << 20, PartitionStart: 63 * 512, Age: "updates:80%:1x", Fresh: "ext4", Source: &Source{Dir: "guest-run", Kernel: "6.1.0-56-amd64", Guest: "qemu tcg", Label: "sandisk-16G",
 					Board: "rpi4 (Raspberry Pi 4 Model B)", Card: "SD SC16G manfid 0x000003 06/2019 serial 0x1234"}},
 			{Name: "f2fs", FS: "f2fs", Status: Skipped, Reason: "this kernel has no f2fs"},
 		},
@@ -114,6 +114,11 @@ func fullRun() *Run {
 			PagesRead: 11, PagesProgrammed: 330, PagesCopied: 10, BlocksErased: 2, AUMerges: 1, GCCollections: 5, BusyNs: 123456789,
 			PageSize: 16384, FlashBytesWritten: 330 * 16384, WriteAmplification: 1.03125,
 			Wear: []WearBucket{{Erases: 0, Blocks: 70}, {Erases: 1, Blocks: 8}, {Erases: 2, Blocks: 2}}, MaxErases: 2, Endurance: 3000, WornOut: 1, EraseBlocks: 80},
+		Aging: []Aging{{Variant: "ext4@aged80", Rep: 1, Warmup: true, Status: Failed, Error: "aging: no space", Spec: "updates:80%:1x", Seconds: 61.5,
+			FillBytes: 400 << 20, ChurnBytes: 512 << 20, Files: 9000, TreeBytes: 390 << 20, Fsyncs: 20000, Renames: 19000, Deletes: 500,
+			EndedEarly: "the filesystem was full", Trimmed: "3 packages removed", Fullness: 0.83, ListingSHA256: "687d43d5",
+			Layout:       &AgingLayout{Files: 9000, Mapped: 8800, Extents: 9100, ExtentsPerFile: 1.03, Fragmented: 0.01, MaxExtents: 17, Score: 0.83},
+			MountSeconds: 0.006, FsckSeconds: 0.17, Fsck: "clean", FreeExtents: 700, FreeExtentAvgBytes: 131072, CardHostBytes: 900 << 20, CardFlashBytes: 2 << 30, CardWA: 2.27, CardErases: 512}},
 		CardCalibrations: map[string]int{"sd-typical": 1},
 		CardCheck:        fullCardCheck(),
 	}

@@ -81,6 +81,11 @@ func (e *engine) setup(user *userData) error {
 		Params: cfg.Params, Card: e.prep.Card, PowerCut: e.prep.PowerCut, CardProfile: e.prep.CardProfile,
 		ModulesAtStart: fs.LoadedModules(),
 	}
+	e.env.AgeSeed = cfg.Seed
+	e.env.EmitAging = func(a results.Aging) error {
+		e.run.Aging = append(e.run.Aging, a)
+		return e.save()
+	}
 	e.env.Sentinel = e.sentinel(e.prep.DeviceName, e.prep.Backing)
 	e.recordSentinel()
 	if e.prep.Chip != nil {
@@ -106,7 +111,7 @@ func (e *engine) setup(user *userData) error {
 				return err
 			}
 		}
-		need := dataNeeds(cfg, g.size, e.prep.Chip != nil, user)
+		need := dataNeeds(cfg, dataBasis(cfg, g.size), e.prep.Chip != nil, user)
 		if err := need.checkRAM(); err != nil {
 			return err
 		}

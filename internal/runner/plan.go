@@ -123,6 +123,9 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 		}
 		p.Variants = append(p.Variants, rv)
 	}
+	if err := addAgedTwins(cfg, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -374,7 +374,9 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	if r.Card == nil || r.Card.EraseBlocks == 0 {
 		t.Errorf("no final card state: %+v", r.Card)
 	}
-	checkHealthDelta(t, r)
+	// How many erases a run this small costs depends on the profile's open AUs and log
+	// (TestSimulatedCardHealthDelta makes sure of some); here the count must only agree.
+	checkHealthDelta(t, r, false)
 	w := r.Cell("ext4", suite.Write)
 	if len(w) != 1 || w[0].Status != results.OK || w[0].Flash == nil {
 		t.Fatalf("ext4 write = %+v", w)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fsbench/fsbench/internal/aging"
 	"io"
 	"math"
 	"os"
@@ -484,7 +485,7 @@ func (r *rep) coldRead(ctx context.Context, test string) ([]results.Measurement,
 	var st dataset.ReadStats
 	m, err := r.timed(test, 0, func() error {
 		var err error
-		if st, err = dataset.ReadTree(ctx, r.env.Mountpoint); err != nil {
+		if st, err = r.readTests(ctx); err != nil {
 			return err
 		}
 		// What reading dirtied (atime updates) reaches the device inside the measurement, so
@@ -530,6 +531,9 @@ func (r *rep) remove(ctx context.Context) ([]results.Measurement, error) {
 				return err
 			}
 			if e.Name() == "lost+found" { // made by mke2fs; part of the empty filesystem
+				continue
+			}
+			if e.Name() == aging.Dir && r.v.Age != "" { // the aged tree stays: the tests that follow run beside it
 				continue
 			}
 			if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {

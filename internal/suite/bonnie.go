@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/fsbench/fsbench/internal/aging"
 	"io"
 	"math"
 	"math/bits"
@@ -378,6 +379,9 @@ func rate(m results.Measurement, p phase, amount float64, unit string, notes ...
 // lost+found), then syncs: each test starts from the space it needs, whatever the tests or
 // suites before it left. Not timed.
 func (r *rep) keepOnly(ctx context.Context, keep ...string) error {
+	if r.v.Age != "" {
+		keep = append(keep, aging.Dir) // an aged variant's tests run beside its aged tree
+	}
 	entries, err := os.ReadDir(r.env.Mountpoint)
 	if err != nil {
 		return err

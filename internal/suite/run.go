@@ -61,6 +61,10 @@ type Env struct {
 	ModulesAtStart map[string]bool
 	// Sentinel, when set, records what else the machine did during each timed span.
 	Sentinel *measure.Sentinel
+	// AgeSeed seeds the aging of aged variants (Variant.Age); EmitAging receives each aging's
+	// record, to be saved apart from the measurements.
+	AgeSeed   uint64
+	EmitAging func(results.Aging) error
 	// PartitionStart is where Device starts on the card, in bytes (a partition window): block
 	// traces are shifted by it, so that alignment and the card model see the card's offsets.
 	PartitionStart uint64
@@ -162,6 +166,7 @@ func RunRepetition(ctx context.Context, env *Env, job Job, n int, warmup bool, e
 		return r.failAll(perr)
 	}
 	sel := env.Selection
+	aged := job.Variant.Age == ""
 	for _, s := range sel.Order {
 		if s.run == nil || !sel.Run[s.Name] {
 			continue // produced by another test's step, or not selected
@@ -171,6 +176,24 @@ func RunRepetition(ctx context.Context, env *Env, job Job, n int, warmup bool, e
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if !aged && !s.Setup && r.failed == "" && r.mounted {
+			// An aged variant: the churn runs once the filesystem is made and mounted, before
+			// the first measured test.
+			aged = true
+			if env.OnTest != nil {
+				env.OnTest("aging")
+			}
+			failed, err := r.age(ctx)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				return err
+			}
+			if failed != nil {
+				r.failed = "aging"
+			}
 		}
 		if env.OnTest != nil {
 			env.OnTest(s.Name)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -37,17 +38,34 @@ func Loop(t testing.TB, size int64, pattern string) string {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("losetup", "--find", "--show", img).Output()
+	dev, err := attach(img)
 	if err != nil {
 		t.Fatalf("losetup %s: %v", img, err)
 	}
-	dev := strings.TrimSpace(string(out))
 	t.Cleanup(func() {
 		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
 			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
 		}
 	})
 	return dev
+}
+
+// attach binds img to a free loop device and returns its path. busybox's losetup (the emulated
+// board's, where the jail's tests run too) has no --show: there it asks for the free device's
+// name first, then binds it.
+func attach(img string) (string, error) {
+	if out, err := exec.Command("losetup", "--find", "--show", img).Output(); err == nil {
+		return strings.TrimSpace(string(out)), nil
+	}
+	out, err := exec.Command("losetup", "-f").Output()
+	if err != nil {
+		return "", err
+	}
+	dev := strings.TrimSpace(string(out))
+	if out, err := exec.Command("losetup", dev, img).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%w: %s", err, out)
+	}
+	return dev, nil
 }
 
 // Sum is the sha256 of everything in path (a device or a file), in hex.

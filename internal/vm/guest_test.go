@@ -41,6 +41,17 @@ func guestPrereqs(t *testing.T) (kernel string) {
 	return k
 }
 
+// card makes a test's directory and a card image of size bytes in it.
+func card(t *testing.T, size uint64) (dir, img string) {
+	t.Helper()
+	dir = t.TempDir()
+	img = filepath.Join(dir, "card.img")
+	if err := CreateImage(img, size); err != nil {
+		t.Fatal(err)
+	}
+	return dir, img
+}
+
 // processGone reports whether no process with this pid exists any more (a zombie would still
 // answer signal 0, but Wait reaps QEMU).
 func processGone(pid int) bool {
@@ -55,11 +66,7 @@ func processGone(pid int) bool {
 // more than 128 MiB.
 func TestGuestShell(t *testing.T) {
 	kernel := guestPrereqs(t)
-	dir := t.TempDir()
-	img := filepath.Join(dir, "card.img")
-	if err := CreateImage(img, 64<<20); err != nil {
-		t.Fatal(err)
-	}
+	dir, img := card(t, 64<<20)
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -107,11 +114,7 @@ ps > ps-mounted; /usr/bin/umount /mnt/n; ps > ps-unmounted`,
 // that it was interrupted, and leave no QEMU process.
 func TestGuestInterrupted(t *testing.T) {
 	kernel := guestPrereqs(t)
-	dir := t.TempDir()
-	img := filepath.Join(dir, "card.img")
-	if err := CreateImage(img, 64<<20); err != nil {
-		t.Fatal(err)
-	}
+	dir, img := card(t, 64<<20)
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -146,6 +149,58 @@ func TestGuestInterrupted(t *testing.T) {
 	}
 	if !processGone(res.PID) {
 		t.Errorf("QEMU (pid %d) still runs after an interrupt", res.PID)
+	}
+}
+
+// buildTest cross-builds the test binary of package pkg (static) for goarch into dir.
+func buildTest(t *testing.T, pkg, goarch, out string) {
+	t.Helper()
+	cmd := exec.Command("go", "test", "-c", "-trimpath", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the tests of %s: %v\n%s", pkg, err, b)
+	}
+}
+
+// TestGuestConfined runs the jail's own tests (package confine: every way out onto a decoy loop
+// device, the capabilities, the system call filter, the mounts) and the words of issue 25
+// through the real mkfs tools in the jail (package fs, TestConfinedIssueWords, f2fs's
+// `-fc/dev/X` among them) inside the guest: fsbench there is the same binary, and the tools
+// run confined there too, on the guest's kernel and busybox userland.
+func TestGuestConfined(t *testing.T) {
+	kernel := guestPrereqs(t)
+	dir, img := card(t, 64<<20)
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	buildTest(t, "github.com/fsbench/fsbench/internal/confine", "amd64", filepath.Join(out, "confine.test"))
+	buildTest(t, "github.com/fsbench/fsbench/internal/fs", "amd64", filepath.Join(out, "fs.test"))
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Options{
+		Kernel: kernel, Image: img, OutDir: out, Accel: AccelTCG, Binary: "/bin/busybox",
+		Timeout: 11 * time.Minute, ExtraTools: []string{"losetup"},
+		// ext4 needs crc32c loaded first (the kernel resolves its alias only once a provider
+		// is); TestMount mounts ext4.
+		Shell: `for m in loop crc32c_generic ext4; do modprobe $m; done
+./confine.test -test.v -test.count=1 -test.run 'TestEscapes|TestPrivileges|TestNoOtherMounts|TestFilter|TestMount' > confine.log 2>&1; echo $? > confine.rc
+./fs.test -test.v -test.count=1 -test.run 'TestConfinedIssueWords' > fs.log 2>&1; echo $? > fs.rc`,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\nconsole:\n%s", err, tail(res.ConsoleLog, 40))
+	}
+	for _, name := range []string{"confine", "fs"} {
+		log, _ := os.ReadFile(filepath.Join(out, name+".log"))
+		t.Logf("the %s tests in the guest:\n%s", name, log)
+		rc, err := os.ReadFile(filepath.Join(out, name+".rc"))
+		if err != nil || strings.TrimSpace(string(rc)) != "0" {
+			t.Errorf("the %s tests in the guest: exit status %q (%v)", name, rc, err)
+		}
+		// A test that skipped proves nothing: each must have run.
+		if strings.Contains(string(log), "--- SKIP") || !strings.Contains(string(log), "--- PASS") {
+			t.Errorf("the %s tests in the guest skipped or did not run", name)
+		}
 	}
 }
 
