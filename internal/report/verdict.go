@@ -53,7 +53,7 @@ func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 		alpha = stats.DefaultAlpha
 	}
 	out := []Verdict{
-		pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha),
+		leftLoadedNote(pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha), r),
 		readMostly(r, alpha),
 		pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha),
 		pick("space", evaluate(r, mSpace, alpha), alpha),
