@@ -20,9 +20,10 @@ apt-get update -qq
 # nilfs2, vfat, nandsim, ubi, jffs2 and ubifs among them, which the host's kernel may lack.
 # busybox-static: /init and the shell of the guest. kmod: modprobe (guest) and depmod (host).
 # util-linux: mount(8), which fsbench uses for nilfs2. mtd-utils: ubiformat, ubiattach,
-# ubimkvol, flash_erase for flash filesystems on nandsim in the guest.
+# ubimkvol, flash_erase for flash filesystems on nandsim in the guest. dmsetup: dm-log-writes in
+# the guest for make bench-powercut-reference.
 apt-get install -y -qq --no-install-recommends \
-	qemu-system-x86 linux-image-amd64 busybox-static kmod util-linux mtd-utils \
+	qemu-system-x86 linux-image-amd64 busybox-static kmod util-linux mtd-utils dmsetup \
 	e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools dosfstools squashfs-tools erofs-utils >/dev/null
 
 # Debian installs the kernel readable by root only (0600); fsbench runs as root anyway.

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/testdev"
 )
 
 // TestFaults replays the ways a run can be given bad input, be killed, or find its disk full,
@@ -153,7 +155,14 @@ func (s *syncBuf) String() string {
 
 func start(t *testing.T, a ...string) *proc {
 	t.Helper()
+	return startIn(t, "", a...)
+}
+
+// startIn starts fsbench with dir as its working directory ("": the test's).
+func startIn(t *testing.T, dir string, a ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binary, a...), out: &syncBuf{}, done: make(chan struct{})}
+	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	// Its own process group: the signals of the test reach fsbench alone, as a kill would.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -311,6 +320,52 @@ func tmpfs(t *testing.T, size uint64) string {
 	return mp
 }
 
+// decoyWords is a case of a configuration whose mkfs words (DECOY standing for a decoy loop
+// device's path, OUTSIDE for a file outside the run, card for a symlink to the decoy in the
+// directory fsbench runs in) must be refused at once, naming the line, with the decoy's sha256
+// unchanged and nothing written outside.
+func decoyWords(name, fsName, words string, must ...string) faultCase {
+	return faultCase{name: name, want: 2,
+		run: func(t *testing.T, dir string) result {
+			dev, same := decoy(t)
+			outside := filepath.Join(t.TempDir(), "undo")
+			expand := strings.NewReplacer("DECOY", dev, "OUTSIDE", outside)
+			cwd := t.TempDir()
+			if err := os.Symlink(dev, filepath.Join(cwd, "card")); err != nil {
+				t.Fatal(err)
+			}
+			cfg := writeFile(t, filepath.Join(dir, "m.toml"), fmt.Sprintf("size = \"320M\"\n[[variant]]\nfs = %q\nmkfs = %q\n", fsName, expand.Replace(words)))
+			r := fsbIn(t, cwd, "run", "-c", cfg, "-o", filepath.Join(dir, "res"))
+			if !same() {
+				t.Errorf("the decoy %s changed", dev)
+			}
+			absent(t, outside)
+			for i, m := range must {
+				must[i] = expand.Replace(m)
+			}
+			return r
+		},
+		check: func(t *testing.T, dir string, r result) {
+			mustContain(t, r.out, append([]string{"m.toml:4:"}, must...)...)
+			absent(t, filepath.Join(dir, "res"))
+		}}
+}
+
+// fsbIn runs fsbench to completion in dir.
+func fsbIn(t *testing.T, dir string, a ...string) result {
+	t.Helper()
+	return startIn(t, dir, a...).wait(t)
+}
+
+// decoy is a loop device of the test's own over a file of a known pattern; same reports whether
+// its sha256 is still what it was.
+func decoy(t *testing.T) (dev string, same func() bool) {
+	t.Helper()
+	dev = testdev.Loop(t, 256<<20, "the user's data ")
+	before := testdev.Sum(t, dev)
+	return dev, func() bool { return testdev.Sum(t, dev) == before }
+}
+
 // victim is a loop device of the test's own, standing for a disk fsbench must never touch: its
 // content is a known pattern, checked afterwards.
 func victim(t *testing.T) (dev string, intact func() bool) {
@@ -395,18 +450,15 @@ func faultCases() []faultCase {
 	}
 	out := func(dir string) string { return filepath.Join(dir, "res") }
 	return []faultCase{
-		// 1. A config's mkfs words naming another device.
-		{name: "mkfs words name another device", want: 2,
-			run: func(t *testing.T, dir string) result {
-				dev, intact := victim(t)
-				cfg := writeFile(t, filepath.Join(dir, "m.toml"), "size = \"320M\"\n[[variant]]\nfs = \"btrfs\"\nmkfs = \"-m single "+dev+"\"\n")
-				r := fsb(t, "run", "-c", cfg, "-o", out(dir))
-				if !intact() {
-					t.Errorf("%s was written to", dev)
-				}
-				return r
-			},
-			check: func(t *testing.T, dir string, r result) { mustContain(t, r.out, "m.toml:4:", "is not an option") }},
+		// 1. A config's mkfs words naming another device or a file outside the run, in the
+		// spellings the tools accept: each refused (exit 2), the decoy byte-identical.
+		decoyWords("mkfs words name another device", "btrfs", "-m single DECOY", "is not an option"),
+		decoyWords("f2fs -fc/dev/X (a cluster with the value attached)", "f2fs", "-fcDECOY", "option -c is refused"),
+		decoyWords("xfs -fllogdev=SYMLINK in the working directory", "xfs", "-fllogdev=card", "-l logdev=card is refused"),
+		decoyWords("ext4 -FJdevice=/dev/X", "ext4", "-FJdevice=DECOY", "-J device=DECOY is refused"),
+		decoyWords("ext4 -Fz/path (an undo file outside the run)", "ext4", "-FzOUTSIDE", "option -z is refused"),
+		decoyWords("a positional device word", "ext4", "DECOY", `"DECOY" is not an option`),
+		decoyWords("mksquashfs -p (a pseudo file's command)", "squashfs", `-p 'x f 644 0 0 dd if=/dev/zero of=DECOY'`, "run a program"),
 		refused("mount option names another device", 2, func(t *testing.T, dir string) []string {
 			return args(small, "-o", out(dir), "-c", config(t, dir, "[[variant]]\nfs = \"btrfs\"\nmount = \"device=/dev/loop4\"\n"))
 		}, "m.toml:3:", "device=/dev/loop4 is refused"),

@@ -107,10 +107,22 @@ func TestBoardFetchAndCleanup(t *testing.T) {
 	if !strings.Contains(out, "keeps 1 run(s)") {
 		t.Errorf("cleanup does not list the kept run:\n%s", out)
 	}
-	run("cleanup", "--target", "ssh://board.example", "--remote-dir", board, "--remote-binary", binary, "--purge")
-	if runs, _ := filepath.Glob(filepath.Join(board, "runs", "*")); len(runs) > 0 {
-		t.Errorf("runs left after --purge: %v", runs)
+	// Something of the user's under runs/: --purge removes only what carries fsbench's marks.
+	notes := filepath.Join(board, "runs", "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(notes, "thesis.tex"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = run("cleanup", "--target", "ssh://board.example", "--remote-dir", board, "--remote-binary", binary, "--purge")
+	if runs, _ := filepath.Glob(filepath.Join(board, "runs", "*")); len(runs) != 1 || runs[0] != notes {
+		t.Errorf("runs left after --purge: %v, want only %s", runs, notes)
+	}
+	if b, _ := os.ReadFile(filepath.Join(notes, "thesis.tex")); string(b) != "mine" || !strings.Contains(out, "left "+notes+" alone") {
+		t.Errorf("the user's directory under runs/: %q; cleanup said:\n%s", b, out)
+	}
+	os.RemoveAll(notes)
 	for _, l := range leftovers(board, nil) {
 		t.Errorf("left on the board: %s", l)
 	}

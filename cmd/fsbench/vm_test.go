@@ -171,8 +171,9 @@ func TestVMSimcard(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "res")
 	r := runVM(t, dir, 5*time.Minute, "run", "--target", "vm:simcard:sd-typical", "--time-scale", "0.01", "--size", "64M",
 		"--dataset-size", "2M", "-n", "1", "--variants", "vfat", "--tests", "mkfs,mount,write")
-	if r.Target.Profile != "sd-typical" || r.Target.TimeScale != 0.01 || r.Methods["vm_simcard"] == "" {
-		t.Errorf("target %+v, method %q: want the card's profile, time scale and how QEMU drives it", r.Target, r.Methods["vm_simcard"])
+	if r.Target.Profile != "sd-typical" || r.Target.TimeScale != 0.01 || r.Methods["vm_simcard"] == "" ||
+		r.Target.Kind != results.KindSimcard || r.Target.CardVia != results.CardBehindGuestSD || r.Target.CardProfile != "sd-typical" {
+		t.Errorf("target %+v, method %q: want the card's profile, time scale, the card to rate on and how QEMU drives it", r.Target, r.Methods["vm_simcard"])
 	}
 	w := values(r)["vfat write"]
 	if w.Status != results.OK || w.Device == nil || w.Device.WriteBytes < r.Dataset.Bytes {
@@ -261,7 +262,7 @@ func TestVMPowerCut(t *testing.T) {
 	const cuts = 5
 	r := runVM(t, dir, 4*time.Minute, "run", "--suite", "powercut", "--target", "vm:simcard:sd-typical", "--time-scale", "0.1",
 		"--size", "128M", "--dataset-size", "1M", "--video-size", "1M", "-n", "1", "--cuts", "5", "--variants", "f2fs,vfat")
-	if r.Target.Profile != "sd-typical" || !strings.Contains(r.Target.Kind, "in the guest") || r.Methods["vm_simcard"] == "" {
+	if r.Target.Profile != "sd-typical" || r.Target.Kind != results.KindSimcard || r.Target.CardVia != results.CardOnLoop || r.Methods["vm_simcard"] == "" {
 		t.Errorf("target %+v, method %q: want the card served in the guest", r.Target, r.Methods["vm_simcard"])
 	}
 	for _, fs := range []string{"f2fs", "vfat"} {

@@ -31,7 +31,7 @@ func TestExt4Stripe(t *testing.T) {
 		// stripe-width=1024 (= AU / (stride × block)); in mke2fs's unit it is 2048.
 		{"dreamplug", 8 << 10, 8 << 20, 2, 2048},
 		{"sd-typical", 16 << 10, 4 << 20, 4, 1024}, // the README's ext4-tuned example
-		{"sd-cheap-old", 4 << 10, 128 << 10, 1, 32},
+		{"small-AU card (sd-cheap-old before its calibration)", 4 << 10, 128 << 10, 1, 32},
 		{"page below a block", 2 << 10, 1 << 20, 1, 256},
 		{"AU below a block", 16 << 10, 2 << 10, 4, 4},
 	}

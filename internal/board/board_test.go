@@ -120,6 +120,16 @@ func TestBoardRemote(t *testing.T) {
 		if len(r.Measurements) == 0 {
 			t.Errorf("no measurements")
 		}
+		// The board's SD card (QEMU's sd-card: hw/sd/sd.c sets its CID) was identified from the
+		// board's sysfs, and checked for holding what it announces, before the run.
+		if c := r.CardCheck; c == nil || c.Before == nil || c.Before.CID == nil || c.Before.Kind != "SD" ||
+			c.Before.CID.ManufacturerID != 0xaa || c.Before.CID.OEMID != "XY" || c.Before.CID.ProductName != "QEMU!" ||
+			c.Before.CSD == nil || c.Before.CSD.CapacityBytes != c.Before.SizeBytes || c.Capacity == nil || c.Capacity.Verdict != "genuine" {
+			t.Errorf("the board's card check: %+v", r.CardCheck)
+		} else {
+			t.Logf("the board's card: %s, read from %s; capacity check: %s in %.1f s (%d bytes written, put back)",
+				c.Before.Describe(), c.Before.Source, c.Capacity.Verdict, c.Capacity.Seconds, c.Capacity.BytesWritten)
+		}
 		if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 			t.Errorf("no report on the host: %v\n%s", err, stdout.String())
 		}

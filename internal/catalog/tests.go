@@ -170,7 +170,7 @@ var tests = []Test{
 
 	// The randio suite.
 	{Name: RandSeqWrite, Unit: MBps, Better: HigherIsBetter, Quantity: Rate, Title: "512 KiB sequential write",
-		Doc: "sequential write of one file in 512 KiB O_DIRECT writes, iodepth 1, fdatasync timed (fio rw=write bs=512k direct=1 end_fsync=1); A1/A2 need >= 10 MB/s"},
+		Doc: "sequential write of one preallocated file in 512 KiB O_DIRECT writes, iodepth 1, fsync timed (fio rw=write bs=512k direct=1 end_fsync=1); A1/A2 need >= 10 MB/s"},
 	{Name: RandWrite4K, Unit: IOPS, Better: HigherIsBetter, Quantity: Rate, Title: "4 KiB random write",
 		Doc: "random 4 KiB O_DIRECT writes in that file, iodepth 1, for a fixed time (fio rw=randwrite bs=4k direct=1); A1 needs >= 500 IOPS, A2 >= 2000"},
 	{Name: RandRead4K, Unit: IOPS, Better: HigherIsBetter, Quantity: Rate, Title: "4 KiB random read",

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/board"
+	"github.com/fsbench/fsbench/internal/capacity"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/target"
 	"github.com/fsbench/fsbench/internal/trace"
@@ -25,7 +26,9 @@ func newCleanupCmd(stdio IO) *cobra.Command {
 power loss of the host is different: loop devices and mounts vanish with it) leaves that record;
 cleanup unmounts, detaches, stops and deletes exactly what such records name, and nothing else,
 releases the labgrid places such a run acquired (unless they were acquired again since), and
-removes the block-trace instances (kernel buffers) of fsbench processes that are gone.
+removes the block-trace instances (kernel buffers) of fsbench processes that are gone. A card
+whose capacity check (fsbench probe --capacity) was killed gets its overwritten blocks back
+from the undo log in ` + capacity.DefaultUndoDir + ` (only if it is the same card, unchanged since).
 It also ends the emulated boards fsbench board up started (exactly their QEMU processes).
 fsbench run does this by itself before it starts.
 
@@ -65,7 +68,10 @@ partial results (--purge removes them).`,
 			actions = append(actions, removed...)
 			boards, berr := downBoards(board.DefaultStateDir)
 			actions = append(actions, boards...)
-			err = errors.Join(err, terr, berr)
+			// Cards a killed capacity check overwrote blocks of: put back from its undo log.
+			restored, uerr := capacity.RestorePending(cmd.Context(), capacity.DefaultUndoDir, nil)
+			actions = append(actions, restored...)
+			err = errors.Join(err, terr, berr, uerr)
 			for _, a := range actions {
 				fmt.Fprintln(stdio.Out, a)
 			}

@@ -19,6 +19,9 @@ const (
 	ExitError = 1 // the run could not be carried out
 	ExitUsage = 2 // bad flags or configuration
 	// ExitRegression (3, in compare.go): compare --fail-on-regression found a significant slowdown.
+	// 4, 5, 6 (capacity.ExitCounterfeit, ExitDamaged, ExitNotRestored): probe --capacity's
+	// verdicts, also a device run's when its capacity check refuses the card
+	// (docs/card-identity.md).
 	// ExitInterrupted (130) is a run ended by SIGINT after cleaning up, completed cells kept;
 	// other signals give 128 + their number (129 SIGHUP, 141 SIGPIPE, 143 SIGTERM).
 	ExitInterrupted = 130
@@ -60,7 +63,7 @@ and the bytes and requests that reach the device.`,
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
 	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio), newSimcardCmd(stdio), newReportCmd(stdio), newCompareCmd(stdio), newProbeCmd(stdio), newAdviseCmd(stdio), newExportCmd(stdio), newMergeCmd(stdio),
-		newFetchCmd(stdio), newFactsCmd(stdio), newPackCmd(stdio), newBoardCmd(stdio))
+		newFetchCmd(stdio), newFactsCmd(stdio), newPackCmd(stdio), newBoardCmd(stdio), newPurgeRunCmd(stdio))
 	return root
 }
 
@@ -68,6 +71,7 @@ and the bytes and requests that reach the device.`,
 func Main(ctx context.Context, args []string, stdio IO) int {
 	ctx, stdio, stop := watchPipes(ctx, stdio)
 	defer stop()
+	defer startHeapProfile(ctx, stdio.Err)()
 	root := NewRoot(stdio)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

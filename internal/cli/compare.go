@@ -11,6 +11,14 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 )
 
+// warnCards warns, on stderr, about runs made on another card than the first: their figures
+// compare the cards as much as the filesystems.
+func warnCards(stdio IO, runs []*results.Run, names []string) {
+	for _, w := range results.CardMismatches(runs, names) {
+		fmt.Fprintln(stdio.Err, "warning:", w)
+	}
+}
+
 // ExitRegression is the exit code of fsbench compare --fail-on-regression when B is
 // significantly worse than A somewhere (slower, less throughput, more space or memory).
 const ExitRegression = 3
@@ -64,6 +72,7 @@ A and B are results directories or results.json files.`,
 			if err != nil {
 				return fmt.Errorf("B: %w", err)
 			}
+			warnCards(stdio, []*results.Run{a, b}, args)
 			c := report.CompareRuns(a, b, args[0], args[1], alpha)
 			if err := c.WriteText(stdio.Out); err != nil {
 				return err

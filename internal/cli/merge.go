@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/target"
 )
 
 func newMergeCmd(stdio IO) *cobra.Command {
@@ -57,11 +57,6 @@ the emulation as much as the filesystem: compare rows from the same source first
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			jsonPath := filepath.Join(out, "results.json")
-			if _, err := os.Stat(jsonPath); err == nil && !force {
-				return usagef("%s already exists: choose another -o DIR, or pass --force to replace it", jsonPath)
-			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("checking the output directory: %w", err)
-			}
 			labels, err := runLabels(labelFlags, args)
 			if err != nil {
 				return err
@@ -75,13 +70,25 @@ the emulation as much as the filesystem: compare rows from the same source first
 				}
 				runs[i], dirs[i] = r, resultsDir(a)
 			}
+			warnCards(stdio, runs, args)
 			merged, err := results.MergeLabeled(runs, dirs, labels)
 			if err != nil {
 				return err
 			}
-			// Created only now, so that a merge that fails leaves no empty directory behind.
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return fmt.Errorf("creating the output directory: %w (choose another -o DIR)", err)
+			for i := 1; i < len(runs); i++ {
+				for _, w := range results.CalibrationMismatches(runs[0], runs[i], args[0], args[i]) {
+					fmt.Fprintf(stdio.Err, "fsbench merge: warning: %s; the merged results record %s's calibration, and the variants of %s were rated on the other model\n", w, args[0], args[i])
+				}
+			}
+			// Claimed only now, so that a merge that fails leaves no empty directory behind: a new
+			// or empty directory, or with --force one an earlier fsbench run or merge made (its
+			// marker says so); never a directory of the user's.
+			if err := target.Claim(out, force); err != nil {
+				var ee *target.ExistsError
+				if errors.As(err, &ee) {
+					return UsageError{err}
+				}
+				return fmt.Errorf("the output directory: %w (choose another -o DIR)", err)
 			}
 			if err := results.Save(out, merged); err != nil {
 				return err
@@ -99,8 +106,8 @@ the emulation as much as the filesystem: compare rows from the same source first
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "directory to write the merged results.json, results.csv and report.html to (created if missing)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace a results.json already in the output directory")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "directory to write the merged results.json, results.csv and report.html to: a new or empty one (created if missing)")
+	cmd.Flags().BoolVar(&force, "force", false, "write into a results directory an earlier fsbench run or merge made, replacing its results (never into one of the user's)")
 	cmd.Flags().StringArrayVar(&labelFlags, "label", nil, "RUN=NAME: show the rows of RUN (one of the runs, as given) as NAME, e.g. the card it ran on; once per run")
 	return cmd
 }

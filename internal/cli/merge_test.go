@@ -51,15 +51,25 @@ func TestMergeCmd(t *testing.T) {
 	card1 := saveRun(t, "6.18.44", false, []string{"ext4", "vfat"}, nil)
 	card2 := saveRun(t, "6.18.44", false, []string{"ext4", "vfat"}, nil)
 	card3 := saveRun(t, "6.18.44", false, []string{"ext4", "vfat"}, nil)
-	// occupied is a directory that already holds a results.json.
+	// occupied is an earlier fsbench results directory: its marker and a results.json.
 	occupied := func() string {
 		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, ".fsbench"), []byte(`{"fsbench": "results directory"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte("keep me"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return dir
 	}
 	kept := occupied()
+	// users is a directory of the user's: files, no marker.
+	users := t.TempDir()
+	for _, f := range []string{"results.json", "thesis.tex"} {
+		if err := os.WriteFile(filepath.Join(users, f), []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	noOut := filepath.Join(t.TempDir(), "never")
 	hostGuest := []string{
 		"ext4 ok " + host + " 6.18.44  ",
@@ -113,8 +123,10 @@ func TestMergeCmd(t *testing.T) {
 			usage: true, errText: "is none of the runs given", created: noOut},
 		{name: "run labelled twice", args: []string{"-o", noOut, "--label", host + "=a", "--label", host + "/results.json=b", host, guest},
 			usage: true, errText: `is labelled twice, "a" and "b"`, created: noOut},
-		{name: "existing results.json kept without --force", args: []string{"-o", kept, host, guest},
-			usage: true, errText: "pass --force"},
+		{name: "earlier results kept without --force", args: []string{"-o", kept, host, guest},
+			usage: true, errText: "add --force"},
+		{name: "a directory of the user's, even with --force", args: []string{"-o", users, "--force", host, guest},
+			usage: true, errText: "files fsbench did not write"},
 		{name: "one input", args: []string{"-o", t.TempDir(), host}, usage: true, errText: "at least two"},
 		{name: "no -o", args: []string{host, guest}, usage: true, errText: "-o DIR"},
 		{name: "missing input", args: []string{"-o", noOut, host, filepath.Join(t.TempDir(), "none")},
@@ -140,6 +152,9 @@ func TestMergeCmd(t *testing.T) {
 				}
 				if b, _ := os.ReadFile(filepath.Join(kept, "results.json")); string(b) != "keep me" {
 					t.Error("results.json replaced without --force")
+				}
+				if entries, _ := os.ReadDir(users); len(entries) != 2 {
+					t.Errorf("the user's directory now holds %d entries, want its 2 files", len(entries))
 				}
 				if _, err := os.Stat(tc.created); tc.created != "" && err == nil {
 					t.Errorf("the failed merge created %s", tc.created)
@@ -197,5 +212,35 @@ func TestMergeCmd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMergeWarnsOnCalibration: runs whose card profiles carry different calibrations merge,
+// with a warning that names the card and says which run's model each variant was rated on.
+func TestMergeWarnsOnCalibration(t *testing.T) {
+	calibrated := func(dir string, v int) string {
+		r, err := results.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.CardCalibrations = map[string]int{"sd-typical": v}
+		if err := results.Save(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	a := calibrated(saveRun(t, "6.18.44", false, []string{"ext4"}, nil), 1)
+	b := calibrated(saveRun(t, "6.18.44", false, []string{"xfs"}, nil), 2)
+	var stdout, stderr bytes.Buffer
+	cmd := newMergeCmd(IO{Out: &stdout, Err: &stderr})
+	cmd.SetArgs([]string{"-o", t.TempDir(), a, b})
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("merge: %v\n%s", err, stderr.String())
+	}
+	if want := "warning: card sd-typical: calibration 1 in " + a + ", 2 in " + b; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want the warning %q", stderr.String(), want)
 	}
 }

@@ -23,6 +23,7 @@ type probeFlags struct {
 	quiet            bool
 	positions, tries int
 	board            boardFlags
+	capacity         capacityFlags
 }
 
 func newProbeCmd(stdio IO) *cobra.Command {
@@ -42,9 +43,17 @@ does and estimates the card's geometry, each estimate with its evidence and a co
     down) and the FAT-area test (are the first AUs faster for small random writes?).
 
 It writes probe.json (schema fsbench.probe/v1), probe.txt and SVG charts into --out and prints
-the summary. Without --write it only reads. fsbench advise turns probe.json into settings.`,
+the summary. Without --write it only reads. fsbench advise turns probe.json into settings.
+
+With --capacity it checks instead that the card holds what it announces (counterfeit cards
+drop, wrap or cache what lies beyond their real flash): it writes a few blocks, each saved in
+an undo log and synced before it is overwritten, and puts them all back; after a crash or a
+kill, the next probe or fsbench cleanup does. It prints the verdict, the usable size and what
+was written where and what came back, and exits 0 (genuine), 4 (counterfeit), 5 (damaged)
+or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identity.md.`,
 		Example: `  fsbench probe /dev/mmcblk0
-  fsbench probe --write --destroy /dev/sdb /dev/sdb -o card-probe`,
+  fsbench probe --write --destroy /dev/sdb /dev/sdb -o card-probe
+  fsbench probe --capacity /dev/sdb`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("probe takes one device (got %d arguments)", len(args))
@@ -52,6 +61,9 @@ the summary. Without --write it only reads. fsbench advise turns probe.json into
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.capacity.enabled {
+				return runCapacity(cmd, stdio, args[0], f)
+			}
 			if strings.HasPrefix(args[0], "ssh://") {
 				r, dir, err := remoteProbe(cmd, stdio, args[0], f)
 				if err != nil {
@@ -91,6 +103,7 @@ the summary. Without --write it only reads. fsbench advise turns probe.json into
 	fl.IntVar(&f.positions, "align-positions", 0, "boundaries read per alignment (default 64; more resolve smaller steps)")
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
 	f.board.register(fl)
+	f.capacity.register(fl)
 	return cmd
 }
 

@@ -22,10 +22,11 @@ func newReportCmd(stdio IO) *cobra.Command {
 		Short: "Write the HTML report of a run: verdict, rated matrix, charts, every measurement",
 		Long: `report writes report.html next to results.json (or to -o FILE) and prints its path. The page is
 one self-contained file (no script, nothing fetched from the network) that reads on a phone and
-prints on paper. It opens with the recommended variant for each priority (boot time, read-mostly
-rootfs, write-heavy data, space, flash wear), then the matrix of medians rated from excellent to worst, one
-chart per test, what was skipped or failed, and every raw measurement. The rating rules are at
-the end of the page.`,
+prints on paper. It opens with the verdict for each priority (boot time, read-mostly rootfs,
+write-heavy data, space, flash wear; each other suite's tests): the variant the data tells apart
+from every other, or "no clear winner" and the variants within noise. Then the matrix of medians
+rated from excellent to worst, one chart per test, what was skipped or failed, and every raw
+measurement. The rating and verdict rules are at the end of the page.`,
 		Example: `  fsbench report fsbench-results/20260101-120000
   fsbench report results.json -o /tmp/card.html`,
 		Args: func(_ *cobra.Command, args []string) error {

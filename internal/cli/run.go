@@ -30,7 +30,7 @@ type runFlags struct {
 	timeout, results, out, image, target, destroy, tuned, card, kernel, untilStable          string
 	targets                                                                                  []string
 	nandSizes, request, order                                                                string
-	nandNoDelays, force, stopOnEOF, powerCycle                                               bool
+	nandNoDelays, force, stopOnEOF, powerCycle, noCapacityCheck                              bool
 	board                                                                                    boardFlags
 	notes                                                                                    func(string, ...any)
 	timeScale                                                                                float64
@@ -64,7 +64,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see README)")
+	fl.StringVarP(&f.config, "config", "c", "", "TOML file defining variants, tests, sizes (see docs/configuration.md)")
 	fl.StringVar(&f.preset, "preset", "", "a ready-made matrix shipped with fsbench: "+strings.Join(presets.Names(), ", ")+" (fsbench list shows them)")
 	fl.StringVar(&f.size, "size", "", "image size, e.g. 512M, 1G (default 1G)")
 	fl.IntVarP(&f.repetitions, "repetitions", "n", 0, "repetitions per variant (default 5)")
@@ -91,6 +91,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.card, "card", "", "card profile to rate flash wear on: a built-in name or your own profile file (e.g. from fsbench simcard profiles --show); default: the simulated card's, else sd-typical")
 	fl.BoolVar(&f.keepTraces, "keep-traces", false, "write each test's block-request trace to <results>/traces/ (a summary is always in results.json)")
 	fl.StringVar(&f.destroy, "destroy", "", "with --target device:/dev/X: name the same device again, to confirm that everything on it is destroyed")
+	fl.BoolVar(&f.noCapacityCheck, "no-capacity-check", false, "do not check, before a device or board run, that the card holds what it announces (results.json records the skip)")
 	fl.StringVar(&f.tuned, "tuned", "", "add the variants fsbench advise derives from this probe.json (or probe directory), to measure whether the advice pays")
 	fl.StringArrayVar(&f.targets, "target", nil, "where the device comes from: image (the default), simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), vm (a guest kernel under QEMU, for filesystems this kernel lacks; vm:simcard:PROFILE puts its SD card on a simulated card), nandsim (a simulated raw NAND chip, suite free-electrons), ssh://[user@]host[:port][/dev/X] (a board), or labgrid:PLACE[/dev/X] (a board of a labgrid farm); several boards (labgrid:a,labgrid:b, or --target repeated) run side by side and are merged into one report")
 	fl.StringVar(&f.kernel, "kernel", "", "with --target vm: the guest kernel image (default: the newest /boot/vmlinuz-* with its modules)")
@@ -376,7 +377,11 @@ func finishRun(ctx context.Context, out *runner.Outcome, err error, card string,
 	}
 	if out != nil && !errors.As(err, &se) {
 		fmt.Fprintf(stdio.Out, "\nresults: %s (results.json, results.csv)\n", out.Dir)
-		if out.Run != nil && len(out.Run.Measurements) > 0 {
+		measured := out.Run != nil && len(out.Run.Measurements) > 0
+		// The report reads the saved results back: the run in memory can go first, so that
+		// fsbench does not hold two copies of it at the end of the run.
+		out.Run = nil
+		if measured {
 			// A report that cannot be written does not fail the run: the results are saved.
 			if path, rerr := writeReport(out.Dir, "", card); rerr != nil {
 				fmt.Fprintf(stdio.Err, "fsbench: writing the report: %v (fsbench report %s retries)\n", rerr, out.Dir)
@@ -400,7 +405,7 @@ func runOptions(cmd *cobra.Command, f runFlags, notes func(string, ...any)) (run
 			return runner.Options{}, UsageError{err}
 		}
 		return runner.Options{Config: req.Config, Target: req.Target, Destroy: req.Destroy, OutDir: req.Out, Force: req.Force,
-			WorkRoot: req.Work, TimeScale: req.TimeScale, DirectIO: true}, nil
+			WorkRoot: req.Work, TimeScale: req.TimeScale, DirectIO: true, NoCapacityCheck: req.NoCapacityCheck}, nil
 	}
 	f.notes = notes
 	cfg, err := resolveConfig(cmd, f)
@@ -432,7 +437,7 @@ func runOptions(cmd *cobra.Command, f runFlags, notes func(string, ...any)) (run
 	return runner.Options{Config: cfg, Target: spec, Destroy: f.destroy, OutDir: f.out, Force: f.force, Image: f.image,
 		KeepImage: f.keepImage, DirectIO: !f.noDirectIO, TimeScale: f.timeScale, Kernel: f.kernel,
 		SSHOptions: f.board.sshArgs(), RemoteBinary: f.board.remoteBinary, RemoteDir: f.board.remoteDir,
-		LabgridCoordinator: f.board.labgridCoordinator, PowerCycle: f.powerCycle}, nil
+		LabgridCoordinator: f.board.labgridCoordinator, PowerCycle: f.powerCycle, NoCapacityCheck: f.noCapacityCheck}, nil
 }
 
 // progressUI shows a live status line on a terminal and plain log lines otherwise.

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -137,7 +138,11 @@ prints a profile's TOML, with every parameter documented, to copy and edit.`,
 				fg := flash.Measure(m, 1)
 				fmt.Fprintf(w, "%s\t%.1f\t%.1f\t%.0f\t%.0f\t%s\n", name, fg.SeqWriteMBps, fg.SeqReadMBps, fg.RandReadIOPS, fg.RandWriteIOPS, p.Description)
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "\ncounterfeit cards, for fsbench probe --capacity (timing of the profile named in base; --show NAME): %s\n", strings.Join(flash.Counterfeits(), ", "))
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&show, "show", "", "print this built-in profile's TOML")

@@ -136,6 +136,11 @@ type Model struct {
 	cacheSet map[uint64]bool
 	lat      time.Duration // latency being accumulated for the current request
 	merges   []Span        // AUs the current request made the card merge (copy)
+	// The random-write log (Profile.RWLogSize; nil: none): a page-mapped pool over the AU
+	// region's pages (index: page − pmPages) holding the newest copy of the pages it maps.
+	log    *pagePool
+	logAU  []uint32 // pages each AU has in the log
+	logMax int      // log pages kept before the card merges an AU out of the log
 }
 
 // Span is a byte range of the card.
@@ -152,7 +157,10 @@ type openAU struct {
 	old     int32  // the physical AU holding the data before (-1: none)
 	wp      uint64 // sequential order: bytes written from the AU start (pages below ⌈wp/P⌉ are programmed)
 	written bitset // any order: pages programmed in phys
-	used    uint64 // LRU stamp
+	// tail is 1 + the page where the last write into the AU ended partway (0: none), in any
+	// order: the next write of a stream whose requests are not page-aligned starts there.
+	tail uint64
+	used uint64 // LRU stamp
 	// merged: pages were copied from the old copy while the AU was open (a write skipped
 	// over them), so closing it completes a merge of the two copies.
 	merged bool
@@ -191,8 +199,12 @@ func NewModel(p Profile, size uint64) (*Model, error) {
 	m.auBase = len(m.erases)
 	nAU := (m.nPages - m.pmPages) / m.ppau
 	if nAU > 0 {
-		// Every open AU holds its old and its new physical AU, hence nAU + OpenAUs.
+		// Every open AU holds its old and its new physical AU, hence nAU + OpenAUs; merging
+		// an AU out of the random-write log takes one more while every AU is open.
 		phys := int(nAU) + p.OpenAUs
+		if p.RWLogSize > 0 {
+			phys++
+		}
 		m.erases = append(m.erases, make([]uint32, phys*m.ebPerAU)...)
 		m.auMap = make([]int32, nAU)
 		for i := range m.auMap {
@@ -202,6 +214,15 @@ func NewModel(p Profile, size uint64) (*Model, error) {
 		for i := 0; i < phys; i++ {
 			m.auFree = append(m.auFree, int32(i))
 		}
+	}
+	if p.RWLogSize > 0 && nAU > 0 {
+		if nAU*m.ppau >= 1<<32-1 {
+			return nil, errors.New("card too large for the random-write log model (2^32 pages)")
+		}
+		blocks := int(uint64(p.RWLogSize) / uint64(p.EraseBlock))
+		m.log = newLogPool(m, nAU*m.ppau, ppb, blocks)
+		m.logAU = make([]uint32, nAU)
+		m.logMax = (blocks - logSlack(blocks)) * int(ppb)
 	}
 	if p.CacheSize > 0 {
 		m.cacheSet = map[uint64]bool{}
@@ -340,6 +361,10 @@ func (m *Model) auPage(au, p uint64) uint64 { return m.pmPages + au*m.ppau + p }
 // 512 byte will be the same as writing the full page"). This is what a misaligned partition
 // pays: each request of a sequential stream starts and ends inside a page.
 func (m *Model) auWrite(au, s, e uint64) {
+	if m.log != nil && e-s <= uint64(m.p.RWLogMaxWrite) && m.logTakes(au, s, e) {
+		m.logWrite(au, s, e)
+		return
+	}
 	o := m.openFor(au)
 	ps := m.ps
 	first, last := s/ps, (e-1)/ps
@@ -359,11 +384,12 @@ func (m *Model) auWrite(au, s, e uint64) {
 		done := (o.wp + ps - 1) / ps
 		if first > done {
 			// A skip: pages of an open AU are written strictly in order, so the valid pages
-			// skipped over are copied from the AU's old copy.
+			// skipped over are copied from the AU's old copy (or from the log).
 			var copies uint64
 			for p := done; p < first; p++ {
 				if m.valid.get(m.auPage(au, p)) {
 					copies++
+					m.logDrop(au, p)
 				}
 			}
 			m.progPages(copies, true)
@@ -374,18 +400,149 @@ func (m *Model) auWrite(au, s, e uint64) {
 		o.wp = max(o.wp, e)
 	} else {
 		for p := first; p <= last; p++ {
-			if o.written.get(p) {
+			// A page written before must go to a fresh page: the AU is merged and reopened.
+			// The exception is the partly written page the last write ended in, which a
+			// stream of unaligned requests writes again (as in order, see above).
+			if o.written.get(p) && (p != first || o.tail != first+1) {
 				m.closeAU(o)
 				o = m.openFor(au)
 			}
 			o.written.set(p)
+		}
+		o.tail = 0
+		if e%ps != 0 {
+			o.tail = last + 1
 		}
 		m.readPartial(au, s, e)
 		m.progPages(last-first+1, false)
 	}
 	for p := first; p <= last; p++ {
 		m.valid.set(m.auPage(au, p))
+		m.logDrop(au, p) // the log's copy, if any, is older now
 	}
+}
+
+// logTakes says whether a small write of bytes [s, e) of AU au goes to the random-write log:
+// when it does not continue an open AU (it would go backwards, skip over valid pages, or,
+// in any order, rewrite a page the open AU already holds) or, for an AU that is not open,
+// when opening it would later cost a merge (it holds valid pages the write does not cover)
+// and the write does not start at the AU's first page. A write at an AU's first page is
+// taken for a stream entering the AU (a journal or a file crossing an AU boundary) and
+// opens it, as a write that fills empty flash does: the card sees no reason to log either.
+func (m *Model) logTakes(au, s, e uint64) bool {
+	ps := m.ps
+	first, last := s/ps, (e-1)/ps
+	for _, o := range m.open {
+		if o.au != au {
+			continue
+		}
+		if m.p.WriteOrder == OrderSequential {
+			if first < o.wp/ps {
+				return true
+			}
+			for p := (o.wp + ps - 1) / ps; p < first; p++ {
+				if m.valid.get(m.auPage(au, p)) {
+					return true
+				}
+			}
+			return false
+		}
+		for p := first; p <= last; p++ {
+			if o.written.get(p) && (p != first || o.tail != first+1) {
+				return true
+			}
+		}
+		return false
+	}
+	if first == 0 {
+		return false
+	}
+	for p := uint64(0); p < m.ppau; p++ {
+		if (p < first || p > last) && m.valid.get(m.auPage(au, p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// logWrite programs bytes [s, e) of AU au into the random-write log: one log page per page
+// touched, partial pages read first as everywhere (read-modify-write). When the log holds
+// logMax pages, the card first merges the AU with the most pages in it out of the log
+// (evictLog): the cost of the log is one AU merge per that many random writes into an AU,
+// instead of one per write.
+func (m *Model) logWrite(au, s, e uint64) {
+	m.readPartial(au, s, e)
+	for p := s / m.ps; p <= (e-1)/m.ps; p++ {
+		lp := uint32(au*m.ppau + p)
+		if !m.log.mapped(lp) {
+			for m.log.n >= m.logMax {
+				m.evictLog()
+			}
+			m.logAU[au]++
+		}
+		m.log.write(lp, false)
+		m.valid.set(m.auPage(au, p))
+	}
+}
+
+// logDrop forgets the log's copy of page p of AU au (it was superseded or merged).
+func (m *Model) logDrop(au, p uint64) {
+	if m.log == nil {
+		return
+	}
+	if lp := uint32(au*m.ppau + p); m.log.mapped(lp) {
+		m.log.unmap(lp)
+		m.logAU[au]--
+	}
+}
+
+// evictLog merges the AU with the most pages in the log (the lowest on ties, for
+// determinism) out of it: the merge that frees the most log space.
+func (m *Model) evictLog() {
+	victim := 0
+	for a, n := range m.logAU {
+		if n > m.logAU[victim] {
+			victim = a
+		}
+	}
+	au := uint64(victim)
+	for _, o := range m.open {
+		if o.au == au {
+			m.closeAU(o) // takes the log pages the open AU did not rewrite
+			break
+		}
+	}
+	if m.logAU[victim] > 0 {
+		m.mergeAU(au)
+	}
+}
+
+// mergeAU writes AU au (not open) to a fresh physical AU with all its valid pages, from its
+// old physical AU and from the log: a merge, costing au_close_time plus a copy per page.
+func (m *Model) mergeAU(au uint64) {
+	phys := m.auFree[0]
+	m.auFree = m.auFree[1:]
+	if m.auDirty[phys] {
+		for i := 0; i < m.ebPerAU; i++ {
+			m.eraseBlock(m.auBase + int(phys)*m.ebPerAU + i)
+		}
+	}
+	var copies uint64
+	for p := uint64(0); p < m.ppau; p++ {
+		if m.valid.get(m.auPage(au, p)) {
+			copies++
+			m.logDrop(au, p)
+		}
+	}
+	m.c.AUMerges++
+	m.merges = append(m.merges, Span{Off: m.auPage(au, 0) * m.ps, Len: m.ppau * m.ps})
+	m.lat += time.Duration(m.p.AUCloseTime)
+	m.progPages(copies, true)
+	if m.auMap[au] >= 0 {
+		m.freeAU(m.auMap[au])
+	}
+	m.auMap[au] = phys
+	m.auDirty[phys] = true
 }
 
 // readPartial charges the read half of a read-modify-write for the first and last page of
@@ -458,11 +615,14 @@ func (m *Model) openFor(au uint64) *openAU {
 func (m *Model) closeAU(o *openAU) {
 	var copies uint64
 	complete := true
+	// A page the open AU did not write is copied from the old AU or from the log (whose copy
+	// is then merged); one it did write stays in the log when the log holds a newer copy.
 	if m.p.WriteOrder == OrderSequential {
 		for p := (o.wp + m.ps - 1) / m.ps; p < m.ppau; p++ {
 			complete = false
 			if m.valid.get(m.auPage(o.au, p)) {
 				copies++
+				m.logDrop(o.au, p)
 			}
 		}
 	} else {
@@ -471,6 +631,7 @@ func (m *Model) closeAU(o *openAU) {
 				complete = false
 				if m.valid.get(m.auPage(o.au, p)) {
 					copies++
+					m.logDrop(o.au, p)
 				}
 			}
 		}
@@ -514,6 +675,8 @@ func (m *Model) discard(off, n uint64) {
 		m.valid.clear(p)
 		if p < m.pmPages {
 			m.pool.unmap(uint32(p))
+		} else {
+			m.logDrop((p-m.pmPages)/m.ppau, (p-m.pmPages)%m.ppau)
 		}
 	}
 	// A whole AU discarded and not open: its physical AU goes back to the free pool.
@@ -611,7 +774,7 @@ func (m *Model) Counters() Counters {
 }
 
 // EraseCounts returns a copy of the per-erase-block erase counters (page-mapped pool first,
-// then the AU pool).
+// then the AU pool, then the random-write log).
 func (m *Model) EraseCounts() []uint32 { return append([]uint32(nil), m.erases...) }
 
 // pagePool is a page-mapped FTL over a pool of erase blocks: writes append to the active
@@ -629,6 +792,7 @@ type pagePool struct {
 	active   int
 	wp       uint32
 	inGC     bool
+	n        int // logical pages mapped
 }
 
 // reserveBlocks free blocks are kept: garbage collection itself needs a free block to copy
@@ -649,11 +813,36 @@ func newPagePool(m *Model, logical, ppb uint64, op float64) *pagePool {
 	return pp
 }
 
+// newLogPool is a pool of blocks erase blocks over a logical space larger than it: the
+// random-write log, whose owner keeps the mapped pages below what the blocks hold.
+func newLogPool(m *Model, logical, ppb uint64, blocks int) *pagePool {
+	pp := &pagePool{m: m, ppb: uint32(ppb), base: len(m.erases), fwd: make([]uint32, logical),
+		rev: make([]uint32, uint64(blocks)*ppb), validCnt: make([]uint32, blocks), dirty: make([]bool, blocks), active: -1}
+	for i := 0; i < blocks; i++ {
+		pp.free = append(pp.free, i)
+	}
+	m.erases = append(m.erases, make([]uint32, blocks)...)
+	return pp
+}
+
+// minLogBlocks is the smallest random-write log: garbage collection keeps reserveBlocks free
+// and needs a block with invalid pages to collect.
+const minLogBlocks = reserveBlocks + 2
+
+// logSlack is how many of a log's blocks stay unused by mapped pages: a quarter, and at
+// least one more than garbage collection reserves, so that collecting the log copies at
+// most about three quarters of a block to free one (the card merges AUs out of the log to
+// keep it so).
+func logSlack(blocks int) int { return max(reserveBlocks+1, blocks/4) }
+
+func (pp *pagePool) mapped(lp uint32) bool { return pp.fwd[lp] != 0 }
+
 func (pp *pagePool) unmap(lp uint32) {
 	if ph := pp.fwd[lp]; ph != 0 {
 		pp.rev[ph-1] = 0
 		pp.validCnt[(ph-1)/pp.ppb]--
 		pp.fwd[lp] = 0
+		pp.n--
 	}
 }
 
@@ -672,6 +861,7 @@ func (pp *pagePool) write(lp uint32, copied bool) {
 	pp.wp++
 	pp.rev[ph] = lp + 1
 	pp.fwd[lp] = ph + 1
+	pp.n++
 	pp.validCnt[pp.active]++
 	pp.m.progPages(1, copied)
 	if !pp.inGC {

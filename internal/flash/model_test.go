@@ -41,7 +41,7 @@ func do(t testing.TB, m *Model, r Request) time.Duration {
 
 func TestBuiltinProfilesLoad(t *testing.T) {
 	names := Builtins()
-	if diff := cmp.Diff([]string{"emmc", "sd-a1-modern", "sd-cheap-old", "sd-typical"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"emmc", "sd-2010-worst", "sd-a1-modern", "sd-cheap-old", "sd-typical"}, names); diff != "" {
 		t.Fatalf("built-in profiles (-want +got):\n%s", diff)
 	}
 	for _, name := range names {
@@ -81,10 +81,11 @@ func TestProfileFigures(t *testing.T) {
 		seqMin, seqMax       float64 // MB/s
 		rrIOPSMin, rwIOPSMin float64
 	}{
-		{"sd-typical", 8.5, 9.5, 1000, 0},
-		{"sd-cheap-old", 2, 4, 1000, 0},
-		{"sd-a1-modern", 10, 20, 1500, 500},
-		{"emmc", 25, 40, 3000, 500},
+		{"sd-typical", 11, 16, 1300, 150},
+		{"sd-cheap-old", 7, 9.5, 1300, 0},
+		{"sd-2010-worst", 3, 6, 1300, 0},
+		{"sd-a1-modern", 35, 40, 2400, 800},
+		{"emmc", 90, 145, 2300, 2000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.profile, func(t *testing.T) {
@@ -128,7 +129,8 @@ func TestSequentialWholeAUsHaveWA1(t *testing.T) {
 // TestRandomWritesAmplifyByAU: with the card full of data and writes spread over far more
 // AUs than are open, every 4 KiB write ends up costing a whole AU (Bergmann's worst case).
 func TestRandomWritesAmplifyByAU(t *testing.T) {
-	for _, name := range []string{"sd-typical", "sd-cheap-old"} {
+	// Cards without a random-write log (which would take these writes instead).
+	for _, name := range []string{"sd-2010-worst", oldTypical, oldCheap} {
 		t.Run(name, func(t *testing.T) {
 			m := mustModel(t, name, 512*MiB)
 			p := m.Profile()
@@ -158,7 +160,7 @@ func fill(t testing.TB, m *Model) {
 }
 
 func TestFATAreaIsPageMapped(t *testing.T) {
-	m := mustModel(t, "sd-typical", 256*MiB)
+	m := mustModel(t, oldTypical, 256*MiB) // without a random-write log to take the AU area's writes
 	p := m.Profile()
 	fill(t, m)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -190,14 +192,14 @@ func TestFATAreaIsPageMapped(t *testing.T) {
 	}
 }
 
-// TestHandTrace follows a short trace on a 24 MiB sd-typical card (8 MiB FAT area, then AUs
+// TestHandTrace follows a short trace on a 24 MiB card of the pre-calibration sd-typical (8 MiB FAT area, then AUs
 // 0-3 of 4 MiB) whose latencies and counters were worked out by hand from the profile:
 // command 100us, read page 600us, cross page 50us, cross AU 300us, program 1820us, copy
 // 703us, AU close 60ms, erase 2ms per 2 MiB block. Every command programs the pages it
 // touches, partial ones included (read first when they hold data); closing a partly written
 // AU that has an older physical copy costs the AU close time plus its copies.
 func TestHandTrace(t *testing.T) {
-	m := mustModel(t, "sd-typical", 24*MiB)
+	m := mustModel(t, oldTypical, 24*MiB)
 	us := time.Microsecond
 	au := func(i uint64) uint64 { return 8*MiB + i*4*MiB }
 	steps := []struct {

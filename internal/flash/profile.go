@@ -121,6 +121,14 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 type Profile struct {
 	Name        string `toml:"name" json:"name"`
 	Description string `toml:"description" json:"description"`
+	// Calibration is the version of the profile's calibration against published measurements
+	// of the real cards it stands for (docs/cards.md; 0: never calibrated, the profiles before
+	// fsbench checked them). Results record it with the profile's name, so that runs made with
+	// different calibrations are not compared as if the card were the same.
+	Calibration int `toml:"calibration" json:"calibration,omitempty"`
+	// Base names the built-in profile this one derives from: its keys, with this file's laid
+	// over them (see fake.go).
+	Base string `toml:"base" json:"base,omitempty"`
 
 	FTL            string  `toml:"ftl" json:"ftl"`
 	PageSize       Size    `toml:"page_size" json:"page_size"`
@@ -132,6 +140,14 @@ type Profile struct {
 	PageMappedArea Size    `toml:"page_mapped_area" json:"page_mapped_area"`
 	Overprovision  float64 `toml:"overprovision" json:"overprovision"`
 	CacheSize      Size    `toml:"cache_size" json:"cache_size"`
+	// RWLogSize is the random-write log of an AU-mapped card ("au" FTL only; 0: none): a
+	// page-mapped area where the card puts small writes that do not continue an open AU,
+	// instead of merging an AU for each of them. When the log holds RWLogSize minus its
+	// slack, the card merges the AU with the most pages in it (see Model.logWrite).
+	RWLogSize Size `toml:"rw_log_size" json:"rw_log_size,omitempty"`
+	// RWLogMaxWrite is the largest write the log takes (default: page_size); larger writes
+	// open their AU as a sequential stream does.
+	RWLogMaxWrite Size `toml:"rw_log_max_write" json:"rw_log_max_write,omitempty"`
 
 	CommandTime     Duration `toml:"command_time" json:"command_time"`
 	ReadPageTime    Duration `toml:"read_page_time" json:"read_page_time"`
@@ -149,45 +165,29 @@ type Profile struct {
 
 	// PowerLoss says what the card loses when its power is cut (the powercut suite).
 	PowerLoss PowerLoss `toml:"power_loss" json:"power_loss"`
+
+	// Fake makes the card a counterfeit that announces more than it holds (fake.go); nil
+	// for a genuine card.
+	Fake *Fake `toml:"fake" json:"fake,omitempty"`
 }
-
-// PowerLoss is a card's power-loss model: which of the ways a card loses data when its power
-// is cut it has. Each rule is applied to the write stream the card received (see package
-// powercut): a profile file sets them in a [power_loss] table.
-type PowerLoss struct {
-	// VolatileCache: writes the card received after the last flush are not durable; at a cut
-	// any subset of them (chosen by the seed) survives, as from a cache written
-	// back out of order. A FUA write (a flush right after it, through a loop device) is durable.
-	VolatileCache bool `toml:"volatile_cache" json:"volatile_cache"`
-	// TornPage: the flash page being programmed at the cut holds its old content, the new
-	// one or garbage (chosen by the seed), at the card's page granularity: a 4 KiB write into
-	// a 16 KiB page can destroy the 12 KiB beside it that nobody wrote.
-	TornPage bool `toml:"torn_page" json:"torn_page"`
-	// MergeLoss: a cut while the card merges (garbage-collects) an allocation unit damages
-	// that AU: its pages not yet copied read back erased, however long ago they were flushed.
-	MergeLoss bool `toml:"merge_loss" json:"merge_loss"`
-}
-
-// DefaultPowerLoss is the model of a profile file without a [power_loss] table: a consumer
-// card with a volatile cache and no power-loss protection, which tears the page it programs
-// but does not lose a merge (sd-cheap-old's profile sets that).
-var DefaultPowerLoss = PowerLoss{VolatileCache: true, TornPage: true}
-
-// Lossless reports whether the model loses nothing the card had received before a flush.
-func (p PowerLoss) Lossless() bool { return !p.TornPage && !p.MergeLoss }
 
 //go:embed profiles/*.toml
 var builtin embed.FS
 
 // Builtins lists the names of the shipped profiles, sorted.
-func Builtins() []string {
-	ents, err := builtin.ReadDir("profiles")
+func Builtins() []string { return profileNames(builtin, "profiles") }
+
+// profileNames lists the profiles (*.toml) of an embedded directory, sorted.
+func profileNames(fsys embed.FS, dir string) []string {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		panic(err) // embedded at build time: cannot fail
 	}
 	var out []string
 	for _, e := range ents {
-		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+		if !e.IsDir() {
+			out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -196,6 +196,9 @@ func Builtins() []string {
 // BuiltinSource returns the TOML text of a shipped profile, for users to copy and edit.
 func BuiltinSource(name string) ([]byte, error) {
 	b, err := builtin.ReadFile(path.Join("profiles", name+".toml"))
+	if c, ok := counterfeitSource(name); err != nil && ok {
+		return c, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no built-in profile %q (have %s); or give a path to a profile file", name, strings.Join(Builtins(), ", "))
 	}
@@ -226,7 +229,14 @@ func Load(file string) (Profile, error) {
 
 // Parse decodes and validates profile TOML; errors name the file and line.
 func Parse(filename string, data []byte) (Profile, error) {
-	p := Profile{PowerLoss: DefaultPowerLoss}
+	var p Profile
+	base, err := baseOf(filename, data)
+	if err != nil {
+		return Profile{}, err
+	}
+	if base != nil {
+		p = *base
+	}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
 	if err != nil {
 		var pe toml.ParseError
@@ -241,6 +251,13 @@ func Parse(filename string, data []byte) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s:%d: unknown key %q (see the shipped profiles for the known keys)", filename, lines[k], k)
 	}
 	if key, err := p.validate(); err != nil {
+		return Profile{}, fmt.Errorf("%s:%d: %s: %w", filename, lines[key], key, err)
+	}
+	// A profile built on a base keeps the base's power-loss model unless it sets its own.
+	if !md.IsDefined("power_loss") && base == nil {
+		p.PowerLoss = DefaultPowerLoss(p)
+	}
+	if key, err := p.CheckPowerLoss(); err != nil {
 		return Profile{}, fmt.Errorf("%s:%d: %s: %w", filename, lines[key], key, err)
 	}
 	return p, nil
@@ -310,6 +327,20 @@ func (p *Profile) validate() (string, error) {
 	if p.CacheSize%p.PageSize != 0 {
 		return "cache_size", fmt.Errorf("must be a multiple of page_size, not %d", p.CacheSize)
 	}
+	if p.RWLogSize > 0 {
+		if p.FTL != FTLAU {
+			return "rw_log_size", fmt.Errorf("only an %q FTL has a random-write log (a %q FTL maps every page already): set it to 0", FTLAU, p.FTL)
+		}
+		if p.RWLogSize%p.EraseBlock != 0 || p.RWLogSize/p.EraseBlock < minLogBlocks {
+			return "rw_log_size", fmt.Errorf("must be a multiple of erase_block (%s) and at least %d of them, not %d", FormatSize(uint64(p.EraseBlock)), minLogBlocks, p.RWLogSize)
+		}
+	}
+	if p.RWLogMaxWrite == 0 {
+		p.RWLogMaxWrite = p.PageSize
+	}
+	if p.Calibration < 0 {
+		return "calibration", fmt.Errorf("must be 0 (never calibrated) or a positive version, not %d", p.Calibration)
+	}
 	for _, d := range []struct {
 		key string
 		v   Duration
@@ -328,6 +359,11 @@ func (p *Profile) validate() (string, error) {
 	}
 	if p.Endurance == 0 {
 		return "endurance", errors.New("must be set: rated program/erase cycles per block")
+	}
+	if p.Fake != nil {
+		if key, err := p.Fake.validate(); err != nil {
+			return key, err
+		}
 	}
 	return "", nil
 }

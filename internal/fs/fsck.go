@@ -72,7 +72,7 @@ func Check(ctx context.Context, run Runner, k Kind, dev string) (string, string,
 	if !ok {
 		return FsckNone, "no checker known for " + k.Name, nil
 	}
-	code, out, err := runCode(ctx, run, c)
+	code, out, err := runCode(ctx, run, c, dev)
 	switch {
 	case err != nil:
 		return FsckToolFailed, out, err
@@ -117,7 +117,7 @@ func Repair(ctx context.Context, run Runner, k Kind, dev string) (string, string
 	if !ok {
 		return FsckUnrecoverable, "no checker known for " + k.Name, nil
 	}
-	code, out, err := runCode(ctx, run, c)
+	code, out, err := runCode(ctx, run, c, dev)
 	if err != nil {
 		return FsckUnrecoverable, out, err
 	}
@@ -127,10 +127,10 @@ func Repair(ctx context.Context, run Runner, k Kind, dev string) (string, string
 	return FsckUnrecoverable, out, nil
 }
 
-// runCode runs the command and returns its exit code (-1: it did not run or was killed);
-// the error is set only when ctx ended.
-func runCode(ctx context.Context, run Runner, c fsckCommand) (int, string, error) {
-	out, err := runner(run)(ctx, c.tool, c.args...)
+// runCode runs the command, confined to dev, and returns its exit code (-1: it did not run or was
+// killed); the error is set only when ctx ended.
+func runCode(ctx context.Context, run Runner, c fsckCommand, dev string) (int, string, error) {
+	out, err := runner(run)(withJail(ctx, jail{devices: []string{dev}}), c.tool, c.args...)
 	text := strings.TrimSpace(string(out))
 	if len(text) > maxOutput {
 		text = "..." + text[len(text)-maxOutput:]

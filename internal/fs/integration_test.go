@@ -388,3 +388,47 @@ func TestIntegrationTmpfs(t *testing.T) {
 		t.Errorf("UnmountTmpfs when not mounted: %v, want nil", err)
 	}
 }
+
+// TestConfinedTools runs every installed mkfs, checker and image builder through its jail on a
+// loop device (the kernel need not have the filesystem: only mounting needs it): each must work
+// confined, and its checker find its fresh filesystem clean.
+func TestConfinedTools(t *testing.T) {
+	sys := needConfinement(t)
+	for _, k := range Kinds() {
+		if k.Flash || k.NotMainline != "" {
+			continue
+		}
+		t.Run(k.Name, func(t *testing.T) {
+			if _, err := sys.LookPath(k.Tool); err != nil {
+				t.Skipf("%s not installed (Debian package %s)", k.Tool, k.Package)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if k.ReadOnly {
+				src, _ := sourceTree(t)
+				img := filepath.Join(t.TempDir(), "image")
+				if err := BuildImage(ctx, nil, k, src, img, nil); err != nil {
+					t.Fatal(err)
+				}
+				if fi, err := os.Stat(img); err != nil || fi.Size() == 0 {
+					t.Fatalf("no image built: %v", err)
+				}
+				return
+			}
+			dev := attachLoop(t, imageSize)
+			if err := Mkfs(ctx, nil, k, dev, nil); err != nil {
+				t.Fatal(err)
+			}
+			got, out, err := Check(ctx, nil, k, dev)
+			if err != nil || (got != FsckClean && got != FsckNone) {
+				t.Fatalf("check of a fresh %s: %s, %v:\n%s", k.Name, got, err, out)
+			}
+			if got == FsckNone {
+				return
+			}
+			if got, out, err := Repair(ctx, nil, k, dev); err != nil || got != FsckRepaired {
+				t.Fatalf("repair of a fresh %s: %s, %v:\n%s", k.Name, got, err, out)
+			}
+		})
+	}
+}

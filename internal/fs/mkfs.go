@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -38,13 +39,15 @@ func mkfsArgs(k Kind, dev string, args []string) ([]string, error) {
 
 // Mkfs makes a filesystem of kind k on dev with the variant's extra args, adding the flags that
 // make it non-interactive (mkfs.ext4 -F -q, mkfs.xfs -f -q, mkfs.btrfs -f -q, mkfs.f2fs -f -q,
-// mkfs.nilfs2 -f -q, mkfs.vfat -I). Errors carry the command line and the tool's output.
-// A nil run means DefaultRunner.
+// mkfs.nilfs2 -f -q, mkfs.vfat -I). The tool runs confined: dev is the only device it can open,
+// a private directory the only place it can write. Errors carry the command line and the
+// tool's output. A nil run means DefaultRunner.
 func Mkfs(ctx context.Context, run Runner, k Kind, dev string, args []string) error {
 	argv, err := mkfsArgs(k, dev, args)
 	if err != nil {
 		return err
 	}
+	ctx = withJail(ctx, jail{devices: []string{dev}, userWords: len(args) > 0})
 	if out, err := runner(run)(ctx, k.Tool, argv...); err != nil {
 		return cmdError(ctx, k.Tool, argv, err, out)
 	}
@@ -73,8 +76,17 @@ func buildImageArgs(k Kind, src, img string, args []string) ([]string, error) {
 
 // BuildImage builds a read-only image of the directory src into the file img
 // (squashfs: mksquashfs SRC IMG -noappend -no-progress ARGS; erofs: mkfs.erofs ARGS IMG SRC).
-// A nil run means DefaultRunner.
+// The builder runs confined: img is the only file it can write besides its private directory,
+// and it can open no device. A nil run means DefaultRunner.
 func BuildImage(ctx context.Context, run Runner, k Kind, src, img string, args []string) error {
+	// Absolute: the builder's working directory is its private one, not this process's.
+	src, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	if img, err = filepath.Abs(img); err != nil {
+		return err
+	}
 	argv, err := buildImageArgs(k, src, img, args)
 	if err != nil {
 		return err
@@ -86,6 +98,7 @@ func BuildImage(ctx context.Context, run Runner, k Kind, src, img string, args [
 	} else if !fi.IsDir() {
 		return fmt.Errorf("build %s image: source %s is not a directory", k.Name, src)
 	}
+	ctx = withJail(ctx, jail{read: []string{src}, write: []string{img}, userWords: len(args) > 0})
 	if out, err := runner(run)(ctx, k.Tool, argv...); err != nil {
 		return cmdError(ctx, k.Tool, argv, err, out)
 	}

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/confine"
 	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
@@ -103,8 +105,10 @@ func MountFlags(options string) (flags uintptr, data string, err error) {
 
 // Mount mounts dev on dir with type k.Name and options (as for mount -o). For nilfs2 it uses
 // mount(8): mount.nilfs2 starts nilfs_cleanerd, the garbage collector, which is part of how nilfs2
-// really runs; every other kind is mounted with the mount(2) system call. Read-only kinds are
-// always mounted read-only.
+// really runs (its options name no file; CheckMountOptions guards them); every other kind is
+// mounted with the mount(2) system call, made in a jail whose /dev holds only dev (package
+// confine). Where the kernel allows no jail, options are refused and a mount without any runs as
+// it is. Read-only kinds are always mounted read-only.
 func Mount(ctx context.Context, k Kind, dev, dir, options string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), err)
@@ -121,7 +125,34 @@ func Mount(ctx context.Context, k Kind, dev, dir, options string) error {
 		// the block device for writing.
 		flags |= unix.MS_RDONLY
 	}
-	if err := unix.Mount(dev, dir, k.Name, flags, data); err != nil {
+	if !filepath.IsAbs(dev) {
+		// jffs2's "mtd3", ubifs's "ubi0:fsbench": the kernel finds the source by number or
+		// name, not by path, so there is no device to jail.
+		if err := unix.Mount(dev, dir, k.Name, flags, data); err != nil {
+			return mountError(k, dev, dir, options, err)
+		}
+		return nil
+	}
+	// The kernel resolves paths in mount options (journal_path=, logdev=, device=) in the
+	// caller's namespace: the mount is made in a jail whose /dev holds only dev. A kernel older
+	// than the new mount API (5.2) mounts as it is: CheckMountOptions guards the options there.
+	var se *confine.SetupError
+	switch why := confine.Available(); {
+	case why != nil && options != "":
+		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{why})
+	case why != nil, confine.MountAvailable() != nil:
+		err = unix.Mount(dev, dir, k.Name, flags, data)
+	default:
+		err = confine.Mount(dev, dir, k.Name, flags, data)
+		if errors.As(err, &se) {
+			if options != "" {
+				return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{err})
+			}
+			// No word of the user's: the default mount runs as it is.
+			err = unix.Mount(dev, dir, k.Name, flags, data)
+		}
+	}
+	if err != nil {
 		return mountError(k, dev, dir, options, err)
 	}
 	return nil

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/confine"
 )
 
 // Runner runs an external program and returns its combined output (stdout and stderr through
@@ -30,10 +33,16 @@ func execRunner(ctx context.Context, name string, args ...string) ([]byte, error
 			path = p
 		}
 	}
+	if j, ok := ctx.Value(jailKey{}).(jail); ok {
+		return runConfined(ctx, j, path, args)
+	}
+	return runPlain(ctx, path, args)
+}
+
+// runPlain runs path as it is.
+func runPlain(ctx context.Context, path string, args []string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, path, args...)
-	// Messages are parsed (version lines, "unknown filesystem type") and stored with results:
-	// a localized tool would break the first and make the second unreadable to others.
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = toolEnv()
 	// mount.nilfs2 starts nilfs_cleanerd, a daemon that may inherit the output pipe; without a
 	// WaitDelay, CombinedOutput would wait for the daemon to exit, i.e. until unmount.
 	cmd.WaitDelay = waitDelay
@@ -43,6 +52,114 @@ func execRunner(ctx context.Context, name string, args ...string) ([]byte, error
 		err = nil
 	}
 	return out, err
+}
+
+// toolEnv is the environment of every program fsbench runs. Messages are parsed (version lines,
+// "unknown filesystem type") and stored with results: a localized tool would break the first and
+// make the second unreadable to others.
+func toolEnv() []string { return append(os.Environ(), "LC_ALL=C") }
+
+// jail is what a program run against a device may touch: DefaultRunner runs it confined (package
+// confine) when its context carries one (withJail). Only this package makes jails, for the
+// programs it points at a device: mkfs, fsck, image builders.
+type jail struct {
+	devices []string // the device under test, the only one in the program's /dev
+	read    []string // what it reads besides the system's directories (an image builder's source)
+	// write are files it may write besides its directory (an image builder's output), made
+	// (empty) if missing.
+	write []string
+	// userWords: its command line holds words a user gave (a variant's mkfs words), which
+	// must not reach a program that cannot be confined.
+	userWords bool
+}
+
+// sysAdminTools keep CAP_SYS_ADMIN in their jail, with why: the kernel allows setting a block
+// device's block size (BLKBSZSET) to CAP_SYS_ADMIN only, and the xfs tools exit when they
+// cannot. Their system call filter still denies every mount, namespace and node-making call.
+var sysAdminTools = map[string]string{
+	"mkfs.xfs":   "sets the device's block size (BLKBSZSET) and exits when it cannot",
+	"xfs_repair": "sets the device's block size (BLKBSZSET) and exits when it cannot",
+}
+
+type jailKey struct{}
+
+func withJail(ctx context.Context, j jail) context.Context {
+	return context.WithValue(ctx, jailKey{}, j)
+}
+
+type workDirKey struct{}
+
+// WithWorkDir names the run's work directory: the private directory of each confined program
+// is made in it (it is the system's temporary directory otherwise).
+func WithWorkDir(ctx context.Context, dir string) context.Context {
+	return context.WithValue(ctx, workDirKey{}, dir)
+}
+
+// UnconfinedError refuses to hand a user's words to a program when the kernel does not let
+// fsbench confine it.
+type UnconfinedError struct{ Why error }
+
+func (e *UnconfinedError) Error() string {
+	return "mkfs and mount options given in a configuration are refused on this machine: fsbench runs the tools they go to " +
+		"in a jail the kernel enforces (a mount namespace whose /dev holds only the device under test), and this kernel " +
+		"refuses one (" + e.Why.Error() + "); remove the options (the default mkfs and mount of each filesystem still run), " +
+		"or run fsbench where it may make namespaces (as root, outside a restricted container)"
+}
+
+func (e *UnconfinedError) Unwrap() error { return e.Why }
+
+// Confinement says whether the programs fsbench points at a device run confined here (nil), or
+// why not.
+func Confinement() error { return confine.Available() }
+
+// ConfinementMethod says, for a run's methods, how the tools ran here.
+func ConfinementMethod() string {
+	if err := confine.Available(); err != nil {
+		return "not confined: " + err.Error() + "; the variants' own mkfs and mount options were refused, the defaults ran as they are"
+	}
+	mounts := "mounts were made in such a jail (fsopen, fsmount); the mount time includes a hand-over to the jail's thread (tens of microseconds)"
+	if err := confine.MountAvailable(); err != nil {
+		mounts = "mounts were not (" + err.Error() + "): the word check guarded the mount options"
+	}
+	return "mkfs, fsck and image builders ran confined (a mount namespace whose /dev holds only the device under test, every other mount read-only and nodev, " +
+		"a new pid namespace, a private working directory, capabilities dropped, no_new_privs, a system call filter); the mkfs time includes starting the tool in its jail (a few milliseconds); " +
+		mounts
+}
+
+// runConfined runs path confined by j; where confinement is impossible, it runs it as it is if
+// no user's word is on its command line, and refuses otherwise.
+func runConfined(ctx context.Context, j jail, path string, args []string) ([]byte, error) {
+	if !filepath.IsAbs(path) {
+		_, err := exec.LookPath(path) // not installed: say so as exec does
+		return nil, err
+	}
+	if err := confine.Available(); err != nil {
+		if j.userWords {
+			return nil, &UnconfinedError{err}
+		}
+		return runPlain(ctx, path, args)
+	}
+	// The program's working directory, the one place it may write: made for this call in the
+	// run's work directory (WithWorkDir) and used by nothing else, so whatever the program left
+	// there goes with it (RemoveAll follows no symlink, and nothing can be mounted there from
+	// the jail).
+	base, _ := ctx.Value(workDirKey{}).(string)
+	dir, err := os.MkdirTemp(base, ".confined-")
+	if err != nil {
+		return nil, fmt.Errorf("making the private directory of %s: %w", path, err)
+	}
+	defer os.RemoveAll(dir)
+	for _, w := range j.write {
+		f, err := os.OpenFile(w, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("making %s for %s to write: %w", w, path, err)
+		}
+		f.Close()
+	}
+	_, sysAdmin := sysAdminTools[filepath.Base(path)]
+	return confine.CombinedOutput(ctx, confine.Spec{Devices: j.devices, Dir: dir, Read: j.read, Write: j.write, Env: toolEnv(),
+		WaitDelay: waitDelay, SysAdmin: sysAdmin},
+		path, args...)
 }
 
 func runner(run Runner) Runner {

@@ -24,6 +24,8 @@ type Request struct {
 	Work string `json:"work,omitempty"`
 	// TimeScale multiplies a simulated card's modelled waits (0 = 1).
 	TimeScale float64 `json:"time_scale,omitempty"`
+	// NoCapacityCheck skips the capacity check of a device target (a board's card).
+	NoCapacityCheck bool `json:"no_capacity_check,omitempty"`
 }
 
 // WriteRequest writes r to path as JSON.

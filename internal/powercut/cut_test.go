@@ -109,19 +109,30 @@ type memImage struct{ b []byte }
 func (m *memImage) ReadAt(p []byte, off int64) (int, error)  { return copy(p, m.b[off:]), nil }
 func (m *memImage) WriteAt(p []byte, off int64) (int, error) { return copy(m.b[off:], p), nil }
 
+// tinyModel is the power-loss model pl on the tiny card: 512-byte pages, erase blocks of 4.
+func tinyModel(pl flash.PowerLoss, cache uint64) Model {
+	return Model{PowerLoss: pl, CacheSize: cache, PageSize: tinyPage, EraseBlock: 4 * tinyPage}
+}
+
 // TestPowerLossRules applies each rule of the power-loss model alone, and all together, to
 // the tiny stream at chosen cuts and seeds, and compares the card's state with the golden one.
 func TestPowerLossRules(t *testing.T) {
 	s := tinyStream()
 	rules := []struct {
 		name string
-		pl   flash.PowerLoss
+		m    Model
 	}{
-		{"lossless", flash.PowerLoss{}},
-		{"volatile_cache", flash.PowerLoss{VolatileCache: true}},
-		{"torn_page", flash.PowerLoss{TornPage: true}},
-		{"merge_loss", flash.PowerLoss{MergeLoss: true}},
-		{"all", flash.PowerLoss{VolatileCache: true, TornPage: true, MergeLoss: true}},
+		{"lossless", tinyModel(flash.PowerLoss{}, 0)},
+		{"protected", tinyModel(flash.PowerLoss{Protected: true}, 0)},
+		{"volatile_cache any, 2 pages", tinyModel(flash.PowerLoss{VolatileCache: true}, 2*tinyPage)},
+		{"volatile_cache fifo, 8 pages", tinyModel(flash.PowerLoss{VolatileCache: true, CacheOrder: flash.CacheOrderFIFO}, 8*tinyPage)},
+		{"volatile_cache none", tinyModel(flash.PowerLoss{VolatileCache: true, CacheOrder: flash.CacheOrderNone}, 8*tinyPage)},
+		{"write_buffer 2 pages", tinyModel(flash.PowerLoss{WriteBuffer: 2 * tinyPage}, 0)},
+		{"torn_page", tinyModel(flash.PowerLoss{TornPage: true}, 0)},
+		{"torn_page, paired_page", tinyModel(flash.PowerLoss{TornPage: true, PairedPage: true}, 0)},
+		{"merge_loss", tinyModel(flash.PowerLoss{MergeLoss: true}, 0)},
+		{"write_buffer, torn, paired, merge", tinyModel(flash.PowerLoss{WriteBuffer: 2 * tinyPage, TornPage: true, PairedPage: true, MergeLoss: true}, 0)},
+		{"cache, torn, merge", tinyModel(flash.PowerLoss{VolatileCache: true, TornPage: true, MergeLoss: true}, 4*tinyPage)},
 	}
 	cuts := []Cut{
 		{Pos: 1, Kind: CutBeforeFlush}, {Pos: 2, Kind: CutAfterFlush}, {Pos: 3, Kind: CutRandom},
@@ -133,7 +144,7 @@ func TestPowerLossRules(t *testing.T) {
 		for _, c := range cuts {
 			for _, seed := range []uint64{1, 2, 3} {
 				c.Seed = seed
-				o := Decide(s.Records, c, r.pl, tinyPage)
+				o := Decide(s.Records, c, r.m)
 				fmt.Fprintf(&out, "seed %d %-40s %s\n", seed, pageMap(cutImage(t, s, o)), o)
 			}
 		}
@@ -141,30 +152,117 @@ func TestPowerLossRules(t *testing.T) {
 	golden.Check(t, "rules.golden", out.Bytes())
 }
 
-// TestRuleInvariants checks what each rule promises, over many seeds: a lossless card holds
-// exactly the prefix; without a volatile cache nothing received before the cut is lost but
-// the torn page; nothing flushed is ever lost without torn pages or merge loss.
+// TestRuleInvariants checks what each kind of card promises, over many seeds: a lossless or
+// protected card holds exactly the prefix; a cache never loses what was flushed, nor more than
+// its size of what was not; a write buffer never loses more than its size; and what the card
+// destroyed outside the filesystem's window since its last flush is card damage, never the
+// filesystem's.
 func TestRuleInvariants(t *testing.T) {
 	s := tinyStream()
 	for pos := 1; pos <= len(s.Records); pos++ {
 		prefix := cutImage(t, s, Outcome{Durable: pos})
 		for seed := uint64(0); seed < 50; seed++ {
 			c := Cut{Pos: pos, Seed: seed}
-			if got := cutImage(t, s, Decide(s.Records, c, flash.PowerLoss{}, tinyPage)); !bytes.Equal(got, prefix) {
-				t.Fatalf("lossless cut %d seed %d: %s, want the prefix %s", pos, seed, pageMap(got), pageMap(prefix))
-			}
-			o := Decide(s.Records, c, flash.PowerLoss{VolatileCache: true}, tinyPage)
-			if o.Durable > pos || (o.Durable > 0 && s.Records[o.Durable-1].Op != flash.OpFlush) {
-				t.Fatalf("volatile cut %d seed %d: durable %d is not the last flush", pos, seed, o.Durable)
-			}
-			if o.Torn != nil || len(o.Erased) > 0 {
-				t.Fatalf("volatile cache alone tore or erased: %s", o)
-			}
-			for i := o.Durable; i < pos; i++ {
-				if s.Records[i].FUA && !slices.Contains(o.Survivors, i) {
-					t.Fatalf("cut %d seed %d: the FUA write %d was lost: %s", pos, seed, i, o)
+			for _, pl := range []flash.PowerLoss{{}, {Protected: true}} {
+				o := Decide(s.Records, c, tinyModel(pl, 0))
+				if got := cutImage(t, s, o); !bytes.Equal(got, prefix) || len(o.CardDamage) > 0 {
+					t.Fatalf("%+v cut %d seed %d: %s, want the prefix %s", pl, pos, seed, pageMap(got), pageMap(prefix))
 				}
 			}
+			for _, order := range []string{flash.CacheOrderAny, flash.CacheOrderFIFO, flash.CacheOrderNone} {
+				o := Decide(s.Records, c, tinyModel(flash.PowerLoss{VolatileCache: true, CacheOrder: order}, 2*tinyPage))
+				if o.Durable > pos || o.Durable < o.SinceFlush || (o.SinceFlush > 0 && s.Records[o.SinceFlush-1].Op != flash.OpFlush) {
+					t.Fatalf("cache %s cut %d seed %d: durable %d before the last flush (%d): %s", order, pos, seed, o.Durable, o.SinceFlush, o)
+				}
+				lost := uint64(0)
+				for i := o.Durable; i < pos; i++ {
+					r := s.Records[i]
+					if r.FUA && !slices.Contains(o.Survivors, i) {
+						t.Fatalf("cut %d seed %d: the FUA write %d was lost: %s", pos, seed, i, o)
+					}
+					if r.Op == flash.OpWrite && !slices.Contains(o.Survivors, i) {
+						lost += pagesOf(r, tinyPage) * tinyPage
+					}
+				}
+				if lost > 2*tinyPage || o.Torn != nil || len(o.Erased) > 0 || len(o.CardDamage) > 0 {
+					t.Fatalf("cache %s cut %d seed %d: lost %d bytes of a 1 KiB cache, or damaged: %s", order, pos, seed, lost, o)
+				}
+				if order == flash.CacheOrderNone && len(o.Survivors) > 0 && !s.Records[o.Survivors[0]].FUA {
+					t.Fatalf("cache none cut %d seed %d: a cached write survived: %s", pos, seed, o)
+				}
+			}
+			o := Decide(s.Records, c, tinyModel(flash.PowerLoss{WriteBuffer: 2 * tinyPage}, 0))
+			lost := uint64(0)
+			for i := o.Durable; i < pos; i++ {
+				if r := s.Records[i]; r.Op == flash.OpWrite {
+					lost += pagesOf(r, tinyPage) * tinyPage
+				}
+			}
+			if o.Partial != nil {
+				lost -= o.Partial.Bytes
+			}
+			if lost > 2*tinyPage+tinyPage || len(o.Survivors) > 0 {
+				t.Fatalf("write buffer cut %d seed %d: lost %d bytes of a 1 KiB buffer: %s", pos, seed, lost, o)
+			}
+			if o.Durable < o.SinceFlush && len(o.CardDamage) == 0 && lost > 0 {
+				t.Fatalf("write buffer cut %d seed %d: a flushed write lost without card damage: %s", pos, seed, o)
+			}
+		}
+	}
+}
+
+// TestPairedPage: the paired page is programmed before the torn one, never the torn one: a
+// write into the same page before it is skipped for the page before that.
+func TestPairedPage(t *testing.T) {
+	recs := []Record{
+		{Op: flash.OpWrite, Off: 0, Len: tinyPage},                     // page 0
+		{Op: flash.OpWrite, Off: tinyPage, Len: tinyPage / 2},          // first half of page 1
+		{Op: flash.OpFlush},                                            //
+		{Op: flash.OpWrite, Off: tinyPage + tinyPage/2, Len: tinyPage}, // second half of page 1, first of page 2
+		{Op: flash.OpWrite, Off: 5 * tinyPage, Len: tinyPage},          // page 5: another erase block
+	}
+	m := tinyModel(flash.PowerLoss{TornPage: true, PairedPage: true}, 0)
+	tests := []struct {
+		target, landed int
+		want           *flash.Span
+	}{
+		{3, 1, &flash.Span{Off: tinyPage, Len: tinyPage}}, // page 2 torn: page 1 of the same write
+		{3, 0, &flash.Span{Off: 0, Len: tinyPage}},        // page 1 torn: not page 1 again, page 0
+		{4, 0, nil}, // page 5 torn: page 2 is in another block
+	}
+	for _, tc := range tests {
+		got := pairedPage(recs, tc.target, tc.landed, m)
+		if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+			t.Errorf("torn page %d of request %d: paired %v, want %v", tc.landed, tc.target, got, tc.want)
+		}
+	}
+}
+
+// TestCardDamage: damage inside what the filesystem wrote since its last flush is the
+// filesystem's to cope with; outside it, the card's.
+func TestCardDamage(t *testing.T) {
+	s := tinyStream()
+	tests := []struct {
+		name string
+		o    Outcome
+		want []flash.Span
+	}{
+		{"garbage page over the write in flight only", Outcome{Cut: Cut{Pos: 3}, Durable: 3, SinceFlush: 2,
+			Torn: &Torn{Record: 3, Page: flash.Span{Off: 3 * tinyPage, Len: tinyPage}, Mode: "garbage"}}, nil},
+		{"garbage page beside a small write", Outcome{Cut: Cut{Pos: 7}, Durable: 7, SinceFlush: 5,
+			Torn: &Torn{Record: 7, Page: flash.Span{Off: 7 * tinyPage, Len: tinyPage}, Mode: "garbage"}},
+			[]flash.Span{{Off: 7*tinyPage + tinyPage/2, Len: tinyPage / 2}}},
+		{"old page: nothing destroyed", Outcome{Cut: Cut{Pos: 7}, Durable: 7, SinceFlush: 5,
+			Torn: &Torn{Record: 7, Page: flash.Span{Off: 7 * tinyPage, Len: tinyPage}, Mode: "old"}}, nil},
+		{"a merge erasing flushed pages and the window's", Outcome{Cut: Cut{Pos: 7}, Durable: 7, SinceFlush: 5,
+			Erased: []flash.Span{{Off: 4 * tinyPage, Len: 4 * tinyPage}}},
+			[]flash.Span{{Off: 4 * tinyPage, Len: 2*tinyPage + tinyPage/2}, {Off: 7*tinyPage + tinyPage/2, Len: tinyPage / 2}}},
+		{"a write buffer losing a flushed write", Outcome{Cut: Cut{Pos: 5}, Durable: 3, SinceFlush: 5,
+			Partial: &Partial{Record: 3, Bytes: tinyPage}}, []flash.Span{{Off: 4 * tinyPage, Len: 2 * tinyPage}}},
+	}
+	for _, tc := range tests {
+		if got := cardDamage(s.Records, tc.o, tinyPage); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: card damage %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -212,13 +310,9 @@ func TestOverlay(t *testing.T) {
 	}
 }
 
-// TestStreamRoundTrip writes a stream with the recorder and reads it back.
-func TestStreamRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	w, err := NewRecorder(dir, 6000)
-	if err != nil {
-		t.Fatal(err)
-	}
+// recordTiny records the tiny stream with w and returns it.
+func recordTiny(t *testing.T, w *Recorder) *Stream {
+	t.Helper()
 	src := tinyStream()
 	for _, r := range src.Records {
 		data := make([]byte, r.Len)
@@ -229,9 +323,20 @@ func TestStreamRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return src
+}
+
+// TestStreamRoundTrip writes a stream with the recorder and reads it back.
+func TestStreamRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewRecorder(dir, 6000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := recordTiny(t, w)
 	w.Add(Record{Op: flash.OpWrite, Len: 2000}, make([]byte, 2000)) // past the limit
-	if !w.Full() || w.Len() != uint64(len(src.Records)) {
-		t.Fatalf("full %v len %d", w.Full(), w.Len())
+	if !w.Full() || w.Recorded() != uint64(len(src.Records)) || w.Len() != w.Recorded()+1 {
+		t.Fatalf("full %v, %d recorded of %d", w.Full(), w.Recorded(), w.Len())
 	}
 	w.Close()
 	s, err := OpenStream(dir)
@@ -242,5 +347,91 @@ func TestStreamRoundTrip(t *testing.T) {
 	o := Outcome{Durable: len(s.Records)}
 	if a, b := cutImage(t, s, o), cutImage(t, src, o); !bytes.Equal(a, b) {
 		t.Errorf("replayed stream differs: %s vs %s", pageMap(a), pageMap(b))
+	}
+}
+
+// TestTruncatedRecording: a stream that fills up stops recording but goes on counting, so that
+// its cuts are drawn within what it holds, and an acknowledgement given after it ended (at a
+// position past it) is never required at them. Before, the position stopped with the stream
+// and such an acknowledgement was required at the last cut, of data the stream never held.
+func TestTruncatedRecording(t *testing.T) {
+	tests := []struct {
+		name     string
+		limit    uint64
+		wantFull bool
+	}{
+		{"room for everything", 1 << 20, false},
+		{"full after the tiny stream's 5 KiB", 6000, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := NewRecorder(dir, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recordTiny(t, w)
+			for i := 0; i < 3; i++ { // a file written and acknowledged: write, flush
+				w.Add(Record{Op: flash.OpWrite, Off: 0, Len: 2000}, make([]byte, 2000))
+				w.Add(Record{Op: flash.OpFlush}, nil)
+			}
+			ack := w.Len() // what the workload's Pos reads after the fsync
+			if w.Full() != tc.wantFull || (w.Recorded() < w.Len()) != tc.wantFull {
+				t.Fatalf("full %v, %d of %d requests recorded", w.Full(), w.Recorded(), w.Len())
+			}
+			w.Close()
+			s, err := OpenStream(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if uint64(len(s.Records)) != w.Recorded() {
+				t.Fatalf("stream holds %d requests, recorder says %d", len(s.Records), w.Recorded())
+			}
+			man := &Manifest{Files: []*File{{Path: "late", Versions: []Version{at(version(content(1, 2000), OpCreate), ack-2, ack)}}}}
+			empty := t.TempDir()
+			cuts := PlanCuts(s.Records, 30, 1)
+			for _, c := range cuts {
+				if c.Pos > len(s.Records) {
+					t.Fatalf("cut at %d beyond the %d requests recorded", c.Pos, len(s.Records))
+				}
+				chk, err := man.Verify(empty, uint64(c.Pos))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if required := uint64(c.Pos) >= ack; (chk.AckedLost == 1) != required {
+					t.Errorf("cut %d, acknowledgement at %d: acked lost %d, want the file required: %v", c.Pos, ack, chk.AckedLost, required)
+				}
+			}
+			if last := cuts[len(cuts)-1].Pos; tc.wantFull == (uint64(last) >= ack) {
+				t.Errorf("last cut %d, acknowledgement at %d: want it past the stream only when the stream was full", last, ack)
+			}
+		})
+	}
+}
+
+// TestFloor: the prefix a cut builder advances the card to in place is never past any cut's
+// durable prefix at that point, and never goes back as the cuts move forward.
+func TestFloor(t *testing.T) {
+	s := tinyStream()
+	models := []Model{
+		tinyModel(flash.PowerLoss{}, 0), tinyModel(flash.PowerLoss{Protected: true}, 0),
+		tinyModel(flash.PowerLoss{VolatileCache: true}, 2*tinyPage), tinyModel(flash.PowerLoss{VolatileCache: true, CacheOrder: flash.CacheOrderFIFO}, 8*tinyPage),
+		tinyModel(flash.PowerLoss{WriteBuffer: 2 * tinyPage, TornPage: true, PairedPage: true}, 0), tinyModel(flash.PowerLoss{WriteBuffer: 8 * tinyPage}, 0),
+	}
+	for _, m := range models {
+		prev := 0
+		for pos := 0; pos <= len(s.Records); pos++ {
+			f := Floor(s.Records, pos, m)
+			if f < prev || f > pos {
+				t.Fatalf("%+v: floor %d at %d after %d", m.PowerLoss, f, pos, prev)
+			}
+			prev = f
+			for seed := uint64(0); seed < 50; seed++ {
+				if o := Decide(s.Records, Cut{Pos: pos, Seed: seed}, m); o.Durable < f {
+					t.Fatalf("%+v cut %d seed %d: durable %d below the floor %d", m.PowerLoss, pos, seed, o.Durable, f)
+				}
+			}
+		}
 	}
 }

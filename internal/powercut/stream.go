@@ -58,11 +58,14 @@ func decodeRecord(b []byte) Record {
 }
 
 // Recorder appends the requests a card receives to a stream on disk, outside the device
-// under test. The data file is bounded: past Limit bytes the recorder stops (Full) instead of
-// filling the disk, and the cuts are planned over what it holds.
+// under test. The data file is bounded: past Limit bytes the recorder stops recording (Full)
+// instead of filling the disk, and the cuts are planned over what it holds. It goes on counting
+// the requests, so that an acknowledgement given after the stream ended has a position past
+// it, which no cut reaches: the stream cannot promise what it did not record.
 type Recorder struct {
 	idx, data *os.File
-	n         uint64 // records written
+	n         uint64 // requests received: the card's request position
+	recorded  uint64 // records written: n until the stream was full
 	dataLen   uint64
 	limit     uint64
 	full      bool
@@ -88,9 +91,13 @@ func NewRecorder(dir string, limit uint64) (*Recorder, error) {
 }
 
 // Add appends one request; data is a write's content. Reads are ignored. Once the data
-// limit is reached nothing more is recorded and Full reports it.
+// limit is reached nothing more is recorded (but still counted) and Full reports it.
 func (w *Recorder) Add(r Record, data []byte) error {
-	if r.Op == flash.OpRead || w.full {
+	if r.Op == flash.OpRead {
+		return nil
+	}
+	w.n++
+	if w.full {
 		return nil
 	}
 	if r.Op == flash.OpWrite {
@@ -105,15 +112,18 @@ func (w *Recorder) Add(r Record, data []byte) error {
 		w.dataLen += r.Len
 	}
 	r.encode(w.buf[:])
-	if _, err := w.idx.WriteAt(w.buf[:], int64(w.n*recordSize)); err != nil {
+	if _, err := w.idx.WriteAt(w.buf[:], int64(w.recorded*recordSize)); err != nil {
 		return fmt.Errorf("record request: %w", err)
 	}
-	w.n++
+	w.recorded++
 	return nil
 }
 
-// Len is how many requests were recorded: the card's request position.
+// Len is how many requests the card received since recording started: its request position.
 func (w *Recorder) Len() uint64 { return w.n }
+
+// Recorded is how many requests the stream holds: Len, or less once the stream was full.
+func (w *Recorder) Recorded() uint64 { return w.recorded }
 
 // Full reports whether the data limit stopped the recording.
 func (w *Recorder) Full() bool { return w.full }

@@ -17,22 +17,37 @@ type Check struct {
 	Files int `json:"files"`
 	// AckedLost are acknowledged files missing, AckedCorrupt acknowledged files whose
 	// content is neither the acknowledged one nor a later one (nor, for a write in flight, a
-	// block-by-block mix of them): the numbers that must be zero.
-	AckedLost    int `json:"acked_lost"`
-	AckedCorrupt int `json:"acked_corrupt"`
-	// TornRenames are files of the atomic-replace pattern holding a mix of the old and the new
-	// content: never allowed, acknowledged or not.
+	// block-by-block mix of them), AckedUnreadable acknowledged files whose read failed (an
+	// I/O error: damage the filesystem noticed, a checksum, rather than returned): data
+	// acknowledged by fsync, fdatasync or syncfs and not given back.
+	AckedLost       int `json:"acked_lost"`
+	AckedCorrupt    int `json:"acked_corrupt"`
+	AckedUnreadable int `json:"acked_unreadable,omitempty"`
+	// TornRenames are files of an atomic replace that was in flight (not acknowledged) at the
+	// cut, holding neither the old nor the new content: the atomicity of rename broken, which
+	// is not acknowledged data lost.
 	TornRenames int `json:"torn_renames"`
 	// Resurrected are files whose acknowledged deletion was undone.
 	Resurrected int `json:"resurrected"`
 	// UnackedLost counts writes that were never acknowledged and are gone: expected loss.
 	UnackedLost int `json:"unacked_lost"`
+	// ZeroTails are files whose acknowledged bytes are all there and whose unacknowledged
+	// append reads back, in part or whole, as zeroes: the size reached the card before the
+	// data. Expected loss too, counted apart because a careless reader takes it for data.
+	ZeroTails int `json:"zero_tails,omitempty"`
 	// Problems names each violation, for the report's detail.
 	Problems []string `json:"problems,omitempty"`
 }
 
-// Violations is the number of broken promises.
-func (c Check) Violations() int { return c.AckedLost + c.AckedCorrupt + c.TornRenames + c.Resurrected }
+// Violations is the number of broken promises: acknowledged data not given back, deletions
+// undone, and atomic replaces torn.
+func (c Check) Violations() int { return c.AckedLoss() + c.TornRenames }
+
+// AckedLoss is the number of broken durability promises (fsync, fdatasync, syncfs, and the
+// directory fsync of an unlink): acknowledged files missing, wrong, unreadable or undeleted.
+func (c Check) AckedLoss() int {
+	return c.AckedLost + c.AckedCorrupt + c.AckedUnreadable + c.Resurrected
+}
 
 // LastAckBefore is the last acknowledgement given at or before the card's request position cut.
 func (m *Manifest) LastAckBefore(cut uint64) (Ack, bool) {
@@ -57,7 +72,9 @@ func (m *Manifest) Verify(dir string, cut uint64) (Check, error) {
 
 // checkFile applies the rules to one path. R is the last version acknowledged at or before
 // the cut; the versions after it whose operation had started before the cut may have reached
-// the card in part; the ones that started later cannot have.
+// the card in part; the ones that started later cannot have. The workload runs one operation
+// at a time and acknowledges each (but the unsynced ones, which only create new files), so
+// of those later versions only the last can have been in flight at the cut.
 func checkFile(c *Check, dir string, f *File, cut uint64) error {
 	r := -1
 	for i, v := range f.Versions {
@@ -78,8 +95,14 @@ func checkFile(c *Check, dir string, f *File, cut uint64) error {
 	got, err := os.ReadFile(filepath.Join(dir, f.Path))
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
-		// An I/O error reading a file is a damaged file, as far as its user is concerned.
-		exists, got = true, nil
+		// An I/O error: the filesystem refused to return what it could not vouch for.
+		if r < 0 {
+			c.UnackedLost++
+		} else {
+			c.AckedUnreadable++
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: unreadable (%v), acknowledged by the %s at request %d", f.Path, errors.Unwrap(err), f.Versions[r].Op, f.Versions[r].Ack))
+		}
+		return nil
 	}
 	allowed := later
 	if r >= 0 {
@@ -116,10 +139,12 @@ func checkFile(c *Check, dir string, f *File, cut uint64) error {
 		c.UnackedLost++
 		return nil
 	}
-	// An atomic replace may only ever show one whole version.
-	if slices.ContainsFunc(allowed, func(v Version) bool { return v.Atomic }) {
+	// An atomic replace in flight may only show one whole version: the old or the new. The
+	// rule is the replace's, so it applies only while the replace is in flight; an overwrite
+	// or append in flight over a replaced file may mix, as over any file.
+	if i := slices.IndexFunc(later, func(v Version) bool { return v.Atomic }); i >= 0 {
 		c.TornRenames++
-		c.Problems = append(c.Problems, fmt.Sprintf("%s: %d bytes matching no version of an atomic replace", f.Path, len(got)))
+		c.Problems = append(c.Problems, fmt.Sprintf("%s: %d bytes, neither the old content nor the new one of the atomic replace in flight (started at request %d)", f.Path, len(got), later[i].Started))
 		return nil
 	}
 	// A write in flight: block by block, the content must come from the allowed versions.
@@ -133,9 +158,52 @@ func checkFile(c *Check, dir string, f *File, cut uint64) error {
 		c.UnackedLost++ // garbage in a file nobody was promised
 		return nil
 	}
+	if zeroTail(got, f.Versions[r], later) {
+		c.ZeroTails++
+		return nil
+	}
 	c.AckedCorrupt++
 	c.Problems = append(c.Problems, fmt.Sprintf("%s: %d bytes, neither the version acknowledged at request %d nor a later one", f.Path, len(got), f.Versions[r].Ack))
 	return nil
+}
+
+// zeroTail reports whether got is the acknowledged version acked, intact, followed by an
+// append in flight (one of later) of which some blocks read back as zeroes and the others, if
+// any, as the append wrote them: a size that reached the card before the data.
+func zeroTail(got []byte, acked Version, later []Version) bool {
+	n, s := int64(len(got)), acked.Size
+	if acked.Deleted || n <= s || !slices.ContainsFunc(later, func(v Version) bool { return !v.Deleted && v.Size >= n }) {
+		return false
+	}
+	// Every acknowledged byte, block by block (the last block's hash covers its bytes up to s).
+	for i := int64(0); i*blockSize < s; i++ {
+		if int(i) >= len(acked.Blocks) || hash(got[i*blockSize:min((i+1)*blockSize, s)]) != acked.Blocks[i] {
+			return false
+		}
+	}
+	zeroes := false
+	for i := s / blockSize; i*blockSize < n; i++ {
+		blk := got[i*blockSize : min((i+1)*blockSize, n)]
+		from := max(s-i*blockSize, 0) // the acknowledged part of the block was checked above
+		if allZero(blk[from:]) {
+			zeroes = true
+			continue
+		}
+		h := hash(blk)
+		if !slices.ContainsFunc(later, func(v Version) bool { return int(i) < len(v.Blocks) && v.Blocks[i] == h }) {
+			return false
+		}
+	}
+	return zeroes
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // mixOf reports whether every 4 KiB block of got equals the same block of one of the versions

@@ -29,6 +29,17 @@ func TestVerify(t *testing.T) {
 	newer := content(2, 12*1024)
 	mixed := append(append([]byte{}, newer[:8192]...), old[8192:]...) // new first two blocks, old third
 	appended := append(append([]byte{}, old...), content(3, 8192)...)
+	replaced := func(data []byte, started, ack uint64) Version {
+		v := at(version(data, OpReplace), started, ack)
+		v.Atomic = true
+		return v
+	}
+	// newer with an overwrite in flight over its last two blocks, of which only the first landed.
+	overwritten := append(append([]byte{}, newer[:4096]...), content(4, 8192)...)
+	newerMixed := append(append(append([]byte{}, newer[:4096]...), overwritten[4096:8192]...), newer[8192:]...)
+	grown := append(append([]byte{}, newer...), content(5, 8192)...)
+	zeroTail := append(append([]byte{}, old...), make([]byte, 8192)...)
+	halfTail := append(append([]byte{}, appended[:len(old)+4096]...), make([]byte, 4096)...)
 	tests := []struct {
 		name  string
 		file  File
@@ -37,6 +48,25 @@ func TestVerify(t *testing.T) {
 		check func(c Check) bool
 		want  string
 	}{
+		// The cases the issue rebuilt, each once counted against the filesystem.
+		{"replace, then an overwrite in flight", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), replaced(newer, 6, 8), at(version(overwritten, OpOverwrite), 9, 20)}}, newerMixed, 10,
+			func(c Check) bool { return c.Violations() == 0 && c.TornRenames == 0 }, ""},
+		{"replace, then an append in flight, cut short", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), replaced(newer, 6, 8), at(version(grown, OpAppend), 9, 20)}}, grown[:len(newer)+1000], 10,
+			func(c Check) bool { return c.Violations() == 0 && c.TornRenames == 0 }, ""},
+		{"replace, then an append in flight left as zeroes", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), replaced(newer, 6, 8), at(version(grown, OpAppend), 9, 20)}}, append(append([]byte{}, newer...), make([]byte, 8192)...), 10,
+			func(c Check) bool { return c.Violations() == 0 && c.ZeroTails == 1 }, ""},
+		{"a zero-tail append", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), at(version(appended, OpAppend), 6, 20)}}, zeroTail, 10,
+			func(c Check) bool { return c.Violations() == 0 && c.ZeroTails == 1 && c.AckedCorrupt == 0 }, ""},
+		{"an append in flight, one block landed and one zero", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), at(version(appended, OpAppend), 6, 20)}}, halfTail, 10,
+			func(c Check) bool { return c.Violations() == 0 && c.ZeroTails == 1 }, ""},
+		{"zeroes inside the acknowledged bytes", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), at(version(appended, OpAppend), 6, 20)}}, append(make([]byte, 4096), zeroTail[4096:]...), 10,
+			func(c Check) bool { return c.AckedCorrupt == 1 && c.ZeroTails == 0 }, "neither the version acknowledged"},
+		{"an unacknowledged replace torn: atomicity, not acknowledged loss", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), replaced(newer, 6, 20)}}, mixed, 10,
+			func(c Check) bool { return c.TornRenames == 1 && c.AckedLoss() == 0 && c.Violations() == 1 }, "atomic replace in flight"},
+		{"an acknowledged replace damaged, nothing in flight: acknowledged loss", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), replaced(newer, 6, 8)}}, mixed, 10,
+			func(c Check) bool { return c.AckedCorrupt == 1 && c.TornRenames == 0 }, "neither the version acknowledged"},
+		{"an acknowledged file unreadable", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5)}}, nil, 10,
+			func(c Check) bool { return c.AckedUnreadable == 1 && c.AckedLost == 0 }, "unreadable"},
 		{"acknowledged and there", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5)}}, old, 10,
 			func(c Check) bool { return c.Violations() == 0 && c.Files == 1 }, ""},
 		{"acknowledged and missing", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5)}}, nil, 10,
@@ -45,8 +75,6 @@ func TestVerify(t *testing.T) {
 			func(c Check) bool { return c.AckedCorrupt == 1 }, "neither the version acknowledged"},
 		{"an overwrite in flight, caught half-way", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), at(version(newer, OpOverwrite), 6, 20)}}, mixed, 10,
 			func(c Check) bool { return c.Violations() == 0 }, ""},
-		{"an atomic replace caught half-way", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), func() Version { v := at(version(newer, OpReplace), 6, 20); v.Atomic = true; return v }()}}, mixed, 10,
-			func(c Check) bool { return c.TornRenames == 1 }, "atomic replace"},
 		{"an unsynced create caught empty under a replace in flight", File{Path: "a", Versions: []Version{at(version(old, OpUnsynced), 1, 0), func() Version { v := at(version(newer, OpReplace), 6, 20); v.Atomic = true; return v }()}}, []byte{}, 10,
 			func(c Check) bool { return c.UnackedLost == 1 && c.Violations() == 0 }, ""},
 		{"an acknowledged create caught empty under a replace in flight", File{Path: "a", Versions: []Version{at(version(old, OpCreate), 1, 5), func() Version { v := at(version(newer, OpReplace), 6, 20); v.Atomic = true; return v }()}}, []byte{}, 10,
@@ -69,6 +97,11 @@ func TestVerify(t *testing.T) {
 			dir := t.TempDir()
 			if tc.disk != nil {
 				mkfile(t, dir, tc.file.Path, tc.disk)
+			}
+			if strings.Contains(tc.name, "unreadable") {
+				// A directory in the file's place: reading it fails with an error other
+				// than "does not exist", as an I/O error does.
+				os.MkdirAll(filepath.Join(dir, tc.file.Path), 0o755)
 			}
 			f := tc.file
 			m := &Manifest{Files: []*File{&f}}

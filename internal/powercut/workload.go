@@ -28,7 +28,7 @@ import (
 
 // Op kinds of the workload.
 const (
-	OpCreate    = "create"    // a new small file, fsync'ed with its directory
+	OpCreate    = "create"    // a new small file, fsync'ed with its directory (a new directory with its parent)
 	OpAppend    = "append"    // data appended to a file, fdatasync'ed
 	OpOverwrite = "overwrite" // a region of a file rewritten in place, fsync'ed
 	OpReplace   = "replace"   // the atomic-replace pattern: write tmp, fsync, rename over, fsync dir
@@ -324,7 +324,7 @@ func readExpected(dir, path string, prev Version) []byte {
 }
 
 func writeNew(path string, data []byte, sync bool) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := mkdirDurable(filepath.Dir(path)); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -342,6 +342,23 @@ func writeNew(path string, data []byte, sync bool) error {
 		err = syncDir(filepath.Dir(path))
 	}
 	return err
+}
+
+// mkdirDurable creates dir (and its missing parents) as a careful application does: each new
+// directory and the directory holding it are fsynced, so that a file acknowledged in it later
+// cannot be lost with a directory entry nobody made durable (ext2 and vfat lose those).
+func mkdirDurable(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if err := mkdirDurable(parent); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return errors.Join(syncDir(dir), syncDir(parent))
 }
 
 func appendFile(path string, data []byte) error {

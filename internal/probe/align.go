@@ -285,7 +285,7 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 	// the two alignments below them read at the plateau's level again. The true diff never
 	// rises again below the AU (a smaller alignment's boundaries include none of the larger
 	// structure), so a return to the level means the low readings were the host's. Seen on
-	// sd-cheap-old (AU 128 KiB) with QEMU guests running beside the probe: 8 and 4 MiB read
+	// sd-cheap-old (then an AU of 128 KiB) with QEMU guests running beside the probe: 8 and 4 MiB read
 	// low together while 2 MiB down to 128 KiB sat at the level, which made a 16 MiB AU.
 	dip := func(i int, pool []float64) int {
 		atLevel := func(j int) bool {

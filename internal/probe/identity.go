@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/cardid"
 )
 
 // USBInfo says whether the device is reached through USB (a card reader, a stick).
@@ -168,28 +169,6 @@ func parseExtCSD(out string) (EMMC, error) {
 	return e, nil
 }
 
-func lifeText(v int) string {
-	switch {
-	case v == 0:
-		return "not reported"
-	case v >= 1 && v <= 10:
-		return fmt.Sprintf("%d–%d %%", (v-1)*10, v*10)
-	case v == 11:
-		return "beyond its rated life"
-	}
-	return fmt.Sprintf("reserved value 0x%02x", v)
-}
+func lifeText(v int) string { return cardid.LifeText(v) }
 
-func eolText(v int) string {
-	switch v {
-	case 0:
-		return "not reported"
-	case 1:
-		return "normal"
-	case 2:
-		return "warning (80 % consumed)"
-	case 3:
-		return "urgent (90 % consumed): replace the device"
-	}
-	return fmt.Sprintf("reserved value 0x%02x", v)
-}
+func eolText(v int) string { return cardid.EOLText(v) }

@@ -89,9 +89,9 @@ func TestProbeSimcard(t *testing.T) {
 	}
 	// In real time on a shared machine, only the profiles whose boundary costs stand an order
 	// of magnitude above the timing noise are checked by default: sd-typical (150 µs steps) and
-	// sd-cheap-old (120 µs). emmc's steps are 20-30 µs and sd-a1-modern's cache blurs its write
+	// sd-cheap-old (the same, 150 µs). emmc's steps are 20-30 µs and sd-a1-modern's cache blurs its write
 	// sweep, so under load their estimates wander (seen: emmc AU 16 MiB instead of 1 MiB);
-	// TestProbeModel checks the method on all four profiles without timing noise, and
+	// TestProbeModel checks the method on every profile without timing noise, and
 	// FSBENCH_ALL_PROBES=1 runs them here too, on a quiet machine.
 	profiles := []string{"sd-typical", "sd-cheap-old"}
 	// Not beside an emulated machine: a QEMU under TCG takes a whole core, and the timings

@@ -24,7 +24,8 @@ const (
 	// gapped sweep. Below the page a gapped write programs a whole page for at most half a
 	// page of data, so it stays under about 50 %; at the page size it reaches 80-95 %, less the
 	// fixed cost per request (command, host), which weighs most on small pages of slow cards
-	// (about 80 % for 4 KiB pages on sd-cheap-old). 65 % lies between the two.
+	// (about 80 % for 4 KiB pages on the 4 KiB-page card sd-cheap-old was before its calibration).
+	// 65 % lies between the two.
 	nearFull = 0.65
 	// collapse is the fraction of the one-AU throughput under which the open-AU test says
 	// the card ran out of open AUs.
@@ -124,11 +125,11 @@ func writeTests(ctx context.Context, dev Device, buf []byte, opts Options, r *Re
 	}
 	r.Estimates.Page = analyzePage(r.GappedSweep)
 
-	chunk := r.Estimates.Page.Value
-	if chunk == 0 {
-		chunk = max(r.Estimates.ReadPage.Value, 16<<10)
-	}
-	chunk = max(min(chunk, au/openAUChunks), dev.BlockSize())
+	// Chunks of a sixteenth of the AU (256 KiB on a 4 MiB AU, as in the flashbench README's
+	// -O example), not pages: a card with a random-write log takes page-sized writes that do
+	// not continue an open AU into the log, and shows no open-AU limit with them (the
+	// sd-typical model took 16 KiB chunks at full speed with 8 AUs in turn, 6 being open).
+	chunk := max(au/openAUChunks, dev.BlockSize())
 	opts.Log("open-AU test: %s chunks, %d per AU", formatSize(chunk), openAUChunks)
 	if r.OpenAU, err = openAUTest(ctx, dev, buf, base, au, chunk, discard, opts); err != nil {
 		return fmt.Errorf("open-AU test: %w", err)

@@ -24,7 +24,7 @@ func cardBusyNs(r *results.Run, m results.Measurement, card string) (uint64, boo
 	if rp, ok := replayOf(m, card); ok && rp.Flash.BusyNs > 0 {
 		return rp.Flash.BusyNs, true
 	}
-	if m.Flash != nil && m.Flash.BusyNs > 0 && r.Target.Kind == "simcard" && r.Target.Profile == card {
+	if m.Flash != nil && m.Flash.BusyNs > 0 && r.Target.SimulatedCard() && r.Target.CardProfile == card {
 		return m.Flash.BusyNs, true
 	}
 	return 0, false

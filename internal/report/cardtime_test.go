@@ -11,9 +11,9 @@ import (
 // ms per repetition (replayed through sd-typical, or live on the simulated card when live),
 // with every repetition measured on a busy machine when busy.
 func busyCardRun(busyA, busyB []float64, live, busy bool) *results.Run {
-	r := &results.Run{Target: results.Target{Kind: "image"}}
+	r := &results.Run{Target: results.Target{Kind: results.KindImage}}
 	if live {
-		r.Target = results.Target{Kind: "simcard", Profile: "sd-typical"}
+		r.Target = results.Target{Kind: results.KindSimcard, Profile: "sd-typical", CardProfile: "sd-typical"}
 	}
 	for _, v := range []struct {
 		name string

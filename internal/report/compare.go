@@ -25,6 +25,9 @@ type RunComparison struct {
 	// same name, another filesystem, mkfs arguments or mount options. Their rows compare two
 	// configurations, not one before and after a change, and both outputs say so.
 	Mismatches []Mismatch
+	// Cards lists the card profiles the two runs used with different calibrations
+	// (results.CalibrationMismatches): their card figures are of two card models.
+	Cards []string
 }
 
 // Mismatch is a variant name that both runs ran with different definitions.
@@ -119,7 +122,7 @@ func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) Ru
 	if alpha <= 0 {
 		alpha = stats.DefaultAlpha
 	}
-	c := RunComparison{Old: oldLabel, New: newLabel, Alpha: alpha}
+	c := RunComparison{Old: oldLabel, New: newLabel, Alpha: alpha, Cards: results.CalibrationMismatches(a, b, "A", "B")}
 	inB := map[string]bool{}
 	for _, v := range ranVariants(b) {
 		inB[v.Name] = true
@@ -252,6 +255,12 @@ func (c RunComparison) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s\n", m)
 		}
 	}
+	if len(c.Cards) > 0 {
+		b.WriteString("\nsame card name, different calibration (card time, wear and simulated-card figures compare two card models):\n")
+		for _, s := range c.Cards {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
+	}
 	for i := 0; i < len(c.Rows); {
 		j := i
 		for j < len(c.Rows) && c.Rows[j].Test == c.Rows[i].Test {
@@ -348,12 +357,13 @@ func (c RunComparison) WriteHTML(w io.Writer) error {
 		Old, New   string
 		Alpha      float64
 		Mismatches []string
+		Cards      []string
 		Rows       []cmpHTMLRow
 		Notes      []string
 		OnlyIn     []string
 		Regs       int
 		Rules      string
-	}{c.Old, c.New, c.Alpha, mismatches, rows, fnotes, c.OnlyIn, len(c.Regressions()), SignificanceRules}
+	}{c.Old, c.New, c.Alpha, mismatches, c.Cards, rows, fnotes, c.OnlyIn, len(c.Regressions()), SignificanceRules}
 	var buf bytes.Buffer
 	if err := compareTmpl.Execute(&buf, data); err != nil {
 		return fmt.Errorf("rendering the comparison page: %w", err)
@@ -387,6 +397,10 @@ td.num { text-align: right; white-space: nowrap; }
 {{if .Mismatches}}<p><b>Same name, different variant:</b> their rows compare two configurations, not a like-for-like change.</p>
 <ul>
 {{range .Mismatches}}<li>{{.}}</li>
+{{end}}</ul>
+{{end}}{{if .Cards}}<p><b>Same card name, different calibration:</b> card time, wear and simulated-card figures compare two card models.</p>
+<ul>
+{{range .Cards}}<li>{{.}}</li>
 {{end}}</ul>
 {{end}}<p>{{if .Regs}}<b>{{.Regs}} significant regression(s)</b> (p &lt;= {{.Alpha}}), highlighted in red; significant improvements in green.{{else}}No significant regression (p &lt;= {{.Alpha}}).{{end}} "~": no significant difference.</p>
 <div class="scroll">

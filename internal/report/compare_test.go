@@ -178,3 +178,26 @@ func checkCompareNotes(t *testing.T, text, page string, c RunComparison) {
 		}
 	}
 }
+
+// TestCompareCardCalibration: runs whose card profiles carry different calibrations say so at
+// the top of both outputs.
+func TestCompareCardCalibration(t *testing.T) {
+	a := &results.Run{CardCalibrations: map[string]int{"sd-typical": 1}}
+	b := &results.Run{CardCalibrations: map[string]int{"sd-typical": 2}}
+	c := CompareRuns(a, b, "a", "b", 0)
+	var text, page bytes.Buffer
+	if err := c.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "html": page.String()} {
+		if !strings.Contains(out, "card sd-typical: calibration 1 in A, 2 in B") {
+			t.Errorf("%s output does not name the card whose calibration differs:\n%s", name, out)
+		}
+	}
+	if same := CompareRuns(a, a, "a", "a", 0); len(same.Cards) != 0 {
+		t.Errorf("a run against itself: card mismatches %q", same.Cards)
+	}
+}

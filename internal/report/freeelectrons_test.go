@@ -218,7 +218,7 @@ func TestFreeElectronsSummaryGolden(t *testing.T) {
 				"jffs2-252M write_time failed: writing copy-3",
 			},
 			// No block matrix or verdict without block variants; the notes replace the lists.
-			[]string{"recommended:", "variant ", "skipped variants:", "failed cells:", "ran on:"}},
+			[]string{"verdict:", "variant ", "skipped variants:", "failed cells:", "ran on:"}},
 		{"merged", "summary_fe_merged.golden", feMerged(),
 			[]string{"variant              kernel", "f2fs                 6.1.0-56-amd64 (qemu tcg)", "jffs2@6.1.0-56-amd64", "  ubifs — 8 MiB: 6.18.44 (host), 32 MiB: 6.1.0-56-amd64 (qemu tcg)"},
 			nil},

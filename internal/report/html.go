@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
@@ -70,7 +71,7 @@ func HTML(w io.Writer, r *results.Run, opt HTMLOptions) error {
 
 type htmlPage struct {
 	Title, Question, Setup string
-	Verdicts               []Verdict
+	Verdicts               []htmlVerdict
 	Head                   []htmlHead
 	Rows                   []htmlRow
 	Charts                 []htmlChart
@@ -99,6 +100,13 @@ type htmlPage struct {
 	// lists those runs, when a merge labelled them (fsbench merge --label: one card per run).
 	ShowLabel bool
 	Runs      []mergedRun
+}
+
+// htmlVerdict is a verdict (worded by Verdict.Words, as in the terminal) with, on the first
+// verdict of a suite's own, the suite's name and title.
+type htmlVerdict struct {
+	Verdict
+	SuiteHead string
 }
 
 // htmlFlash is the "What the flash sees" section: what the block requests of the write tests
@@ -162,7 +170,15 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	}
 	p.Setup = setupLine(full)
 	card := CardFor(r, opt.Card)
-	p.Verdicts = VerdictsFor(r, opt.Alpha, card)
+	suite := ""
+	for _, v := range VerdictsFor(r, opt.Alpha, card) {
+		hv := htmlVerdict{Verdict: v}
+		if v.Suite != suite {
+			suite = v.Suite
+			hv.SuiteHead = suite + ": " + catalog.MustSuite(suite).Title
+		}
+		p.Verdicts = append(p.Verdicts, hv)
+	}
 
 	p.Busy = BusyText(r)
 	p.Server = ServerNote(r)
@@ -457,6 +473,8 @@ td.variant small { color: #555; }
 td.variant { white-space: nowrap; }
 table.verdict td:first-child { font-weight: bold; white-space: nowrap; }
 .winner { font-weight: bold; font-size: 1.05rem; white-space: nowrap; }
+.tie { font-style: italic; }
+th.suite-head { text-align: left; padding-top: 0.8rem; }
 .muted { color: #555; }
 .busy { background: #fff4d6; border-left: 4px solid #c98a00; padding: 0.4rem 0.7rem; }
 .legend span { display: inline-block; padding: 0.1rem 0.45rem; margin: 0.1rem; border-radius: 3px; font-size: 0.85rem; }
@@ -498,8 +516,9 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{if .Rows}}<h2 id="verdict">Verdict</h2>
 <div class="scroll">
 <table class="verdict">
-<tr><th>If you care most about</th><th>use</th><th>margin to the runner-up</th><th>is the difference real?</th></tr>
-{{range .Verdicts}}<tr><td>{{.Priority}}</td>{{if .Winner}}<td data-label="use"><span class="winner">{{.Winner}}</span><br><small class="muted">by {{.Basis}}</small></td><td data-label="margin">{{.MarginText}}{{if .Note}}<br><small class="muted">{{.Note}}</small>{{end}}{{if .Detail}}<br><small class="muted">{{.Detail}}</small>{{end}}</td><td data-label="real?">{{.Significance}}</td>{{else}}<td colspan="3" class="muted">{{.Note}}</td>{{end}}</tr>
+<tr><th>If you care most about</th><th>verdict</th><th>margin</th><th>is the difference real?</th></tr>
+{{range .Verdicts}}{{if .SuiteHead}}<tr><th colspan="4" class="suite-head">{{.SuiteHead}}</th></tr>
+{{end}}<tr><td>{{.Priority}}</td>{{if .Winner}}<td data-label="verdict">{{if .Words.Clear}}<span class="winner">{{.Words.Head}}</span>{{else}}<span class="tie">{{.Words.Head}}</span>{{end}}<br><small class="muted">by {{.Basis}}</small></td><td data-label="margin">{{.Words.Margin}}{{if .Words.Note}}<br><small class="muted">{{.Words.Note}}</small>{{end}}{{if .Detail}}<br><small class="muted">{{.Detail}}</small>{{end}}</td><td data-label="real?">{{.Words.Significance}}</td>{{else}}<td colspan="3" class="muted">{{.Words.Head}}</td>{{end}}</tr>
 {{end}}</table>
 </div>
 
@@ -541,7 +560,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 </div>
 {{if .Classes}}<ul>{{range .Classes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}{{with .PowerCut}}<h2 id="powercut">Power cuts</h2>
-<p class="muted">Card model {{.Model}}. % of the cuts (95 % Wilson interval) the filesystem came through whole (mounted without repair, checked clean, nothing acknowledged lost), mounted without repair, checked clean, could not be repaired; files lost or corrupted among those the filesystem had acknowledged (fsync, fdatasync, syncfs), summed over the cuts.</p>
+<p class="muted">Card model {{.Model}}. {{.Caption}}.</p>
 <div class="scroll">
 <table class="suite">
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
@@ -584,7 +603,7 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 </div>
 
 <footer>
-<h2 id="rules">How ratings and recommendations are made</h2>
+<h2 id="rules">How ratings and verdicts are made</h2>
 {{range .Rules}}<p>{{.}}</p>
 {{end}}<p class="muted">Written by fsbench from {{.JSONLink}}.</p>
 </footer>

@@ -121,7 +121,7 @@ func TestHTMLGolden(t *testing.T) {
 // sections of the report, in the order the page must show them.
 var sections = []string{
 	"Verdict", "Observations", "Charts", "Skipped variants and failed cells",
-	"All measurements", "How ratings and recommendations are made",
+	"All measurements", "How ratings and verdicts are made",
 }
 
 func TestHTMLStructure(t *testing.T) {

@@ -64,6 +64,6 @@ func BusyText(r *results.Run) string {
 		return ""
 	}
 	return fmt.Sprintf("the machine was busy with other work during %.0f %% of the timed tests (%d of %d): %s. Those figures are unreliable: "+
-		"their cells are marked ~, and the recommendations leave them out (rerun on a quiet machine to compare them)",
+		"their cells are marked ~, and the verdicts leave them out (rerun on a quiet machine to compare them)",
 		100*float64(busy)/float64(timed), busy, timed, noiseWords(why))
 }

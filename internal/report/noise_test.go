@@ -72,25 +72,27 @@ func TestTargetText(t *testing.T) {
 		r    results.Run
 		want string
 	}{
-		{results.Run{Target: results.Target{Kind: "simcard", Profile: "sd-typical", TimeScale: 0.1, DirectIO: true, SizeBytes: 256 << 20}},
-			"a simulated SD card, profile sd-typical, its modelled waits scaled by 0.1 (times are not a real card's), on a loop device with direct I/O, 256 MiB"},
-		{results.Run{Target: results.Target{Kind: "simcard", Profile: "sd-typical", TimeScale: 1, DirectIO: true, SizeBytes: 256 << 20, Scheduler: "mq-deadline"}},
-			"a simulated SD card, profile sd-typical, on a loop device with direct I/O, 256 MiB, I/O scheduler mq-deadline"},
-		{results.Run{Target: results.Target{Kind: "image", DirectIO: true, SizeBytes: 1 << 30}},
+		{results.Run{Target: results.Target{Kind: results.KindSimcard, Profile: "sd-typical", TimeScale: 0.1, DirectIO: true, SizeBytes: 256 << 20}},
+			"a simulated card, profile sd-typical, its modelled waits scaled by 0.1 (times are not a real card's), on a loop device with direct I/O, 256 MiB"},
+		{results.Run{Target: results.Target{Kind: results.KindSimcard, Profile: "sd-typical", TimeScale: 1, DirectIO: true, SizeBytes: 256 << 20, Scheduler: "mq-deadline"}},
+			"a simulated card, profile sd-typical, on a loop device with direct I/O, 256 MiB, I/O scheduler mq-deadline"},
+		{results.Run{Target: results.Target{Kind: results.KindImage, DirectIO: true, SizeBytes: 1 << 30}},
 			"a loop device over a sparse image file with direct I/O, 1 GiB"},
-		{results.Run{Target: results.Target{Kind: "image", DirectIO: true, SizeBytes: 1 << 30},
+		{results.Run{Target: results.Target{Kind: results.KindImage, DirectIO: true, SizeBytes: 1 << 30},
 			Device: &results.DeviceIdentity{Queue: map[string]string{"scheduler": "[none] mq-deadline kyber bfq"}}},
 			"a loop device over a sparse image file with direct I/O, 1 GiB"},
 		// A loop device keeps a scheduler someone set before (seen: mq-deadline left by an
 		// earlier experiment, which cut xfs's card time by 3 times).
-		{results.Run{Target: results.Target{Kind: "image", DirectIO: true, SizeBytes: 1 << 30},
+		{results.Run{Target: results.Target{Kind: results.KindImage, DirectIO: true, SizeBytes: 1 << 30},
 			Device: &results.DeviceIdentity{Queue: map[string]string{"scheduler": "none [mq-deadline] kyber bfq"}}},
 			"a loop device over a sparse image file with direct I/O, 1 GiB, I/O scheduler mq-deadline (the device's own)"},
-		{results.Run{Target: results.Target{Kind: "device", Device: "/dev/mmcblk0", SizeBytes: 256 << 20},
+		{results.Run{Target: results.Target{Kind: results.KindDevice, Device: "/dev/mmcblk0", SizeBytes: 256 << 20},
 			Remote: &results.Remote{Hostname: "bbb", Model: "TI AM335x BeagleBone Black", Arch: "arm", KernelRelease: "6.1.0"}},
 			"the device /dev/mmcblk0, 256 MiB; on the board bbb (TI AM335x BeagleBone Black), arm, kernel 6.1.0, reached over SSH"},
-		{results.Run{Target: results.Target{Kind: "simcard (guest /dev/mmcblk0)", Profile: "emmc", TimeScale: 1}, Guest: &results.Guest{Accel: "tcg", KernelRelease: "6.1.0-56-amd64"}},
-			"a simulated SD card, profile emmc, behind the guest's emulated SD card (/dev/mmcblk0); in a QEMU guest (tcg), kernel 6.1.0-56-amd64: times and rates are the emulator's, not a board's"},
+		{results.Run{Target: results.Target{Kind: results.KindSimcard, CardVia: results.CardBehindGuestSD, Profile: "emmc", TimeScale: 1}, Guest: &results.Guest{Accel: "tcg", KernelRelease: "6.1.0-56-amd64"}},
+			"a simulated card, profile emmc, behind the guest's emulated SD card (/dev/mmcblk0); in a QEMU guest (tcg), kernel 6.1.0-56-amd64: times and rates are the emulator's, not a board's"},
+		{results.Run{Target: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: "sd-typical", TimeScale: 1, DirectIO: true}, Guest: &results.Guest{Accel: "tcg", KernelRelease: "6.1.0-56-amd64"}},
+			"a simulated card, profile sd-typical, served in the guest on a loop device with direct I/O; in a QEMU guest (tcg), kernel 6.1.0-56-amd64: times and rates are the emulator's, not a board's"},
 	}
 	for _, tc := range tests {
 		if got := TargetText(&tc.r); got != tc.want {

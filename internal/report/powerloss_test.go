@@ -6,50 +6,110 @@ import (
 
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/stats"
 )
 
-// powerRun is a run of the powercut suite with one repetition per variant: safe is the share
-// of cuts survived whole, lost the cuts (of 20) that broke a promise.
-func powerRun(figures map[string][2]int) *results.Run {
+// rec is one recording of 20 cuts: whole cuts, cuts where the filesystem broke a promise,
+// cuts the card damaged (the filesystem came through them silently wrong in silent).
+type rec struct{ whole, broken, damaged, silent int }
+
+// powerRun is a run of the powercut suite: each variant's recordings, one per repetition.
+func powerRun(figures map[string][]rec) *results.Run {
 	r := &results.Run{}
-	for _, name := range []string{"ext4", "ext2"} {
-		f, ok := figures[name]
+	for _, name := range []string{"ext4", "ext3", "ext2"} {
+		recs, ok := figures[name]
 		if !ok {
 			continue
 		}
 		r.Variants = append(r.Variants, results.Variant{Name: name, FS: name})
-		safe := float64(f[0])
-		r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: catalog.PowerCut, Rep: 1, Status: results.OK,
-			Value: &safe, Unit: catalog.Percent, PowerCut: &results.PowerCut{Cuts: 20, AckLossCuts: results.Proportion{Count: f[1], Of: 20, Pct: float64(f[1]) * 5}, AckedLost: f[1]}})
+		for i, f := range recs {
+			safe := 100 * float64(f.whole) / 20
+			p := &results.PowerCut{Profile: "sd-typical", WriteBufferBytes: 32 << 10, TornPage: true, Cuts: 20,
+				Safe: results.Proportion{Count: f.whole, Of: 20, Pct: safe}, AckLossCuts: results.Proportion{Count: f.broken, Of: 20},
+				FSBrokenCuts: results.Proportion{Count: f.broken, Of: 20}, CardDamageCuts: results.Proportion{Count: f.damaged, Of: 20},
+				CardSilent: f.silent, CardUnharmed: f.damaged - f.silent, AckedLost: f.broken, FSAckLossCuts: f.broken}
+			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: catalog.PowerCut, Rep: i + 1, Status: results.OK,
+				Value: &safe, Unit: catalog.Percent, PowerCut: p})
+		}
 	}
 	return r
+}
+
+// times repeats a recording n times with the whole count varied by the steps given in turn.
+func times(n int, base rec, steps ...int) []rec {
+	out := make([]rec, n)
+	for i := range out {
+		out[i] = base
+		if len(steps) > 0 {
+			out[i].whole += steps[i%len(steps)]
+		}
+	}
+	return out
 }
 
 func TestPowerLossVerdict(t *testing.T) {
 	tests := []struct {
 		name    string
-		figures map[string][2]int
+		figures map[string][]rec
 		winner  string
-		note    string
+		notes   []string
 	}{
-		{"one loses data", map[string][2]int{"ext4": {95, 0}, "ext2": {10, 6}}, "ext4", "ext2 lost acknowledged data in 6 of 20 cuts (30.0 %, 95 % CI 14.5-51.9 %"},
-		{"none loses data", map[string][2]int{"ext4": {100, 0}, "ext2": {40, 0}}, "ext4", "no variant lost acknowledged data"},
-		// At the same share of whole cuts the one that broke fewer promises wins, not the
-		// first name.
-		{"a tie broken by lost data", map[string][2]int{"ext4": {90, 1}, "ext2": {90, 3}}, "ext4", "ext2 lost acknowledged data in 3 of 20 cuts"},
+		{"one breaks promises, five recordings each", map[string][]rec{"ext4": times(5, rec{whole: 18}, 0, 1, 2), "ext2": times(5, rec{whole: 2, broken: 6}, 0, 1)}, "ext4",
+			[]string{"the filesystem's fault): ext2 in 30 of 100 cuts", "acknowledged data lost in 30", "no filesystem can keep a promise made within the last 32 KiB"}},
+		{"within noise: no clear winner", map[string][]rec{"ext4": times(5, rec{whole: 18}, 0, 1, -1), "ext3": times(5, rec{whole: 18}, 1, -1, 0)}, "",
+			[]string{"no clear winner: ext", "ext4", "ext3", "within noise"}},
+		{"three recordings cannot tell", map[string][]rec{"ext4": times(3, rec{whole: 20}), "ext2": times(3, rec{whole: 1, broken: 4})}, "",
+			[]string{"no clear winner: ext4, ext2 within noise (cannot tell: need >= 4"}},
+		{"card damage and how each came through it", map[string][]rec{"ext4": times(5, rec{whole: 19, damaged: 3}), "ext2": times(5, rec{whole: 4, damaged: 3, silent: 2})}, "ext4",
+			[]string{"no filesystem broke a promise on a cut the card did not damage", "ext4 15 of 100 (15 unharmed)", "ext2 15 of 100 (5 unharmed, 10 silently wrong)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var v Verdict
 			for _, x := range Verdicts(powerRun(tc.figures), 0) {
-				if x.Priority == "power-loss safety" {
+				if x.Priority == powerLossPriority {
 					v = x
 				}
 			}
-			if v.Winner != tc.winner || !strings.Contains(v.Note, tc.note) {
-				t.Errorf("verdict %+v, want winner %s and a note with %q", v, tc.winner, tc.note)
+			if v.Priority == "" || v.Winner != tc.winner {
+				t.Fatalf("verdict %+v, want winner %q", v, tc.winner)
+			}
+			line := v.Line()
+			for _, n := range tc.notes {
+				if !strings.Contains(line, n) {
+					t.Errorf("verdict line %q lacks %q", line, n)
+				}
+			}
+			if tc.winner == "" && strings.Contains(line, "use ") {
+				t.Errorf("a tie reads as advice: %q", line)
 			}
 		})
+	}
+}
+
+// TestRecordingShare: one recording gets Wilson's interval over its cuts; recordings that
+// disagree get a wider one than Wilson's, which would treat their cuts as independent; and
+// recordings that agree never get a narrower one.
+func TestRecordingShare(t *testing.T) {
+	wlo, whi := stats.Wilson(30, 60)
+	tests := []struct {
+		name   string
+		ks, ns []int
+		wider  bool
+	}{
+		{"one recording", []int{30}, []int{60}, false},
+		{"three that agree", []int{10, 10, 10}, []int{20, 20, 20}, false},
+		{"three that disagree", []int{2, 10, 18}, []int{20, 20, 20}, true},
+	}
+	for _, tc := range tests {
+		s := recordingShare(tc.ks, tc.ns)
+		if s.k != 30 || s.n != 60 || s.pct != 50 {
+			t.Errorf("%s: %d of %d = %v %%", tc.name, s.k, s.n, s.pct)
+		}
+		wider := s.lo < 100*wlo-1e-9 || s.hi > 100*whi+1e-9
+		if wider != tc.wider || s.lo > 100*wlo+1e-9 || s.hi < 100*whi-1e-9 {
+			t.Errorf("%s: interval %.1f-%.1f against Wilson's %.1f-%.1f: want wider %v, never narrower", tc.name, s.lo, s.hi, 100*wlo, 100*whi, tc.wider)
+		}
 	}
 }
 
@@ -58,16 +118,18 @@ func TestPowerLossVerdict(t *testing.T) {
 func TestCompareAckLossIsRegression(t *testing.T) {
 	tests := []struct {
 		name     string
-		a, b     [2]int
+		a, b     rec
 		regressd bool
 	}{
-		{"new loss", [2]int{100, 0}, [2]int{90, 2}, true},
-		{"same loss", [2]int{90, 2}, [2]int{90, 2}, false},
-		{"less loss", [2]int{90, 2}, [2]int{100, 0}, false},
+		{"new loss", rec{whole: 20}, rec{whole: 18, broken: 2}, true},
+		{"same loss", rec{whole: 18, broken: 2}, rec{whole: 18, broken: 2}, false},
+		{"less loss", rec{whole: 18, broken: 2}, rec{whole: 20}, false},
+		// Damage the card did is not the filesystem's regression.
+		{"card damage", rec{whole: 20}, rec{whole: 17, damaged: 3, silent: 3}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := CompareRuns(powerRun(map[string][2]int{"ext4": tc.a}), powerRun(map[string][2]int{"ext4": tc.b}), "A", "B", 0)
+			c := CompareRuns(powerRun(map[string][]rec{"ext4": {tc.a}}), powerRun(map[string][]rec{"ext4": {tc.b}}), "A", "B", 0)
 			got := false
 			for _, r := range c.Regressions() {
 				got = got || r.Test == mAckLoss.key
@@ -83,7 +145,7 @@ func TestPowerCutDetail(t *testing.T) {
 	if powerCutDetail(&results.Run{}) != nil {
 		t.Error("a run without power cuts has a power-cut table")
 	}
-	tb := powerCutDetail(powerRun(map[string][2]int{"ext4": {95, 0}, "ext2": {10, 6}}))
+	tb := powerCutDetail(powerRun(map[string][]rec{"ext4": times(3, rec{whole: 19}), "ext2": times(3, rec{whole: 2, broken: 6, damaged: 4, silent: 1})}))
 	if tb == nil || len(tb.Rows) != 2 {
 		t.Fatalf("table %+v, want two rows", tb)
 	}
@@ -92,18 +154,24 @@ func TestPowerCutDetail(t *testing.T) {
 			t.Errorf("row %v has %d cells, the header %d", row, len(row), len(tb.Header))
 		}
 	}
-	if got := strings.Join(tb.Rows[1], "|"); !strings.Contains(got, "ext2|20|") || !strings.Contains(got, "6 of 20") {
+	if got := strings.Join(tb.Rows[1], "|"); !strings.Contains(got, "ext2|3|60|10.0 (") || !strings.Contains(got, "|18 of 60|") || !strings.Contains(got, "|12 of 60|9 / 0 / 0 / 3|") {
 		t.Errorf("ext2 row %q", got)
 	}
+	if !strings.Contains(tb.Caption, "over 3 recordings") || !strings.Contains(tb.Model, "32 KiB write buffer no flush empties, torn page") {
+		t.Errorf("caption %q, model %q", tb.Caption, tb.Model)
+	}
+	if one := powerCutDetail(powerRun(map[string][]rec{"ext4": {{whole: 19}}})); !strings.Contains(one.Caption, "Wilson interval over the cuts of one recording") {
+		t.Errorf("one recording's caption %q", one.Caption)
+	}
 	// A filesystem without a checker (nilfs2) says so in the fsck column, not 0 % clean.
-	nc := powerRun(map[string][2]int{"ext4": {95, 0}})
+	nc := powerRun(map[string][]rec{"ext4": {{whole: 19}}})
 	nc.Measurements[0].PowerCut.NoChecker = 20
 	if got := strings.Join(powerCutDetail(nc).Rows[0], "|"); !strings.Contains(got, "|no checker|") {
 		t.Errorf("row without a checker %q", got)
 	}
 	var b strings.Builder
-	writePowerCutTable(&b, powerRun(map[string][2]int{"ext4": {95, 0}}))
-	if !strings.Contains(b.String(), "power cuts (card model") {
+	writePowerCutTable(&b, powerRun(map[string][]rec{"ext4": {{whole: 19}}}))
+	if !strings.Contains(b.String(), "power cuts (card model sd-typical") {
 		t.Errorf("terminal table:\n%s", b.String())
 	}
 }

@@ -1,6 +1,6 @@
 // Package report turns results into what a person reads: the terminal summary (variants ×
 // concerns, medians with units and a rating per cell), the self-contained HTML report with its
-// verdict, matrix and charts, and the comparison of two runs. Ratings and recommendations are
+// verdict, matrix and charts, and the comparison of two runs. Ratings and verdicts are
 // computed from the data by the rules in RatingRules and VerdictRules, never per filesystem.
 package report
 
@@ -39,7 +39,7 @@ var ansi = map[Rating]string{
 }
 
 // SummaryWith writes the table of medians with a rating letter per cell (A excellent to G
-// worst, see RatingRules), the recommendation per priority, then skipped variants and failed
+// worst, see RatingRules), the verdict per priority, then skipped variants and failed
 // cells.
 //
 // Raw-flash variants (suite free-electrons) are shown as the 2010 study's tables instead,
@@ -138,10 +138,7 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 			}
 		}
 
-		fmt.Fprintln(w, "\nrecommended:")
-		for _, v := range VerdictsFor(r, stats.DefaultAlpha, card) {
-			fmt.Fprintf(w, "  %-19s %s\n", v.Priority+":", verdictLine(v))
-		}
+		writeVerdicts(w, VerdictsFor(r, stats.DefaultAlpha, card))
 	}
 	if fe != nil {
 		writeFreeElectrons(w, fe)
@@ -242,19 +239,26 @@ func marksLegend(cols []table, ran []results.Variant) string {
 	return strings.Join(parts, "; ")
 }
 
-// verdictLine is one recommendation in plain text.
-func verdictLine(v Verdict) string {
-	if v.Winner == "" {
-		return v.Note
+// writeVerdicts prints the verdicts, the matrix's first, then each suite's under its name
+// (Verdict.Line words them, as the HTML page does).
+func writeVerdicts(w io.Writer, vs []Verdict) {
+	width := 0
+	for _, v := range vs {
+		width = max(width, len(v.Priority)+1)
 	}
-	s := v.Winner
-	if v.RunnerUp != "" {
-		s += "; " + v.MarginText() + "; " + v.Significance
+	suite := "-"
+	for _, v := range vs {
+		if v.Suite != suite {
+			suite = v.Suite
+			switch {
+			case suite == "":
+				fmt.Fprintln(w, "\nverdict:")
+			default:
+				fmt.Fprintf(w, "\nverdict, %s suite:\n", suite)
+			}
+		}
+		fmt.Fprintf(w, "  %-*s %s\n", width, v.Priority+":", v.Line())
 	}
-	if v.Note != "" {
-		s += "; " + v.Note
-	}
-	return s
 }
 
 func failedCells(r *results.Run) []results.Measurement {

@@ -8,9 +8,13 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// deviceName is what the filesystems were made on, short, for the report's title: the card's
+// deviceName is what the filesystems were made on, short, for the report's title: a simulated
+// card by its profile (behind a guest's SD card, sysfs names QEMU's card model), else the card's
 // own name where sysfs gives one, else what fsbench made.
 func deviceName(r *results.Run) string {
+	if r.Target.SimulatedCard() && r.Target.CardProfile != "" {
+		return "a simulated " + r.Target.CardProfile + " card"
+	}
 	if r.Device != nil {
 		for _, k := range []string{"name", "model"} {
 			if s := strings.TrimSpace(r.Device.Device[k]); s != "" {
@@ -18,12 +22,10 @@ func deviceName(r *results.Run) string {
 			}
 		}
 	}
-	switch kind := r.Target.Kind; {
-	case strings.HasPrefix(kind, "simcard"):
-		return "a simulated " + r.Target.Profile + " card"
-	case kind == "nandsim":
+	switch r.Target.Kind {
+	case results.KindNandsim:
 		return "raw NAND"
-	case kind == "image":
+	case results.KindImage:
 		return "an image file"
 	}
 	if r.Target.Device != "" {
@@ -38,23 +40,24 @@ func deviceName(r *results.Run) string {
 func TargetText(r *results.Run) string {
 	t := r.Target
 	var dev string
-	switch kind := t.Kind; {
-	case strings.HasPrefix(kind, "simcard"):
-		dev = fmt.Sprintf("a simulated SD card, profile %s", t.Profile)
+	switch t.Kind {
+	case results.KindSimcard:
+		dev = fmt.Sprintf("a simulated card, profile %s", t.Profile)
 		if t.TimeScale != 0 && t.TimeScale != 1 {
 			dev += fmt.Sprintf(", its modelled waits scaled by %g (times are not a real card's)", t.TimeScale)
 		}
-		if r.Guest != nil && strings.Contains(t.Kind, "in the guest") {
+		switch {
+		case t.CardVia == results.CardBehindGuestSD:
+			dev += ", behind the guest's emulated SD card (/dev/mmcblk0)"
+		case r.Guest != nil:
 			// The powercut suite in a guest: the card was served in the guest (target vm.go).
 			dev += ", served in the guest on a loop device" + directIO(t)
-		} else if r.Guest != nil {
-			dev += ", behind the guest's emulated SD card (/dev/mmcblk0)"
-		} else {
+		default:
 			dev += ", on a loop device" + directIO(t)
 		}
-	case kind == "image":
+	case results.KindImage:
 		dev = "a loop device over a sparse image file" + directIO(t)
-	case kind == "device":
+	case results.KindDevice:
 		dev = "the device " + t.Device
 		if r.Device != nil {
 			var id []string
@@ -67,13 +70,16 @@ func TargetText(r *results.Run) string {
 				dev += " (" + strings.Join(id, ", ") + ")"
 			}
 		}
-	case kind == "nandsim":
+	case results.KindNandsim:
 		dev = "a simulated raw NAND chip (nandsim)"
 	default:
 		dev = t.Device
 	}
 	if t.SizeBytes > 0 {
 		dev += ", " + plan.FormatSize(t.SizeBytes)
+	}
+	if c := cardCheckText(r); c != "" {
+		dev += "; " + c
 	}
 	// The scheduler decides the order the card sees its writes in, and so its card time and
 	// wear (xfs's on sd-typical was 3 times higher with none than with mq-deadline). One fsbench

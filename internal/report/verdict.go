@@ -7,66 +7,114 @@ import (
 
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/stats"
 )
 
-// Verdict is the recommendation for one user priority.
+// Verdict is the conclusion for one user priority: a clear winner, or no clear winner and the
+// variants the data cannot tell apart (TieRule).
 type Verdict struct {
-	Priority string // "boot/mount time", ...
-	Basis    string // what was compared, with its unit
-	Winner   string // empty when no variant has data (see Note)
+	Priority string // "boot/mount time", "block write", ...
+	// Suite is the suite whose own figures the verdict rests on (bonnie, smallfiles, randio,
+	// powercut); "" for the concerns of the observation matrix (the bootlin suite and the card).
+	Suite  string
+	Basis  string // what was compared, with its unit
+	Winner string // the variant ranked first; empty when no variant has data (see Note)
+	// Tied are the variants the data cannot tell apart from Winner (TieRule), best first:
+	// when there are any, there is no clear winner and Winner is only the best-ranked of them.
+	Tied     []Contender
 	RunnerUp string // empty when only one variant has data
 	Unit     string
 	// WinnerMedian and RunnerMedian are the medians of the compared figure.
 	WinnerMedian, RunnerMedian float64
-	// Margin is how much better the winner is than the runner-up, as a fraction (0.12 = 12 %);
-	// negative when the winner was chosen by a second criterion (space, for read-mostly).
-	Margin       float64
-	Significance string // "significant (p=0.029 n=4)", "cannot tell: need >= 4 ...", ...
-	Significant  bool
-	Note         string
+	// Margin is how much better the winner is than the runner-up, as a fraction (0.12 = 12 %)
+	// (read-mostly's second step compares space, and its Unit says so).
+	Margin float64
+	// Significance says in words whether Winner differs from the others: the comparison with
+	// the runner-up when Winner is clear, else the one with the first variant tied with it.
+	Significance string
+	// Significant is true when Winner differs significantly from every variant it is compared
+	// with: a clear winner (see Clear).
+	Significant bool
+	Note        string
 	// Detail is a longer explanation for the HTML report (the lifetime's assumptions); the
 	// terminal leaves it out.
 	Detail string
 }
 
+// Contender is a variant in a verdict's tie, with its median of the compared figure.
+type Contender struct {
+	Name   string
+	Median float64
+}
+
+// Clear reports whether the verdict names a winner: the best-ranked variant differs
+// significantly from every other variant it was compared with.
+func (v Verdict) Clear() bool {
+	return v.Winner != "" && v.RunnerUp != "" && v.Significant && len(v.Tied) == 0
+}
+
+// TieRule is how a verdict tells a clear winner from a tie, in words, for VerdictRules and
+// docs/verdicts.md. Keep it in step with finish.
+const TieRule = `A variant wins only when the data tells it apart from every other variant it is compared with: ` +
+	`the two-sided Mann-Whitney U test, as benchstat computes it, at p <= 0.05, which needs at least 4 repetitions per side ` +
+	`(with 3 the smallest possible p is 0.1). Every variant whose comparison with the best-ranked one is not significant, ` +
+	`or could not be made with that many repetitions, is within noise of it, and the verdict says "no clear winner" and names them all, ` +
+	`best median first. Never a recommendation for a tie.`
+
 // VerdictRules explains how Verdicts chooses, for the report footer.
-const VerdictRules = `Recommendations: for each priority the variant with the best median of the figure named wins; ` +
-	`read-mostly rootfs: among the variants rated excellent for read (within noise of the best), the one using the least space. ` +
+const VerdictRules = `Verdicts: for each priority the variants are ranked by the median of the figure named. ` + TieRule + ` ` +
+	`Read-mostly rootfs: among the variants whose read is within noise of the best read, the one using the least space, by the same rule on space. ` +
 	`Boot/mount time is module load (0 when built in or already loaded) plus mount, per repetition. ` +
 	`Write-heavy data is the combined throughput of write, read-write-delete and sequential write (their bytes over their summed time), ` +
-	`so read-only filesystems do not take part. The margin is how much better the winner's median is than the runner-up's; ` +
-	`whether that difference is significant is the Mann-Whitney U test at p <= 0.05, as benchstat computes it, ` +
-	`which needs at least 4 repetitions per side. ` +
+	`so read-only filesystems do not take part. The margin is how much better the winner's median is than the runner-up's. ` +
+	`The bonnie, smallfiles and randio suites have a verdict per test, in its own unit (block write and read, files created and deleted per second, IOPS), by the same rule. ` +
 	`Flash wear: the least flash programmed per byte written through the filesystem, on the card profile named (see the flash-wear rule).`
 
-// Verdicts returns the recommendation for each priority, in the report's order, with flash
-// wear rated on the run's default card (CardFor): VerdictsFor(r, alpha, "").
+// Verdicts returns the verdict for each priority, in the report's order, with flash wear
+// rated on the run's own card (CardFor): VerdictsFor(r, alpha, "").
 func Verdicts(r *results.Run, alpha float64) []Verdict {
 	return VerdictsFor(r, alpha, "")
 }
 
 // VerdictsFor is Verdicts with flash wear rated on the card profile card (a built-in profile
-// name or the path the run replayed; "" for CardFor's default).
+// name or the path the run replayed; "" for CardFor's default). The matrix's priorities
+// (Bootlin's, and the card's) come when the bootlin suite ran; then each other suite that ran
+// adds its own (suiteVerdicts). Boot/mount time is measured by every suite's setup.
 func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
-	if alpha <= 0 {
-		alpha = stats.DefaultAlpha
+	alpha = defaultAlpha(alpha)
+	var out []Verdict
+	bootlin := suiteRan(r, catalog.SuiteBootlin)
+	if bootlin || present(r, mBoot) {
+		out = append(out, leftLoadedNote(pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha), r))
 	}
-	out := []Verdict{
-		leftLoadedNote(pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha), r),
-		readMostly(r, alpha),
-		pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha),
-		pick("space", evaluate(r, mSpace, alpha), alpha),
-		wearVerdict(r, CardFor(r, card), alpha),
+	if bootlin {
+		c := CardFor(r, card)
+		out = append(out, readMostly(r, alpha), pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha))
+		// Card time only where it was measured: a run without traces says so once, under flash wear.
+		if hasCardTime(r, c) {
+			out = append(out, cardTimeVerdict(r, c, alpha))
+		}
+		out = append(out, pick("space", evaluate(r, mSpace, alpha), alpha), wearVerdict(r, c, alpha))
 	}
-	// Card time only where it was measured: a run without traces says so once, under flash wear.
-	if c := CardFor(r, card); hasCardTime(r, c) {
-		out = slices.Insert(out, 3, cardTimeVerdict(r, c, alpha))
-	}
-	if hasPowerCut(r) {
-		out = append(out, powerLossVerdict(r, alpha))
+	for _, s := range suiteVerdicts {
+		if suiteRan(r, s.suite) {
+			for _, v := range s.verdicts(r, alpha) {
+				v.Suite = s.suite
+				out = append(out, v)
+			}
+		}
 	}
 	return out
+}
+
+// suiteRan reports whether any test of the named suite appears in r.
+func suiteRan(r *results.Run, suite string) bool {
+	tests := catalog.MustSuite(suite).Tests
+	for _, m := range r.Measurements {
+		if slices.Contains(tests, m.Test) {
+			return true
+		}
+	}
+	return false
 }
 
 func pick(priority string, t table, alpha float64) Verdict {
@@ -103,8 +151,9 @@ func busyNote(v Verdict, t table) Verdict {
 	return v
 }
 
-// finish fills in the runner-up (the best-ranked variant other than the winner), the margin
-// and its significance.
+// finish fills in the runner-up (the best-ranked variant other than the winner), the margin,
+// and the significance of the winner against every variant it may be compared with: those the
+// data cannot tell apart from it are Tied (TieRule).
 func finish(v Verdict, t table, winner string, alpha float64) Verdict {
 	v.Winner = winner
 	w := t.cells[winner]
@@ -113,16 +162,27 @@ func finish(v Verdict, t table, winner string, alpha float64) Verdict {
 		if name == winner || !t.sameGroup(name, winner) {
 			continue
 		}
-		ru := t.cells[name]
-		v.RunnerUp, v.RunnerMedian = name, ru.Summary.Median
-		// Below 0 when the runner-up has the better median (a second criterion chose).
-		v.Margin = ratio(ru.Summary.Median, w.Summary.Median, t.m.higherBetter()) - 1
-		v.Significance, v.Significant = significance(w.Samples, ru.Samples, alpha)
+		c := t.cells[name]
+		text, sig := significance(w.Samples, c.Samples, alpha)
+		if v.RunnerUp == "" {
+			v.RunnerUp, v.RunnerMedian = name, c.Summary.Median
+			// Below 0 when the runner-up has the better median (a second criterion chose).
+			v.Margin = ratio(c.Summary.Median, w.Summary.Median, t.m.higherBetter()) - 1
+			v.Significance, v.Significant = text, sig
+		}
+		if !sig {
+			if len(v.Tied) == 0 {
+				v.Significance = text // the comparison that makes it a tie
+			}
+			v.Tied = append(v.Tied, Contender{Name: name, Median: c.Summary.Median})
+			v.Significant = false
+		}
+	}
+	if v.RunnerUp != "" {
 		return v
 	}
-	v.Note = "the only variant with data"
 	if t.group != nil {
-		v.Note = "the only variant with data on " + t.group[winner] + "; " + GroupRule
+		v.Note = "the only one on " + t.group[winner] + "; " + GroupRule
 	}
 	return v
 }
@@ -131,29 +191,61 @@ func finish(v Verdict, t table, winner string, alpha float64) Verdict {
 // times and rates.
 const GroupRule = "times and rates are rated only against rows that ran on the same kernel and machine (a QEMU guest under TCG emulates its CPU): space and flash wear compare across them"
 
-// readMostly ranks by read throughput, then, among the variants within noise of the best
-// (rated excellent), takes the one that uses the least space.
+// restrict is t with only the named variants.
+func (t table) restrict(names []string) table {
+	out := t
+	out.cells = map[string]Rated{}
+	out.order = nil
+	for _, name := range t.order {
+		if slices.Contains(names, name) {
+			out.cells[name] = t.cells[name]
+			out.order = append(out.order, name)
+		}
+	}
+	return out
+}
+
+// readMostly ranks by read throughput; the variants whose read the data cannot tell apart
+// from the best (TieRule) are then ranked by space, and the least space wins when it is a
+// clear winner there.
 func readMostly(r *results.Run, alpha float64) Verdict {
+	alpha = defaultAlpha(alpha)
 	rd := evaluateClean(r, mRead, alpha)
 	v := Verdict{Priority: "read-mostly rootfs", Basis: rd.m.title + ", then space", Unit: rd.m.unit}
 	if len(rd.order) == 0 {
 		return pick(v.Priority, rd, alpha)
 	}
-	sp := evaluate(r, mSpace, alpha)
-	winner := rd.order[0]
-	for _, name := range rd.order[1:] {
-		c, ok := sp.cells[name]
-		if rd.cells[name].Rating != Best || !ok || !rd.sameGroup(name, rd.order[0]) {
-			continue
-		}
-		if w, ok := sp.cells[winner]; !ok || c.Summary.Median < w.Summary.Median {
-			winner = name
-		}
+	fastest := finish(v, rd, rd.order[0], alpha)
+	if len(fastest.Tied) == 0 {
+		// The fastest reader is a clear winner: space does not come into it.
+		return busyNote(fastest, rd)
 	}
-	v = finish(v, rd, winner, alpha)
-	if winner != rd.order[0] {
-		v.Note = fmt.Sprintf("read within noise of %s, and uses less space (%s vs %s %s)", rd.order[0],
-			format(sp.cells[winner].Summary.Median), format(sp.cells[rd.order[0]].Summary.Median), mSpace.unit)
+	// The read cannot tell these apart: the one using the least space, if the space can.
+	readers := []string{fastest.Winner}
+	for _, c := range fastest.Tied {
+		readers = append(readers, c.Name)
+	}
+	sp := evaluate(r, mSpace, alpha).restrict(readers)
+	if len(sp.order) == 0 {
+		return busyNote(fastest, rd)
+	}
+	v = finish(Verdict{Priority: v.Priority, Basis: "space, among the variants whose " + rd.m.title + " is within noise of the best (" + fastest.Winner + ")",
+		Unit: sp.m.unit}, sp, sp.order[0], alpha)
+	rc, fc := rd.cells[v.Winner], rd.cells[fastest.Winner]
+	if v.Winner == fastest.Winner {
+		v.Note = fmt.Sprintf("the fastest reader (%s %s)", format(rc.Summary.Median), rd.m.unit)
+	} else {
+		// Say how far apart the reads are, and the test that cannot tell them apart: a median
+		// half the best's with one fast repetition is within noise at 4 repetitions.
+		text, _ := significance(rc.Samples, fc.Samples, alpha)
+		if pn, ok := strings.CutPrefix(text, "not significant ("); ok {
+			text = strings.TrimSuffix(pn, ")")
+		}
+		v.Note = fmt.Sprintf("its read cannot be told from %s's (%s vs %s %s, %s)", fastest.Winner,
+			format(rc.Summary.Median), format(fc.Summary.Median), rd.m.unit, text)
+	}
+	if missing := len(readers) - len(sp.order); missing > 0 {
+		v.Note += fmt.Sprintf("; %d variant(s) within noise on read have no space figure", missing)
 	}
 	return busyNote(v, rd)
 }
@@ -169,10 +261,6 @@ func (v Verdict) MarginText() string {
 	amount := v.Unit == "% data" || v.Unit == "x written" // less is better, and not a speed
 	var words string
 	switch {
-	case m < 0:
-		// The winner was chosen by a second criterion (read-mostly: space), and is worse on
-		// the first: say by how much, as before.
-		words = fmt.Sprintf("%s slower than", pct(-m))
 	case v.Unit == catalog.Percent && m < 0.005:
 		words = "as many cuts survived as"
 	case v.Unit == catalog.Percent:
@@ -201,4 +289,57 @@ func pct(f float64) string {
 	default:
 		return fmt.Sprintf("%.0f %%", 100*f)
 	}
+}
+
+// Words is a verdict as the terminal and the HTML page both say it: one function words both,
+// so that the two never differ.
+type Words struct {
+	// Head is the conclusion: the winner's name when the verdict is Clear; "no clear winner:
+	// A, B, C within noise" when the data cannot tell the best from others; "no comparison: A"
+	// when only one variant has data; else the note that says why there is no verdict.
+	Head  string
+	Clear bool // Head names a winner
+	// Margin is the winner's margin to the runner-up; for a tie, the span of the tied medians.
+	Margin       string
+	Significance string
+	Note         string
+}
+
+// Words words the verdict (TieRule): a tie is never worded as advice.
+func (v Verdict) Words() Words {
+	switch {
+	case v.Winner == "":
+		return Words{Head: v.Note}
+	case v.RunnerUp == "":
+		return Words{Head: "no comparison: only " + v.Winner + " has data", Note: v.Note}
+	case v.Clear():
+		return Words{Head: v.Winner, Clear: true, Margin: v.MarginText(), Significance: v.Significance, Note: v.Note}
+	}
+	names := []string{v.Winner}
+	for _, c := range v.Tied {
+		names = append(names, c.Name)
+	}
+	w := Words{Head: "no clear winner: " + strings.Join(names, ", ") + " within noise", Significance: v.Significance, Note: v.Note}
+	if len(v.Tied) == 0 {
+		return w // a verdict built by hand as not significant, without its tie: nothing to span
+	}
+	last := v.Tied[len(v.Tied)-1]
+	if last.Median == v.WinnerMedian {
+		w.Margin = fmt.Sprintf("the same median, %s %s", format(v.WinnerMedian), v.Unit)
+	} else {
+		w.Margin = fmt.Sprintf("medians from %s (%s) to %s %s (%s)", format(v.WinnerMedian), v.Winner, format(last.Median), v.Unit, last.Name)
+	}
+	return w
+}
+
+// Line is the verdict in one line of plain text, as the terminal prints it.
+func (v Verdict) Line() string {
+	w := v.Words()
+	parts := []string{w.Head}
+	for _, s := range []string{w.Margin, w.Significance, w.Note} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -33,13 +33,14 @@ const WearRules = `Flash wear: for each repetition, the flash bytes the card mod
 	`the median over the repetitions.`
 
 // CardFor returns the card profile whose replay the wear figures use: card when set, else the
-// simulated card's own profile for a simcard run, else DefaultCard.
+// one the run recorded (results.Target.CardProfile: the simulated card's own, however it was
+// reached), else DefaultCard.
 func CardFor(r *results.Run, card string) string {
 	switch {
 	case card != "":
 		return card
-	case r.Target.Kind == "simcard" && r.Target.Profile != "":
-		return r.Target.Profile
+	case r.Target.CardProfile != "":
+		return r.Target.CardProfile
 	}
 	return DefaultCard
 }
@@ -253,6 +254,16 @@ func wearVerdict(r *results.Run, card string, alpha float64) Verdict {
 		note := fmt.Sprintf("%s would last %s years with these write tests once a day", card, format(c.Summary.Median))
 		if c.Summary.N > 1 && c.Summary.Max > c.Summary.Min {
 			note += fmt.Sprintf(" (%s to %s)", format(c.Summary.Min), format(c.Summary.Max))
+		}
+		if len(v.Tied) > 0 {
+			// No clear winner: the lifetimes of all the tied variants, not one of them.
+			lo, hi := c.Summary.Median, c.Summary.Median
+			for _, t := range v.Tied {
+				if tc, ok := life.cells[t.Name]; ok {
+					lo, hi = min(lo, tc.Summary.Median), max(hi, tc.Summary.Median)
+				}
+			}
+			note = fmt.Sprintf("%s would last %s to %s years with these write tests once a day (medians of the tied variants)", card, format(lo), format(hi))
 		}
 		v.Note = note
 		v.Detail = "Assumptions: " + r.Methods["lifetime"]

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -214,18 +216,29 @@ func TestWearVerdictWithoutData(t *testing.T) {
 
 func TestCardFor(t *testing.T) {
 	tests := []struct {
-		kind, profile, card, want string
+		target     string // results.json's "target"
+		card, want string
 	}{
-		{"image", "", "", DefaultCard},
-		{"image", "", "emmc", "emmc"},
-		{"simcard", "sd-cheap-old", "", "sd-cheap-old"},
-		{"simcard", "sd-cheap-old", "emmc", "emmc"},
-		{"simcard", "", "", DefaultCard},
+		{`{"kind": "image", "card_profile": "sd-typical"}`, "", "sd-typical"},
+		{`{"kind": "image", "card_profile": "sd-typical"}`, "emmc", "emmc"},
+		{`{"kind": "simcard", "profile": "cards/mine.toml", "card_profile": "mine"}`, "", "mine"},
+		{`{"kind": "simcard", "card_via": "guest-sd", "profile": "emmc", "card_profile": "emmc"}`, "", "emmc"},
+		// Files written before the card was recorded: the simulated card's profile, however it
+		// was reached, else the default card.
+		{`{"kind": "image"}`, "", DefaultCard},
+		{`{"kind": "simcard", "profile": "sd-cheap-old"}`, "", "sd-cheap-old"},
+		{`{"kind": "simcard", "profile": "sd-cheap-old"}`, "emmc", "emmc"},
+		{`{"kind": "simcard (guest /dev/mmcblk0)", "profile": "emmc"}`, "", "emmc"},
+		{`{"kind": "simcard (served in the guest)", "profile": "sd-a1-modern"}`, "", "sd-a1-modern"},
+		{`{"kind": "simcard"}`, "", DefaultCard},
 	}
 	for _, tc := range tests {
-		r := &results.Run{Target: results.Target{Kind: tc.kind, Profile: tc.profile}}
-		if got := CardFor(r, tc.card); got != tc.want {
-			t.Errorf("CardFor(%s:%s, %q) = %q, want %q", tc.kind, tc.profile, tc.card, got, tc.want)
+		var r results.Run
+		if err := json.Unmarshal([]byte(`{"target": `+tc.target+`}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := CardFor(&r, tc.card); got != tc.want {
+			t.Errorf("CardFor(%s, %q) = %q, want %q", tc.target, tc.card, got, tc.want)
 		}
 	}
 }
@@ -367,5 +380,74 @@ func TestWearRulesNameWriteTests(t *testing.T) {
 		if !strings.Contains(WearRules, test) {
 			t.Errorf("WearRules does not name %s, which the wear figures add up", test)
 		}
+	}
+}
+
+// TestGuestSimcardRatedOnItsCard: a run on --target vm:simcard:emmc (the guest's SD card backed
+// by the simulated emmc card) rates flash wear and card time on emmc, not on the default card:
+// as written before the kind was typed (an English phrase for a kind) and as written now.
+func TestGuestSimcardRatedOnItsCard(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join("testdata", "wear.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := `"target": {
+  "kind": "image",`
+	guest := `"guest": {"kernel": "/boot/vmlinuz-6.1.0-56-amd64", "kernel_release": "6.1.0-56-amd64", "accel": "tcg", "boot_seconds": 9, "console_log": "console.log"},
+ `
+	for name, target := range map[string]string{
+		"legacy": `"target": {
+  "kind": "simcard (guest /dev/mmcblk0)", "profile": "emmc", "time_scale": 1,`,
+		"typed": `"target": {
+  "kind": "simcard", "card_via": "guest-sd", "profile": "emmc", "card_profile": "emmc", "time_scale": 1,`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if !bytes.Contains(orig, []byte(image)) {
+				t.Fatal("wear.json's target changed: update this test")
+			}
+			path := filepath.Join(t.TempDir(), "results.json")
+			if err := os.WriteFile(path, bytes.Replace(orig, []byte(image), []byte(guest+target), 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := results.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The guest identified its /dev/mmcblk0: QEMU's SD card model, as a real run records it.
+			r.Device.Path, r.Device.Device = "/dev/mmcblk0", map[string]string{"name": "QEMU!", "manfid": "0x0000aa"}
+			if got := CardFor(r, ""); got != "emmc" {
+				t.Errorf("CardFor = %q, want emmc", got)
+			}
+			var wear Verdict
+			for _, v := range Verdicts(r, 0) {
+				if v.Priority == "flash wear" {
+					wear = v
+				}
+			}
+			if !strings.Contains(wear.Basis, "on emmc") || !strings.HasPrefix(wear.Note, "emmc would last") {
+				t.Errorf("flash wear not rated on emmc: %+v", wear)
+			}
+			var sum bytes.Buffer
+			if err := Summary(&sum, r); err != nil {
+				t.Fatal(err)
+			}
+			// (The fixture's traces predate card times: the card-time tests are in cardtime_test.go.)
+			for _, want := range []string{"a simulated card, profile emmc, behind the guest's emulated SD card (/dev/mmcblk0)",
+				"wear: flash bytes programmed on emmc per byte"} {
+				if !strings.Contains(sum.String(), want) {
+					t.Errorf("summary lacks %q:\n%s", want, sum.String())
+				}
+			}
+			if strings.Contains(sum.String(), "sd-typical") {
+				t.Errorf("summary names sd-typical:\n%s", sum.String())
+			}
+			var page bytes.Buffer
+			if err := HTML(&page, r, HTMLOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(page.String(), "<h1>fsbench: which filesystem for a simulated emmc card?</h1>") {
+				t.Error("the page's title does not name the emmc card")
+			}
+		})
 	}
 }

@@ -107,6 +107,16 @@ func MergeLabeled(runs []*Run, dirs, labels []string) (*Run, error) {
 		if out.Card == nil && r.Card != nil {
 			out.Card = r.Card
 		}
+		// The first run's calibration of a profile stands, as its tools' versions do; the
+		// merge command warns when the runs differ (CalibrationMismatches).
+		for k, v := range r.CardCalibrations {
+			if out.CardCalibrations == nil {
+				out.CardCalibrations = map[string]int{}
+			}
+			if _, ok := out.CardCalibrations[k]; !ok {
+				out.CardCalibrations[k] = v
+			}
+		}
 	}
 	out.Error = strings.Join(errs, "; ")
 

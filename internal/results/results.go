@@ -4,8 +4,11 @@
 package results
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +73,14 @@ type Run struct {
 	Card *CardState `json:"card,omitempty"`
 	// Sentinel says what the noise sentinel could see on the machine that ran the tests.
 	Sentinel *Sentinel `json:"sentinel,omitempty"`
+	// CardCalibrations maps each card profile the run used (the simulated card's and every
+	// profile its traces were replayed through) to the version of that profile's calibration
+	// against published measurements (flash.Profile.Calibration; 0: never calibrated). Runs
+	// with different calibrations of a profile did not see the same card under its name:
+	// compare and merge say so (CalibrationMismatches).
+	CardCalibrations map[string]int `json:"card_calibrations,omitempty"`
+	// CardCheck is the card's capacity check, identity and health around the run (card.go).
+	CardCheck *CardCheck `json:"card_check,omitempty"`
 	// Summary has one entry per cell with at least one successful repetition: the median,
 	// minimum and maximum of its headline figure over the non-warm-up repetitions. It is
 	// derived from Measurements each time the file is saved.
@@ -117,19 +128,98 @@ type Machine struct {
 
 // Target says where the block device came from.
 type Target struct {
-	Kind       string `json:"kind"` // "image" or "simcard"
-	Image      string `json:"image,omitempty"`
-	SizeBytes  uint64 `json:"size_bytes"`
-	Device     string `json:"device"`                // "/dev/loop3"
-	LoopMethod string `json:"loop_method,omitempty"` // LOOP_CONFIGURE or LOOP_SET_FD
-	DirectIO   bool   `json:"direct_io"`             // as the kernel reports it, not as asked
-	// Simulated card (Kind "simcard"): the flash model's profile and the factor applied to its
+	Kind       TargetKind `json:"kind"`
+	Image      string     `json:"image,omitempty"`
+	SizeBytes  uint64     `json:"size_bytes"`
+	Device     string     `json:"device"`                // "/dev/loop3"
+	LoopMethod string     `json:"loop_method,omitempty"` // LOOP_CONFIGURE or LOOP_SET_FD
+	DirectIO   bool       `json:"direct_io"`             // as the kernel reports it, not as asked
+	// Simulated card (Kind simcard): the flash model's profile and the factor applied to its
 	// modelled waits (1 = real time; smaller runs faster and says so here, never silently).
 	Profile   string  `json:"profile,omitempty"`
 	TimeScale float64 `json:"time_scale,omitempty"`
+	// CardVia says how a simulated card reached the filesystems; empty for the other kinds.
+	CardVia CardVia `json:"card_via,omitempty"`
+	// CardProfile is the card profile the run's card figures (flash wear, card time) are rated
+	// on unless the report is asked for another: the simulated card's own profile (its name,
+	// which the traces' replays are keyed by), else the default card the run replayed its traces
+	// through. Files written before it was recorded get it from Kind and Profile when read.
+	CardProfile string `json:"card_profile,omitempty"`
+	// PathOffsetNs is how much of the loop device's and FUSE's round trip the simulated card
+	// takes off each modelled wait (the median round trip, measured when the card started),
+	// and PathCalibration says how it was measured. Modelled card time does not depend on it:
+	// it is what a tool's own clock shows.
+	PathOffsetNs    uint64 `json:"path_offset_ns,omitempty"`
+	PathCalibration string `json:"path_calibration,omitempty"`
 	// Scheduler is the I/O scheduler fsbench set for the run (verified by reading it back);
 	// empty when the device's own was left (see device.queue.scheduler).
 	Scheduler string `json:"scheduler,omitempty"`
+}
+
+// TargetKind is what the filesystems were made on. It is typed from the target that made the
+// device to the report, which asks it instead of comparing strings. Where the run happened (a
+// QEMU guest, a board) is Run.Guest and Run.Remote.
+type TargetKind string
+
+// The target kinds results.json records.
+const (
+	KindImage   TargetKind = "image"   // a loop device over a sparse image file
+	KindSimcard TargetKind = "simcard" // the flash model served as a file (Target.CardVia says how it was reached)
+	KindDevice  TargetKind = "device"  // a real block device (a card, a disk, the guest's /dev/mmcblk0 over an image file)
+	KindNandsim TargetKind = "nandsim" // a simulated raw NAND chip
+)
+
+// CardVia is how a simulated card reached the filesystems.
+type CardVia string
+
+// The ways a simulated card is reached.
+const (
+	// CardOnLoop: a loop device over the card's file, on the machine that ran the run (the
+	// host, or the guest for the powercut suite, which cuts the card's power there).
+	CardOnLoop CardVia = "loop"
+	// CardBehindGuestSD: the card's file, served on the host, was the QEMU guest's emulated SD
+	// card, which the guest's fsbench used as /dev/mmcblk0 (--target vm:simcard:PROFILE).
+	CardBehindGuestSD CardVia = "guest-sd"
+)
+
+// The kinds fsbench wrote before the kind was typed: English phrases for the two ways a guest
+// ran on a simulated card. Reading a file maps them to KindSimcard and a CardVia.
+const (
+	legacyKindGuestSD = "simcard (guest /dev/mmcblk0)"
+	legacyKindInGuest = "simcard (served in the guest)"
+)
+
+// SimulatedCard reports whether the filesystems were made on a simulated card, however it
+// was reached.
+func (t Target) SimulatedCard() bool { return t.Kind == KindSimcard }
+
+// UnmarshalJSON reads a target, as written now or by an earlier fsbench (see upgrade).
+func (t *Target) UnmarshalJSON(b []byte) error {
+	type plain Target // without this method
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	t.upgrade()
+	return nil
+}
+
+// upgrade fills in what files written before the kind was typed say another way: the
+// guest's phrases become KindSimcard with its CardVia, and a simulated card's profile is the
+// card its figures are rated on. A file written now is left as it is.
+func (t *Target) upgrade() {
+	switch t.Kind {
+	case legacyKindGuestSD:
+		t.Kind, t.CardVia = KindSimcard, CardBehindGuestSD
+	case legacyKindInGuest:
+		t.Kind, t.CardVia = KindSimcard, CardOnLoop
+	case KindSimcard:
+		if t.CardVia == "" {
+			t.CardVia = CardOnLoop // the only way there was
+		}
+	}
+	if t.CardProfile == "" && t.Kind == KindSimcard {
+		t.CardProfile = t.Profile
+	}
 }
 
 // Dataset describes the data written and read.
@@ -228,37 +318,76 @@ type Measurement struct {
 }
 
 // PowerCut summarises one repetition of the powercut test: the cuts made on the recorded
-// request stream and what the filesystem came back as after each.
+// request stream and what the filesystem came back as after each. One repetition is one
+// recording (its own seed): the report's intervals over a variant are over its recordings.
 type PowerCut struct {
 	Profile string `json:"profile"`
-	// Model is the card's power-loss model as applied (the profile's, plus --fault merge-loss).
-	VolatileCache bool `json:"volatile_cache"`
-	TornPage      bool `json:"torn_page"`
-	MergeLoss     bool `json:"merge_loss"`
-	// Requests is the length of the recorded stream; StreamFull: its size limit cut it short.
-	Requests   int  `json:"requests"`
-	StreamFull bool `json:"stream_full,omitempty"`
-	Acks       int  `json:"acks"` // acknowledgements the workload received
-	Cuts       int  `json:"cuts"`
-	// Proportions over the cuts, with 95 % Wilson intervals.
-	Safe               Proportion `json:"safe"` // mounted without repair, fsck clean, nothing acknowledged lost
+	// The card's power-loss model as applied (the profile's, plus --fault merge-loss): see
+	// flash.PowerLoss.
+	Protected        bool   `json:"protected,omitempty"`
+	VolatileCache    bool   `json:"volatile_cache"`
+	CacheOrder       string `json:"cache_order,omitempty"`
+	CacheBytes       uint64 `json:"cache_bytes,omitempty"`
+	WriteBufferBytes uint64 `json:"write_buffer_bytes,omitempty"`
+	TornPage         bool   `json:"torn_page"`
+	PairedPage       bool   `json:"paired_page,omitempty"`
+	MergeLoss        bool   `json:"merge_loss"`
+	// Requests is the length of the recorded stream; StreamFull: its size limit cut it short,
+	// the cuts were drawn within it, and the AcksUnrecorded acknowledgements given after it
+	// ended were not checked.
+	Requests       int  `json:"requests"`
+	StreamFull     bool `json:"stream_full,omitempty"`
+	AcksUnrecorded int  `json:"acks_unrecorded,omitempty"`
+	Acks           int  `json:"acks"` // acknowledgements the workload received
+	Cuts           int  `json:"cuts"`
+	// Proportions over the cuts, with 95 % Wilson intervals (cuts of one recording are
+	// related: the report's interval over several recordings accounts for that).
+	Safe               Proportion `json:"safe"` // mounted without repair, fsck clean, no promise broken
 	MountWithoutRepair Proportion `json:"mount_without_repair"`
 	FsckClean          Proportion `json:"fsck_clean"`
 	Unrecoverable      Proportion `json:"unrecoverable"`
-	AckLossCuts        Proportion `json:"ack_loss_cuts"` // cuts that broke a promise: acknowledged data lost or corrupted, a rename torn
-	FsckErrors         int        `json:"fsck_errors"`
-	FsckToolFailed     int        `json:"fsck_tool_failed"`
-	Repaired           int        `json:"repaired"`
-	AckedLost          int        `json:"acked_lost"`    // acknowledged files missing, summed over the cuts
-	AckedCorrupt       int        `json:"acked_corrupt"` // acknowledged files with wrong content
-	TornRenames        int        `json:"torn_renames"`
-	Resurrected        int        `json:"resurrected"`
-	UnackedLost        int        `json:"unacked_lost"` // expected loss: never acknowledged
-	RecoveryP50Seconds float64    `json:"recovery_p50_s"`
-	RecoveryMaxSeconds float64    `json:"recovery_max_s"`
-	UnsyncedP50Seconds float64    `json:"unsynced_lost_p50_s"` // work since the last acknowledgement, lost at the cut
-	UnsyncedMaxSeconds float64    `json:"unsynced_lost_max_s"`
-	CutsPerMinute      float64    `json:"cuts_per_minute"`
+	// AckLossCuts lost acknowledged data (missing, wrong, unreadable) or undid an
+	// acknowledged deletion; AtomicityCuts tore an atomic replace in flight. Whoever's fault.
+	AckLossCuts   Proportion `json:"ack_loss_cuts"`
+	AtomicityCuts Proportion `json:"atomicity_cuts"`
+	// FSBrokenCuts broke a promise (either kind) on a cut where the card destroyed nothing
+	// outside what the filesystem wrote since its last flush: the filesystem's fault.
+	FSBrokenCuts Proportion `json:"fs_broken_cuts"`
+	// FSAckLossCuts and FSAtomicityCuts split them: acknowledged data lost (an fsync-class
+	// promise), an atomic replace torn (rename's atomicity). A cut can do both.
+	FSAckLossCuts   int `json:"fs_ack_loss_cuts,omitempty"`
+	FSAtomicityCuts int `json:"fs_atomicity_cuts,omitempty"`
+	// CardDamageCuts are the cuts where the card destroyed data outside what the filesystem
+	// wrote since its last flush (flushed writes a write buffer lost, a torn page's
+	// neighbours, a paired page, a merge's pages), CardDamageBytes how much over all of them,
+	// and the four counts how the filesystem came through them: every promise kept and clean
+	// (unharmed); the damage noticed, by a mount that failed, the checker or a read that
+	// failed (detected), and repaired by the checker (repaired); or a broken promise nothing
+	// noticed: wrong data without a warning (silent).
+	CardDamageCuts  Proportion `json:"card_damage_cuts"`
+	CardDamageBytes uint64     `json:"card_damage_bytes,omitempty"`
+	CardUnharmed    int        `json:"card_unharmed"`
+	CardDetected    int        `json:"card_detected"`
+	CardRepaired    int        `json:"card_repaired"`
+	CardSilent      int        `json:"card_silent"`
+	FsckErrors      int        `json:"fsck_errors"`
+	FsckToolFailed  int        `json:"fsck_tool_failed"`
+	Repaired        int        `json:"repaired"`
+	AckedLost       int        `json:"acked_lost"`    // acknowledged files missing, summed over the cuts
+	AckedCorrupt    int        `json:"acked_corrupt"` // acknowledged files with wrong content
+	// AckedUnreadable: acknowledged files whose read failed (the filesystem noticed damage).
+	AckedUnreadable int `json:"acked_unreadable,omitempty"`
+	TornRenames     int `json:"torn_renames"` // atomic replaces in flight left holding neither version
+	Resurrected     int `json:"resurrected"`
+	UnackedLost     int `json:"unacked_lost"` // expected loss: never acknowledged
+	// ZeroTails: unacknowledged appends read back as zeroes after intact acknowledged bytes
+	// (expected loss, counted apart).
+	ZeroTails          int     `json:"zero_tails,omitempty"`
+	RecoveryP50Seconds float64 `json:"recovery_p50_s"`
+	RecoveryMaxSeconds float64 `json:"recovery_max_s"`
+	UnsyncedP50Seconds float64 `json:"unsynced_lost_p50_s"` // work since the last acknowledgement, lost at the cut
+	UnsyncedMaxSeconds float64 `json:"unsynced_lost_max_s"`
+	CutsPerMinute      float64 `json:"cuts_per_minute"`
 	// Leaked blocks: marked in use after the mount's recovery and held by nothing (e2fsck's
 	// block bitmap differences; in the filesystem's blocks), summed and at most, over the
 	// LeakedCuts cuts whose checker reports it (0: not reportable for this filesystem).
@@ -370,27 +499,70 @@ func Float(v float64) *float64 { return &v }
 // killed half-way) sees the previous complete file or the new one, never a torn one.
 func Save(dir string, r *Run) error {
 	r.Summary = r.Summarize()
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding results: %w", err)
-	}
-	if err := writeAtomic(filepath.Join(dir, "results.json"), append(js, '\n')); err != nil {
+	if err := writeAtomic(filepath.Join(dir, "results.json"), func(w io.Writer) error { return encodeRun(w, r) }); err != nil {
 		return err
 	}
 	csv, err := CSV(r)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, "results.csv"), csv)
+	return writeAtomic(filepath.Join(dir, "results.csv"), func(w io.Writer) error { _, err := w.Write(csv); return err })
 }
 
-func writeAtomic(path string, data []byte) error {
+// encodeRun writes r as json.MarshalIndent(r, "", "  ") does, byte for byte, plus a newline,
+// but one measurement at a time: the file is saved after every cell, and marshalling it
+// whole made a buffer of the whole file and an indented copy of it each time, which at a
+// default run's 2 MB were fsbench's largest allocations and set its peak memory.
+func encodeRun(w io.Writer, r *Run) error {
+	if len(r.Measurements) == 0 {
+		js, err := json.MarshalIndent(r, "", "  ") // "null" or "[]" as the slice is
+		if err != nil {
+			return fmt.Errorf("encoding results: %w", err)
+		}
+		_, err = w.Write(append(js, '\n'))
+		return err
+	}
+	// The run without its measurements, with a marker where they go.
+	head := *r
+	head.Measurements = []Measurement{}
+	js, err := json.MarshalIndent(&head, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding results: %w", err)
+	}
+	const empty = "\n  \"measurements\": []"
+	i := bytes.Index(js, []byte(empty))
+	if i < 0 {
+		return fmt.Errorf("encoding results: no measurements field in the encoded run")
+	}
+	i += len(empty) - len("]")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(js[:i])
+	for k := range r.Measurements {
+		m, err := json.MarshalIndent(&r.Measurements[k], "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding results: measurement %d: %w", k, err)
+		}
+		if k > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n    ")
+		bw.Write(m)
+	}
+	bw.WriteString("\n  ")
+	bw.Write(js[i:])
+	bw.WriteString("\n")
+	return bw.Flush()
+}
+
+// writeAtomic writes a file through write and renames it into place, so that a reader (or a
+// crash) never sees half a file.
+func writeAtomic(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -63,6 +63,29 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestEncodeRunIsMarshalIndent: results.json, written one measurement at a time, is byte for
+// byte what json.MarshalIndent makes of the whole run, with and without measurements.
+func TestEncodeRunIsMarshalIndent(t *testing.T) {
+	none := fixture()
+	none.Measurements = nil
+	one := fixture()
+	one.Measurements = one.Measurements[:1]
+	for name, r := range map[string]*Run{"six measurements": fixture(), "one": one, "none": none} {
+		r.Summary = r.Summarize()
+		want, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := encodeRun(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(string(want)+"\n", got.String()); d != "" {
+			t.Errorf("%s: encodeRun differs from MarshalIndent (-want +got):\n%s", name, d)
+		}
+	}
+}
+
 func TestSaveLoadRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	want := fixture()

@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/cardid"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/stats"
 	"github.com/fsbench/fsbench/internal/trace"
@@ -44,8 +45,9 @@ func FromIdentity(id *blockdev.Identity) *DeviceIdentity {
 	if id == nil {
 		return nil
 	}
+	// A card's serial number (in serial, and in cid's PSN field) is kept only as a hash.
 	d := &DeviceIdentity{Name: id.Name, Path: id.Path, SizeBytes: id.SizeBytes,
-		Queue: maps.Clone(id.Queue), Device: maps.Clone(id.Device)}
+		Queue: maps.Clone(id.Queue), Device: cardid.ScrubSerials(id.Device)}
 	if l := id.Loop; l != nil {
 		d.Loop = &Loop{BackingFile: l.BackingFile, DirectIO: l.DirectIO, Autoclear: l.Autoclear}
 	}

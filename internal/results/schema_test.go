@@ -44,7 +44,8 @@ func fullRun() *Run {
 		Finished: started.Add(90*time.Second + 5*time.Millisecond),
 		Machine:  Machine{Hostname: "bench", Arch: "arm64", CPUs: 4, MemBytes: 2 << 30, Kernel: "6.1.0-56-arm64", OS: "Debian GNU/Linux 12 (bookworm)"},
 		Target: Target{Kind: "simcard", Image: "/var/tmp/card.img", SizeBytes: 320 << 20, Device: "/dev/loop3", LoopMethod: "LOOP_CONFIGURE",
-			DirectIO: true, Profile: "sd-typical", TimeScale: 0.25, Scheduler: "mq-deadline"},
+			DirectIO: true, Profile: "sd-typical", TimeScale: 0.25, CardVia: CardOnLoop, CardProfile: "sd-typical", Scheduler: "mq-deadline",
+			PathOffsetNs: 92000, PathCalibration: "median of 200 round trips through a direct-I/O loop device over the FUSE file"},
 		Device: &DeviceIdentity{Name: "loop3", Path: "/dev/loop3", SizeBytes: 320 << 20,
 			Queue:  map[string]string{"rotational": "0", "logical_block_size": "512", "scheduler": "[mq-deadline] none"},
 			Device: map[string]string{"name": "SD32G", "manfid": "0x000003", "preferred_erase_size": "4194304"},
@@ -91,7 +92,10 @@ func fullRun() *Run {
 					OtherIOBytes: 1 << 20, OwnIOBytes: 64 << 20, Busy: true, Why: "steal 16.5 %"}},
 			{Variant: "ext4", Test: "read", Rep: 0, Warmup: true, Status: Failed, Error: "reading copy-1/etc/x: input/output error"},
 			{Variant: "ext4", Test: "powercut", Rep: 1, Status: OK, Value: Float(90), Unit: "%",
-				PowerCut: &PowerCut{Profile: "sd-cheap-old", VolatileCache: true, TornPage: true, MergeLoss: true, Requests: 1800, StreamFull: true, Acks: 262, Cuts: 10,
+				PowerCut: &PowerCut{Profile: "sd-cheap-old", Protected: true, VolatileCache: true, CacheOrder: "any", CacheBytes: 1 << 20, WriteBufferBytes: 8192, TornPage: true, PairedPage: true, MergeLoss: true, Requests: 1800, StreamFull: true, AcksUnrecorded: 3, Acks: 262, Cuts: 10,
+					AtomicityCuts: Proportion{Count: 1, Of: 10, Pct: 10, Low: 1.8, High: 40.4}, FSBrokenCuts: Proportion{Of: 10, High: 27.8}, FSAckLossCuts: 1, FSAtomicityCuts: 1,
+					CardDamageCuts: Proportion{Count: 2, Of: 10, Pct: 20, Low: 5.7, High: 51}, CardDamageBytes: 81920, CardUnharmed: 1, CardDetected: 1, CardRepaired: 1, CardSilent: 1,
+					AckedUnreadable: 1, ZeroTails: 2,
 					Safe: Proportion{Count: 9, Of: 10, Pct: 90, Low: 59.6, High: 98.2}, MountWithoutRepair: Proportion{Count: 10, Of: 10, Pct: 100, Low: 72.2, High: 100},
 					FsckClean: Proportion{Count: 10, Of: 10, Pct: 100, Low: 72.2, High: 100}, Unrecoverable: Proportion{Of: 10, High: 27.8},
 					AckLossCuts: Proportion{Count: 1, Of: 10, Pct: 10, Low: 1.8, High: 40.4}, FsckErrors: 1, FsckToolFailed: 1, NoChecker: 1, Repaired: 1,
@@ -110,6 +114,8 @@ func fullRun() *Run {
 			PagesRead: 11, PagesProgrammed: 330, PagesCopied: 10, BlocksErased: 2, AUMerges: 1, GCCollections: 5, BusyNs: 123456789,
 			PageSize: 16384, FlashBytesWritten: 330 * 16384, WriteAmplification: 1.03125,
 			Wear: []WearBucket{{Erases: 0, Blocks: 70}, {Erases: 1, Blocks: 8}, {Erases: 2, Blocks: 2}}, MaxErases: 2, Endurance: 3000, WornOut: 1, EraseBlocks: 80},
+		CardCalibrations: map[string]int{"sd-typical": 1},
+		CardCheck:        fullCardCheck(),
 	}
 }
 
@@ -388,5 +394,38 @@ func TestConversions(t *testing.T) {
 	id.Queue["rotational"] = "1"
 	if d.Queue["rotational"] != "0" {
 		t.Error("FromIdentity shares the queue map with the producer")
+	}
+}
+
+// TestTargetKinds: the six kinds fsbench has written, two of them English phrases for the ways
+// a guest ran on a simulated card, are read as the typed kind, how the card was reached, and the
+// card its figures are rated on; a file written now is read as it was written.
+func TestTargetKinds(t *testing.T) {
+	tests := []struct {
+		file string // results.json's "target"
+		want Target
+	}{
+		{`{"kind": "image"}`, Target{Kind: KindImage}},
+		{`{"kind": "device", "device": "/dev/mmcblk0"}`, Target{Kind: KindDevice, Device: "/dev/mmcblk0"}},
+		{`{"kind": "nandsim"}`, Target{Kind: KindNandsim}},
+		{`{"kind": "simcard", "profile": "sd-cheap-old"}`, Target{Kind: KindSimcard, CardVia: CardOnLoop, Profile: "sd-cheap-old", CardProfile: "sd-cheap-old"}},
+		{`{"kind": "simcard (guest /dev/mmcblk0)", "profile": "emmc"}`, Target{Kind: KindSimcard, CardVia: CardBehindGuestSD, Profile: "emmc", CardProfile: "emmc"}},
+		{`{"kind": "simcard (served in the guest)", "profile": "sd-a1-modern"}`, Target{Kind: KindSimcard, CardVia: CardOnLoop, Profile: "sd-a1-modern", CardProfile: "sd-a1-modern"}},
+		// Written now: the card recorded is the one to use, even where the profile was a file.
+		{`{"kind": "simcard", "card_via": "guest-sd", "profile": "/srv/mine.toml", "card_profile": "mine"}`,
+			Target{Kind: KindSimcard, CardVia: CardBehindGuestSD, Profile: "/srv/mine.toml", CardProfile: "mine"}},
+		{`{"kind": "image", "card_profile": "sd-typical"}`, Target{Kind: KindImage, CardProfile: "sd-typical"}},
+	}
+	for _, tc := range tests {
+		var r Run
+		if err := json.Unmarshal([]byte(`{"target": `+tc.file+`}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tc.want, r.Target); d != "" {
+			t.Errorf("%s read as (-want +got):\n%s", tc.file, d)
+		}
+		if r.Target.SimulatedCard() != (tc.want.Kind == KindSimcard) {
+			t.Errorf("%s: SimulatedCard() = %v", tc.file, r.Target.SimulatedCard())
+		}
 	}
 }

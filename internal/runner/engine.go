@@ -59,6 +59,14 @@ type group struct {
 // and in RAM) and that every variant's mkfs and mount options work on this device.
 func (e *engine) setup(user *userData) error {
 	p, cfg := e.plan, e.cfg
+	// The confined tools' private directories go into a directory the ledger records: a tool
+	// still running when fsbench is killed leaves its directory to the cleanup.
+	tools, err := e.ses.Tree(".tools-")
+	if err != nil {
+		return err
+	}
+	e.ctx = fs.WithWorkDir(e.ctx, tools)
+	e.run.Methods["confinement"] = fs.ConfinementMethod()
 	e.mnt = filepath.Join(e.ses.Work, "mnt")
 	if err := e.ses.Mountpoint(e.mnt); err != nil {
 		return err
@@ -111,6 +119,9 @@ func (e *engine) setup(user *userData) error {
 		}
 		if e.prep.CardProfile != "" {
 			extra = append(extra, e.prep.CardProfile)
+			if p, err := flash.CardProfile(e.prep.CardProfile); err == nil {
+				recordCalibration(e.run, p)
+			}
 		}
 		if err := setupTracing(&e.env, e.run, e.prep.Size, extra, cfg.KeepTraces, e.ses.Dir); err != nil {
 			e.logf("block-request traces not recorded: %v", err)
@@ -385,7 +396,7 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 	}
 	size := e.partitionSize()
 	loop, err := target.AttachLoop(e.prep.Underlying, target.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
-		Device: e.prep.Result.Kind == "device"})
+		Device: e.prep.Result.Kind == results.KindDevice})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the partition at %s: %w", plan.FormatSize(start), err)
 	}
@@ -440,6 +451,14 @@ func (e *engine) stopped(err error) error {
 	}
 }
 
+// recordCalibration records which calibration of profile p the run's figures stand on.
+func recordCalibration(run *results.Run, p flash.Profile) {
+	if run.CardCalibrations == nil {
+		run.CardCalibrations = map[string]int{}
+	}
+	run.CardCalibrations[p.Name] = p.Calibration
+}
+
 // setupTracing turns on block-request capture when tracefs is usable, replaying every trace
 // through each built-in card profile (and the simulated card's own profile).
 func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string, keep bool, dir string) error {
@@ -454,6 +473,7 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string,
 			return err
 		}
 		tr.Profiles = append(tr.Profiles, p)
+		recordCalibration(run, p)
 		if n == "sd-typical" {
 			tr.Align = p
 		}
@@ -469,6 +489,7 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string,
 		}
 		if !slices.ContainsFunc(tr.Profiles, func(q flash.Profile) bool { return q.Name == p.Name }) {
 			tr.Profiles = append(tr.Profiles, p)
+			recordCalibration(run, p)
 		}
 	}
 	if keep {

@@ -64,6 +64,9 @@ type Options struct {
 	Version  string
 	// LedgerDir is where the cleanup ledger goes; empty = target.DefaultLedgerDir.
 	LedgerDir string
+	// NoCapacityCheck skips the check that a real device holds what it announces (card.go);
+	// results.json records that it was skipped.
+	NoCapacityCheck bool
 	// Log receives progress lines; Progress receives the state before each test; Console a
 	// guest's console. Any may be nil.
 	Log      func(format string, args ...any)
@@ -210,7 +213,21 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		logf("%s", n)
 	}
 	run.Target, run.Device = prep.Result, results.FromIdentity(prep.Identity)
+	if run.Target.CardProfile == "" {
+		// The card its card figures are rated on, recorded, so that no report guesses it: the
+		// simulated card's own, else the default card the traces are replayed through.
+		run.Target.CardProfile = plan.DefaultCardProfile
+		if prep.CardProfile != "" {
+			run.Target.CardProfile = target.CardProfileName(prep.CardProfile)
+		}
+	}
 	eng.prep = prep
+	cardCheck, finishCard, err := checkCard(ctx, opt, prep, logf)
+	run.CardCheck = cardCheck
+	if err != nil {
+		run.Status, run.Error = results.RunFailed, err.Error()
+		return out, errors.Join(err, eng.save())
+	}
 	if prep.Card != nil {
 		// The card's final state (its wear histogram) is recorded however the run ends, while
 		// the server still runs (the session's cleanup stops it).
@@ -223,13 +240,26 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			}
 		}()
 	}
+	// After the run (however it ends): the card's identity and health again, saved.
+	defer func() {
+		if cardCheck == nil {
+			return
+		}
+		finishCard()
+		if !measured {
+			return
+		}
+		if serr := eng.save(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
 	if cfg.Scheduler != "" && prep.DeviceName != "" {
 		if err := ses.SetScheduler(prep.DeviceName, cfg.Scheduler); err != nil {
 			return out, &plan.InputError{Err: err}
 		}
 		run.Target.Scheduler = cfg.Scheduler
 		logf("I/O scheduler of %s: %s", prep.DeviceName, cfg.Scheduler)
-	} else if run.Target.Kind == "simcard" && prep.DeviceName != "" {
+	} else if run.Target.SimulatedCard() && prep.DeviceName != "" {
 		// A loop device has no scheduler by default (the kernel marks it "no scheduler by
 		// default"), but the kernel gives a real SD card or eMMC mq-deadline, which sorts the
 		// writes waiting for the card by sector. On a card with few open AUs that order decides
@@ -326,7 +356,8 @@ func runRemote(ctx context.Context, opt Options, t target.Remote, ledgerDir stri
 			out = nil
 		}
 	}()
-	req := plan.Request{Config: opt.Config, Target: opt.Target, Destroy: opt.Destroy, Out: ses.Dir, TimeScale: opt.TimeScale}
+	req := plan.Request{Config: opt.Config, Target: opt.Target, Destroy: opt.Destroy, Out: ses.Dir, TimeScale: opt.TimeScale,
+		NoCapacityCheck: opt.NoCapacityCheck}
 	r, err := t.Run(ctx, ses, req)
 	out.Run = r
 	out.Saved = r != nil

@@ -353,8 +353,13 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Target.Kind != "simcard" || r.Target.Profile != "sd-typical" || r.Target.TimeScale != 0.01 {
+	if r.Target.Kind != results.KindSimcard || r.Target.Profile != "sd-typical" || r.Target.TimeScale != 0.01 || r.Target.CardProfile != "sd-typical" {
 		t.Errorf("target = %+v", r.Target)
+	}
+	// The card's path calibration is recorded: a round trip through the loop device and FUSE
+	// takes tens of microseconds at least.
+	if r.Target.PathOffsetNs == 0 || !strings.Contains(r.Target.PathCalibration, "loop device") {
+		t.Errorf("path calibration not recorded: offset %d ns, %q", r.Target.PathOffsetNs, r.Target.PathCalibration)
 	}
 	// The card's loop device got the scheduler a real SD card gets, unless this kernel has none.
 	if b, err := os.ReadFile("/sys/block/loop0/queue/scheduler"); err == nil && strings.Contains(string(b), simcardScheduler) && r.Target.Scheduler != simcardScheduler {
@@ -370,6 +375,9 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	if r.Card == nil || r.Card.EraseBlocks == 0 {
 		t.Errorf("no final card state: %+v", r.Card)
 	}
+	// How many erases a run this small costs depends on the profile's open AUs and log
+	// (TestSimulatedCardHealthDelta makes sure of some); here the count must only agree.
+	checkHealthDelta(t, r, false)
 	w := r.Cell("ext4", suite.Write)
 	if len(w) != 1 || w[0].Status != results.OK || w[0].Flash == nil {
 		t.Fatalf("ext4 write = %+v", w)
@@ -573,7 +581,7 @@ func TestDeviceTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Target.Kind != "device" || r.Target.Device != loop.Path || r.Device == nil || r.Device.Name != loop.Name || r.Target.SizeBytes != 320<<20 {
+	if r.Target.Kind != results.KindDevice || r.Target.CardProfile != plan.DefaultCardProfile || r.Target.Device != loop.Path || r.Device == nil || r.Device.Name != loop.Name || r.Target.SizeBytes != 320<<20 {
 		t.Errorf("target %+v, device %+v", r.Target, r.Device)
 	}
 	if w := r.Cell("ext4", suite.Write); len(w) != 1 || w[0].Status != results.OK || w[0].Device.WriteBytes == 0 {

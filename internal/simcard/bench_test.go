@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/simcard"
+	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
 	"github.com/fsbench/fsbench/internal/target"
 )
 
@@ -75,7 +75,7 @@ func TestBenchSimcardVsTools(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("benchmark needs root: it mounts FUSE and attaches loop devices (run with sudo)")
 	}
-	bin := fsbenchBinary(t)
+	bin, _ := simcardtest.Binary(t)
 	fio, fioErr := exec.LookPath("fio")
 	if fioErr != nil {
 		fmt.Printf("\nBENCH could not run fio: %v; install it (Debian: apt-get install fio) for the fio rows. The dd sweeps still run.\n", fioErr)
@@ -113,41 +113,6 @@ func TestBenchSimcardVsTools(t *testing.T) {
 	for _, s := range fbs {
 		fmt.Print(s)
 	}
-}
-
-// fsbenchBinary returns FSBENCH_BIN or builds the fsbench command from the module root (found
-// from the test's working directory, which go test sets to the package directory).
-func fsbenchBinary(t *testing.T) string {
-	if p := os.Getenv("FSBENCH_BIN"); p != "" {
-		return p
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.mod above %s: run the benchmark from inside the fsbench module, or set FSBENCH_BIN", wd)
-		}
-		root = parent
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out := filepath.Join(t.TempDir(), "fsbench")
-	cmd := exec.Command(goTool, "build", "-o", out, "./cmd/fsbench")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build fsbench (%s build ./cmd/fsbench in %s): %v\n%s", goTool, root, err, b)
-	}
-	return out
 }
 
 // benchCard is one served card with a loop device over it.
@@ -813,7 +778,7 @@ func TestPlateauStart(t *testing.T) {
 		want    uint64
 	}{
 		{"sd-typical", func(uint64) time.Duration { return 0 }, 4 << 20},
-		{"sd-cheap-old", func(uint64) time.Duration { return 0 }, 128 << 10},
+		{"../flash/testdata/sd-cheap-old-uncalibrated.toml", func(uint64) time.Duration { return 0 }, 128 << 10}, // a 128 KiB AU
 		{"sd-typical", func(a uint64) time.Duration { return time.Duration(a%7) * 8 * time.Microsecond }, 4 << 20},
 		// A card whose diff keeps growing up to 16 MiB (noise as large as a step) has its
 		// plateau there, not at the profile's AU.

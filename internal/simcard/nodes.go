@@ -43,6 +43,7 @@ func (r *rootNode) addCard(ctx context.Context) {
 	r.AddChild(CardFile, card, false)
 	r.AddChild(PowerCutFile, r.NewPersistentInode(ctx, &powerCutNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 5}), false)
 	r.AddChild(CutFile, r.NewPersistentInode(ctx, &cutNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 6}), false)
+	r.addDevice(ctx)
 }
 
 // endCalibration replaces the calibration file by the card file.
@@ -129,7 +130,7 @@ func (n *cardNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 
 func (n *cardNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Mode = syscall.S_IFREG | 0o600
-	out.Size = n.card.model.Size()
+	out.Size = n.card.Size()
 	out.Blksize = uint32(n.card.model.Profile().PageSize)
 	out.Blocks = out.Size / 512
 	out.Nlink = 1
@@ -158,7 +159,7 @@ func (n *cardNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 
 func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
 	arrival := time.Now()
-	if uint64(off)+uint64(len(data)) > n.card.model.Size() {
+	if uint64(off)+uint64(len(data)) > n.card.Size() {
 		return 0, syscall.ENOSPC // past the end of the card
 	}
 	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
@@ -186,10 +187,10 @@ func (n *cardNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, si
 	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) == 0 {
 		return 0 // plain preallocation: the card is fully allocated already
 	}
-	if off >= n.card.model.Size() {
+	if off >= n.card.Size() {
 		return 0
 	}
-	size = min(size, n.card.model.Size()-off)
+	size = min(size, n.card.Size()-off)
 	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
 		return fs.ToErrno(err)
 	}

@@ -29,11 +29,13 @@ const (
 // PowerCutStatus is what the powercut file reads as.
 type PowerCutStatus struct {
 	// Pos is the card's request position: how many requests (writes, discards, flushes) it
-	// recorded since recording started.
+	// received since recording started, recorded or not.
 	Pos       uint64 `json:"pos"`
 	Recording bool   `json:"recording"`
-	// Full: the stream reached its size limit and recording stopped there.
-	Full bool `json:"full,omitempty"`
+	// Full: the stream reached its size limit and recording stopped there; Recorded is how
+	// many requests it holds (Pos until then).
+	Full     bool   `json:"full,omitempty"`
+	Recorded uint64 `json:"recorded,omitempty"`
 	// Records is the length of the stream the cuts are built from.
 	Records int `json:"records,omitempty"`
 	// Outcome is what the power-loss model made of the last cut.
@@ -103,7 +105,7 @@ func (c *Card) PowerCutStatus() PowerCutStatus {
 	defer pc.mu.Unlock()
 	st := PowerCutStatus{Outcome: pc.outcome, Error: pc.lastErr}
 	if pc.rec != nil {
-		st.Recording, st.Pos, st.Full = true, pc.rec.Len(), pc.rec.Full()
+		st.Recording, st.Pos, st.Full, st.Recorded = true, pc.rec.Len(), pc.rec.Full(), pc.rec.Recorded()
 	}
 	if pc.stream != nil {
 		st.Records = len(pc.stream.Records)
@@ -159,9 +161,9 @@ func (c *Card) powerCutCommand(f []string) error {
 		if err := errors.Join(err1, err2); err != nil {
 			return fmt.Errorf("cut: %w", err)
 		}
-		pl := c.model.Profile().PowerLoss
-		pl.MergeLoss = pl.MergeLoss || len(f) == 4
-		return c.buildCut(powercut.Cut{Pos: pos, Seed: seed}, pl)
+		m := powercut.ModelOf(c.model.Profile())
+		m.MergeLoss = m.MergeLoss || len(f) == 4
+		return c.buildCut(powercut.Cut{Pos: pos, Seed: seed}, m)
 	case cmdReset:
 		pc.mu.Lock()
 		defer pc.mu.Unlock()
@@ -222,7 +224,7 @@ func (c *Card) startRecording(dir string, limit uint64) error {
 // buildCut makes the cut's state: the durable prefix applied to the working image (which
 // only moves forward, so each recorded request is applied once over all the cuts), and the
 // outcome's other writes in an overlay.
-func (c *Card) buildCut(cut powercut.Cut, pl flash.PowerLoss) error {
+func (c *Card) buildCut(cut powercut.Cut, m powercut.Model) error {
 	pc := &c.pc
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
@@ -247,16 +249,23 @@ func (c *Card) buildCut(cut powercut.Cut, pl flash.PowerLoss) error {
 	if cut.Pos < 0 || cut.Pos > len(pc.stream.Records) {
 		return fmt.Errorf("cut at %d: the stream has %d requests", cut.Pos, len(pc.stream.Records))
 	}
-	o := powercut.Decide(pc.stream.Records, cut, pl, uint64(c.model.Profile().PageSize))
-	if o.Durable < pc.applied {
-		return fmt.Errorf("cut at %d needs the card as at request %d, but it was advanced to %d: build cuts in ascending order", cut.Pos, o.Durable, pc.applied)
+	o := powercut.Decide(pc.stream.Records, cut, m)
+	// The image is advanced in place only to the floor, which no later cut goes below (a
+	// write buffer can lose writes from before the last cut's durable prefix); the records
+	// from there to this cut's durable prefix go into its overlay.
+	floor := powercut.Floor(pc.stream.Records, cut.Pos, m)
+	if floor < pc.applied {
+		return fmt.Errorf("cut at %d needs the card as at request %d, but it was advanced to %d: build cuts in ascending order", cut.Pos, floor, pc.applied)
 	}
-	if err := powercut.Apply(pc.work, pc.stream, pc.applied, o.Durable); err != nil {
-		return fmt.Errorf("advance the card to request %d: %w", o.Durable, err)
+	if err := powercut.Apply(pc.work, pc.stream, pc.applied, floor); err != nil {
+		return fmt.Errorf("advance the card to request %d: %w", floor, err)
 	}
-	pc.applied = o.Durable
+	pc.applied = floor
 	size := int64(c.model.Size())
 	pc.cut = powercut.NewOverlay(pc.work, size)
+	if err := powercut.Apply(pc.cut, pc.stream, floor, o.Durable); err != nil {
+		return fmt.Errorf("cut at %d: %w", cut.Pos, err)
+	}
 	if err := powercut.ApplyOutcome(pc.cut, pc.stream, o); err != nil {
 		return fmt.Errorf("cut at %d: %w", cut.Pos, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,13 +73,13 @@ type Stats struct {
 	Errors uint64 `json:"errors"`
 
 	// PathOffsetNs is how much earlier than a request's arrival in the server the card's
-	// clock may start it, when the card is idle: the fastest round trip between a reader and
-	// this server through the kernel's FUSE path, measured at start-up (see Card.SetPathOffset).
-	// 0: none. PathCalibration says how it was obtained.
+	// clock may start it, when the card is idle: the median round trip between a reader and
+	// this server through the kernel's loop and FUSE path, measured at start-up (see
+	// Card.SetPathOffset). 0: none. PathCalibration says how it was obtained.
 	PathOffsetNs    uint64 `json:"path_offset_ns"`
 	PathCalibration string `json:"path_calibration,omitempty"`
 	// PathOffsetCapped counts the requests that started with less than PathOffsetNs because
-	// a recent round trip of the tool was faster than it (see Card.SetPathOffset).
+	// the tool's recent round trips were typically faster than it (see Card.SetPathOffset).
 	PathOffsetCapped uint64 `json:"path_offset_capped"`
 	// ServerTime is, per request, the server's own time: from the request's arrival in the
 	// FUSE handler to its reply being ready (queueing for the model, the model, the backing
@@ -91,6 +92,8 @@ type Stats struct {
 	LateRequests uint64 `json:"late_requests"`
 	LateNs       uint64 `json:"late_ns"`
 	MaxLateNs    uint64 `json:"max_late_ns"`
+	// Fake holds a counterfeit card's own counters (fake.go); nil for a genuine card.
+	Fake *FakeStats `json:"fake,omitempty"`
 }
 
 // LateSlack is how far past its deadline a reply may leave without counting as late: the
@@ -119,16 +122,30 @@ type Card struct {
 	// powercut recording starts, so that the card's copy and the recorded stream fit.
 	io sync.RWMutex
 	pc powerCut
+	// fake is a counterfeit card's address path (fake.go); nil for a genuine card.
+	fake *fakeLayer
+	// id is what the card's registers say (device.go).
+	id identity
 }
 
-// gapWindow is how many recent idle gaps bound the path offset: enough to hold the fastest
-// of a tool's usual round trips, few enough to follow a change of load within a second.
+// gapWindow is how many recent idle gaps bound the path offset: enough for their median to
+// be a tool's typical round trip, few enough to follow a change of load within a second.
 const gapWindow = 32
 
 // NewCard makes the model and opens (creating, sparse, of the card's size) the backing file.
 func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card, error) {
 	if scale < 0 {
 		return nil, fmt.Errorf("time scale %g is negative", scale)
+	}
+	var fake *fakeLayer
+	announced := size
+	if p.Fake != nil {
+		// A counterfeit: the model and the backing file hold only its real flash.
+		l, err := newFakeLayer(p, size)
+		if err != nil {
+			return nil, err
+		}
+		fake, size = l, p.Fake.PhysicalSize(uint64(p.AUSize), uint64(p.PageMappedArea))
 	}
 	m, err := flash.NewModel(p, size)
 	if err != nil {
@@ -142,8 +159,8 @@ func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card
 		f.Close()
 		return nil, fmt.Errorf("size backing file %s: %w (is there room on its filesystem? it is sparse)", backing, err)
 	}
-	return &Card{model: m, backing: f, scale: scale, stats: Stats{
-		Profile: p.Name, Size: size, TimeScale: scale, Backing: backing,
+	return &Card{model: m, backing: f, scale: scale, fake: fake, id: newIdentity(p, announced), stats: Stats{
+		Profile: p.Name, Size: announced, TimeScale: scale, Backing: backing,
 		ReadSizes: map[uint64]uint64{}, WriteSizes: map[uint64]uint64{},
 	}}, nil
 }
@@ -155,22 +172,24 @@ func (c *Card) Close() error { return c.backing.Close() }
 // the card's clock, with a note on how the figure was obtained (see Stats.PathOffsetNs).
 //
 // Why: a tool on a loop device over the card waits for the kernel's loop and FUSE path on
-// the way in and on the way out, about 50-100 µs per request on these machines, which a real
+// the way in and on the way out, about 50-150 µs per request on these machines, which a real
 // card's host controller does not add and the model does not contain. Starting the card's
 // clock that much earlier makes the reply reach the tool at about the time the modelled card
-// would have completed the request, instead of that long after it. It stays honest because
-// the offset is the fastest round trip measured (so a tool never sees a request complete
-// sooner than the model says, except on a round trip faster than every one measured), it is
-// taken only from time the card was idle (a request never starts before the previous one
-// has completed), and modelled busy time (Counters.BusyNs) does not depend on it at all.
+// would have completed the request, instead of that long after it. The offset is the typical
+// (median) round trip measured at start-up (RoundTrip.Offset), so that over many requests a
+// tool sees the model's time; one request may see its reply early by as much as its own round
+// trip was faster than the typical one, and a slower one late by as much. It is taken only
+// from time the card was idle (a request never starts before the previous one has
+// completed), so a tool at queue depth 1 never gains more than its own round trip, and
+// modelled busy time (Counters.BusyNs) does not depend on it at all.
 //
 // A calibration taken under load can still come out larger than the path is later, on a
 // quieter host. So the Card also checks it against the live stream: when a request arrives
 // at an idle server, the time since the last reply left is the tool's whole round trip plus
 // its own think time, never less than the path. Each request starts with the offset capped
-// at the shortest of the last gapWindow such gaps, so a reply can be early by at most the
-// tool's think time, and only while a faster round trip has not been seen (counted in
-// Stats.PathOffsetCapped).
+// at the median of the last gapWindow such gaps (the lower of the two middle ones when their
+// number is even), so the offset never exceeds the round trip the tool typically makes
+// (counted in Stats.PathOffsetCapped).
 func (c *Card) SetPathOffset(d time.Duration, how string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -188,6 +207,7 @@ func (c *Card) Stats() Stats {
 	s.ReadSizes = cloneMap(c.stats.ReadSizes)
 	s.WriteSizes = cloneMap(c.stats.WriteSizes)
 	s.ServerTime = c.server.distribution()
+	s.Fake = c.fakeStats()
 	return s
 }
 
@@ -215,6 +235,14 @@ func (c *Card) Do(r flash.Request, buf []byte) (int, error) {
 // instead of being added to it; only the remainder is waited for. When the work outlasts
 // the deadline the reply leaves late, and Stats counts it (LateRequests, LateNs).
 func (c *Card) DoAt(arrival time.Time, r flash.Request, buf []byte) (int, error) {
+	if c.fake != nil {
+		return c.fakeDo(arrival, r, buf)
+	}
+	return c.doAt(arrival, r, buf)
+}
+
+// doAt is DoAt at a physical address of the card's flash.
+func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error) {
 	size := c.model.Size()
 	if r.Op == flash.OpRead && r.Off < size && r.Len > size-r.Off {
 		r.Len = size - r.Off // a read past the end is short, as on a block device file
@@ -281,13 +309,9 @@ func (c *Card) schedule(arrival time.Time, d time.Duration) time.Time {
 		c.gaps[0] = arrival.Sub(c.lastDone)
 		c.nGaps = min(c.nGaps+1, gapWindow)
 	}
-	if offset > 0 {
-		for _, g := range c.gaps[:c.nGaps] {
-			if g < offset {
-				offset = max(g, 0)
-			}
-		}
-		if offset < c.pathOffset {
+	if offset > 0 && c.nGaps > 0 {
+		if g := c.typicalGap(); g < offset {
+			offset = max(g, 0)
 			c.stats.PathOffsetCapped++
 		}
 	}
@@ -298,6 +322,15 @@ func (c *Card) schedule(arrival time.Time, d time.Duration) time.Time {
 	}
 	c.nextFree = start.Add(d)
 	return c.nextFree
+}
+
+// typicalGap is the median of the recent idle gaps, the lower middle one of an even number;
+// c.mu is held.
+func (c *Card) typicalGap() time.Duration {
+	var g [gapWindow]time.Duration
+	n := copy(g[:], c.gaps[:c.nGaps])
+	slices.Sort(g[:n])
+	return g[(n-1)/2]
 }
 
 // replied notes that a request's reply leaves at t; c.mu is held.

@@ -253,8 +253,8 @@ func TestCardDeadline(t *testing.T) {
 }
 
 // TestCardSchedule follows the card's clock on synthetic arrival and reply times: requests
-// start at arrival − offset on an idle card, never before the previous one completes, and a
-// round trip faster than the offset caps it for the next gapWindow idle gaps.
+// start at arrival − offset on an idle card, never before the previous one completes, and
+// the offset is capped at the median of the last gapWindow idle gaps.
 func TestCardSchedule(t *testing.T) {
 	us := time.Microsecond
 	t0 := time.Unix(1000, 0)
@@ -270,8 +270,10 @@ func TestCardSchedule(t *testing.T) {
 	}{
 		{"first request: idle card, starts 50 µs before arrival", 0, 650 * us, 700 * us, 650 * us, 0},
 		{"80 µs after the reply (a round trip of 80 µs): offset kept", 730 * us, 1380 * us, 700 * us, 1380 * us, 0},
-		{"30 µs after the reply: faster than the offset, capped to 30 µs", 1410 * us, 2080 * us, 700 * us, 2080 * us, 1},
-		{"idle 1 ms: the 30 µs gap is still recent, still capped", 3080 * us, 3750 * us, 700 * us, 3750 * us, 2},
+		{"30 µs after the reply: the lower median of 80 and 30 is below the offset, capped to 30 µs", 1410 * us, 2080 * us, 700 * us, 2080 * us, 1},
+		{"idle 1 ms: the median of 80, 30 and 1000 µs is 80, offset kept", 3080 * us, 3730 * us, 700 * us, 3730 * us, 1},
+		{"20 µs after the reply: the median of 80, 30, 1000 and 20 is 30, capped", 3750 * us, 4430 * us, 700 * us, 4430 * us, 2},
+		{"one fast round trip among slow ones does not cap: median of 5 gaps is 80", 5430 * us, 6080 * us, 700 * us, 6080 * us, 2},
 	}
 	for _, s := range steps {
 		c.mu.Lock()
@@ -292,7 +294,7 @@ func TestCardSchedule(t *testing.T) {
 	c.replied(d1)
 	c.replied(d2)
 	c.mu.Unlock()
-	if d1.Sub(t0) != 10*time.Millisecond-30*us+700*us || d2.Sub(d1) != 700*us || n != 4 {
-		t.Errorf("overlapping: deadlines %v and %v, %d gaps; want 10.67 ms, 700 µs later, 4 gaps (the first request had no reply before it)", d1.Sub(t0), d2.Sub(t0), n)
+	if d1.Sub(t0) != 10*time.Millisecond-50*us+700*us || d2.Sub(d1) != 700*us || n != 6 {
+		t.Errorf("overlapping: deadlines %v and %v, %d gaps; want 10.65 ms, 700 µs later, 6 gaps (the first request had no reply before it)", d1.Sub(t0), d2.Sub(t0), n)
 	}
 }

@@ -146,13 +146,12 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 			info.File = tr.Rel(path)
 		}
 	}
-	reqs := trace.Requests(t)
 	info.Replay = map[string]results.Replay{}
 	for _, p := range tr.Profiles {
 		m := r.models[p.Name]
 		before := m.Counters()
 		var rerr error
-		for _, q := range reqs {
+		for q := range trace.FlashRequests(t) {
 			if _, rerr = m.Do(q); rerr != nil {
 				break
 			}

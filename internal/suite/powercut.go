@@ -56,6 +56,39 @@ type cutResult struct {
 	leakedOK bool
 	// timedOut counts the checker runs killed at checkerTimeout.
 	timedOut int
+	// outcome is what the power-loss model made of the cut: its card damage says whose
+	// fault a broken promise is.
+	outcome powercut.Outcome
+}
+
+// whole: mounted without repair, checked clean (or no checker), every promise kept.
+func (c cutResult) whole() bool {
+	return c.mounted && (c.fsck == fs.FsckClean || c.fsck == fs.FsckNone) && c.check.Violations() == 0
+}
+
+// Ways a filesystem comes through card damage (cutResult.through).
+const (
+	throughUnharmed = "unharmed" // every promise kept, nothing to repair
+	throughDetected = "detected" // a mount that failed, the checker or a read that failed noticed it
+	throughRepaired = "repaired" // noticed, and the repair made the filesystem usable
+	throughSilent   = "silent"   // a promise broken, and nothing noticed: wrong data without a warning
+)
+
+// through says how the filesystem came through the cut: on a cut with card damage, how it
+// dealt with what the card destroyed.
+func (c cutResult) through() string {
+	ch := c.check
+	switch {
+	case c.repair == fs.FsckRepaired && c.usable:
+		return throughRepaired
+	case !c.mounted || c.fsck == fs.FsckErrors || c.repair == fs.FsckUnrecoverable:
+		return throughDetected
+	case ch.Violations() == 0:
+		return throughUnharmed
+	case ch.Violations() == ch.AckedUnreadable:
+		return throughDetected // every broken promise was a read the filesystem refused
+	}
+	return throughSilent
 }
 
 // powerCut runs the workload with the card recording, unmounts, and checks the filesystem
@@ -72,8 +105,8 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 		return nil, err
 	}
 	params := r.env.Params.PowerCut
-	pl := prof.PowerLoss
-	pl.MergeLoss = pl.MergeLoss || params.MergeLoss
+	model := powercut.ModelOf(prof)
+	model.MergeLoss = model.MergeLoss || params.MergeLoss
 
 	closed := false
 	defer func() {
@@ -92,17 +125,28 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 	}
 	recs := stream.Records
 	stream.Close()
-	st := results.PowerCut{Profile: prof.Name, VolatileCache: pl.VolatileCache, TornPage: pl.TornPage, MergeLoss: pl.MergeLoss,
-		Requests: len(recs), Acks: len(man.Acks)}
+	st := modelFigures(prof.Name, model)
+	st.Requests, st.Acks = len(recs), len(man.Acks)
+	if man.End > uint64(len(recs)) {
+		// The stream filled up: the cuts are drawn within it, and what was acknowledged after
+		// it ended is past every cut.
+		st.StreamFull = true
+		for _, a := range man.Acks {
+			if a.Pos > uint64(len(recs)) {
+				st.AcksUnrecorded++
+			}
+		}
+	}
 	cuts := powercut.PlanCuts(recs, params.Cuts, params.Seed*1000+uint64(r.n))
 	start := time.Now()
 	var out []cutResult
 	timedOut := 0
+	ck := r.cutChecker()
 	for _, c := range cuts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res, err := r.checkCut(ctx, card, man, c, params.MergeLoss)
+		res, err := ck.check(ctx, card, man, c, params.MergeLoss)
 		if err != nil {
 			return nil, fmt.Errorf("cut at request %d of %d: %w", c.Pos, len(recs), err)
 		}
@@ -112,7 +156,12 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 			r.env.Log("%s rep %d powercut: cut at request %d (%s): the checker did not finish within %v and was killed", r.v.Name, r.n, c.Pos, c.Kind, checkerTimeout)
 		}
 		if r.env.Log != nil && res.check.Violations() > 0 {
-			r.env.Log("%s rep %d powercut: cut at request %d (%s): %d broken promises", r.v.Name, r.n, c.Pos, c.Kind, res.check.Violations())
+			whose := "the filesystem's own (the card destroyed nothing it had flushed)"
+			if b := res.outcome.CardDamageBytes(); b > 0 {
+				whose = fmt.Sprintf("after the card destroyed %d bytes outside what the filesystem wrote since its last flush", b)
+			}
+			r.env.Log("%s rep %d powercut: cut at request %d (%s): %d broken promises, %s; %s; first: %s", r.v.Name, r.n, c.Pos, c.Kind,
+				res.check.Violations(), whose, res.outcome, res.check.Problems[0])
 		}
 	}
 	elapsed := time.Since(start)
@@ -124,14 +173,20 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 	m.PowerCut = &st
 	m.Value = &st.Safe.Pct
 	m.WallSeconds = elapsed.Seconds()
-	m.Extra = map[string]float64{"cuts": float64(st.Cuts), "acked_lost": float64(st.AckedLost + st.AckedCorrupt),
-		"torn_renames": float64(st.TornRenames), "mount_without_repair_pct": st.MountWithoutRepair.Pct,
-		"fsck_clean_pct": st.FsckClean.Pct, "unrecoverable_pct": st.Unrecoverable.Pct,
-		"recovery_p50_s": st.RecoveryP50Seconds, "recovery_max_s": st.RecoveryMaxSeconds,
-		"unsynced_lost_p50_s": st.UnsyncedP50Seconds, "cuts_per_minute": st.CutsPerMinute}
+	m.Extra = map[string]float64{"cuts": float64(st.Cuts), "torn_renames": float64(st.TornRenames),
+		"acked_lost":    float64(st.AckedLost + st.AckedCorrupt + st.AckedUnreadable),
+		"fs_broken_pct": st.FSBrokenCuts.Pct, "card_damage_pct": st.CardDamageCuts.Pct,
+		"mount_without_repair_pct": st.MountWithoutRepair.Pct, "fsck_clean_pct": st.FsckClean.Pct,
+		"unrecoverable_pct": st.Unrecoverable.Pct, "recovery_p50_s": st.RecoveryP50Seconds,
+		"recovery_max_s": st.RecoveryMaxSeconds, "unsynced_lost_p50_s": st.UnsyncedP50Seconds,
+		"cuts_per_minute": st.CutsPerMinute}
 	var notes []string
 	if len(cuts) < params.Cuts {
 		notes = append(notes, fmt.Sprintf("%d cuts: the stream has only %d distinct points", len(cuts), len(recs)))
+	}
+	if st.StreamFull {
+		notes = append(notes, fmt.Sprintf("the recording filled its limit after %d requests of %d: the cuts were drawn within them, and the %d acknowledgements given later were not checked",
+			len(recs), man.End, st.AcksUnrecorded))
 	}
 	if timedOut > 0 {
 		notes = append(notes, fmt.Sprintf("%d checker runs did not finish within %v and were killed (counted as tool failed, or unrecoverable for a repair)", timedOut, checkerTimeout))
@@ -177,28 +232,58 @@ func (r *rep) recordWorkload(ctx context.Context, card powercut.Card) (*powercut
 	return man, dir, nil
 }
 
-// checkCut builds the card after one cut and checks it the way a user's system meets it: mount
+// CutChecker checks a filesystem after power cuts the way a user's system meets it: mount
 // (which replays a journal: the recovery time), the acknowledged files verified, unmount; then
 // the checker in check-only mode on what the mount left; a repair when it found errors or the
-// mount failed, and a second mount after a successful repair. Every loop device is detached and
+// mount failed, and a second mount after a successful repair. The powercut test uses it on
+// the simulated card's cuts, and the reference cross-check on dm-log-writes' replays.
+type CutChecker struct {
+	Kind         fs.Kind
+	MountOptions string
+	Mountpoint   string // an empty directory
+	WorkDir      string // scratch space off the device
+	Run          fs.Runner
+}
+
+func (r *rep) cutChecker() CutChecker {
+	return CutChecker{Kind: r.k, MountOptions: r.v.MountOptions, Mountpoint: r.env.Mountpoint, WorkDir: r.env.WorkDir, Run: r.env.Run}
+}
+
+// CutVerdict is what CutChecker found after one cut.
+type CutVerdict struct {
+	Whole   bool   // mounted without repair, checked clean (or no checker), every promise kept
+	Mounted bool   // without repair
+	Fsck    string // the checker's verdict on what the mount left (fs.FsckClean, ...)
+	Repair  string // "" when no repair was needed
+	Check   powercut.Check
+	Outcome powercut.Outcome
+}
+
+// Check builds the card after cut c and checks it (see CutChecker).
+func (k CutChecker) Check(ctx context.Context, card powercut.Card, man *powercut.Manifest, c powercut.Cut, mergeLoss bool) (CutVerdict, error) {
+	res, err := k.check(ctx, card, man, c, mergeLoss)
+	return CutVerdict{Whole: res.whole(), Mounted: res.mounted, Fsck: res.fsck, Repair: res.repair, Check: res.check, Outcome: res.outcome}, err
+}
+
+// check is Check with everything the powercut test reports. Every loop device is detached and
 // the cut's writes forgotten before it returns.
-func (r *rep) checkCut(ctx context.Context, card powercut.Card, man *powercut.Manifest, c powercut.Cut, mergeLoss bool) (res cutResult, err error) {
-	if _, err := card.Cut(c, mergeLoss); err != nil {
+func (k CutChecker) check(ctx context.Context, card powercut.Card, man *powercut.Manifest, c powercut.Cut, mergeLoss bool) (res cutResult, err error) {
+	if res.outcome, err = card.Cut(c, mergeLoss); err != nil {
 		return res, err
 	}
 	pos := uint64(c.Pos)
 	res.unsynced = unsyncedAt(man, pos)
-	mp := r.env.Mountpoint
+	mp := k.Mountpoint
 	verify := func(dev string) (bool, time.Duration, error) {
 		t0 := time.Now()
-		if err := fs.Mount(ctx, r.k, dev, mp, r.v.MountOptions); err != nil {
+		if err := fs.Mount(ctx, k.Kind, dev, mp, k.MountOptions); err != nil {
 			return false, 0, nil
 		}
 		took := time.Since(t0)
 		chk, verr := man.Verify(filepath.Join(mp, "powercut"), pos)
 		// Unmounted even when ctx is done (Ctrl-C): the loop device under it must go too.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		uerr := fs.Unmount(uctx, r.k, mp)
+		uerr := fs.Unmount(uctx, k.Kind, mp)
 		cancel()
 		if err := errors.Join(verr, uerr); err != nil {
 			return true, took, err
@@ -238,16 +323,16 @@ func (r *rep) checkCut(ctx context.Context, card powercut.Card, man *powercut.Ma
 			}
 			return outcome, out, err
 		}
-		if res.fsck, out, err = bounded(func(c context.Context) (string, string, error) { return fs.Check(c, r.env.Run, r.k, dev) }, fs.FsckToolFailed); err != nil {
+		if res.fsck, out, err = bounded(func(c context.Context) (string, string, error) { return fs.Check(c, k.Run, k.Kind, dev) }, fs.FsckToolFailed); err != nil {
 			return err
 		}
 		if res.mounted {
-			res.leaked, res.leakedOK = fs.LeakedBlocks(r.k, out)
+			res.leaked, res.leakedOK = fs.LeakedBlocks(k.Kind, out)
 		}
 		if (res.fsck == fs.FsckClean || res.fsck == fs.FsckNone) && res.mounted {
 			return nil
 		}
-		if res.repair, _, err = bounded(func(c context.Context) (string, string, error) { return fs.Repair(c, r.env.Run, r.k, dev) }, fs.FsckUnrecoverable); err != nil {
+		if res.repair, _, err = bounded(func(c context.Context) (string, string, error) { return fs.Repair(c, k.Run, k.Kind, dev) }, fs.FsckUnrecoverable); err != nil {
 			return err
 		}
 		return nil
@@ -265,7 +350,7 @@ func (r *rep) checkCut(ctx context.Context, card powercut.Card, man *powercut.Ma
 	}
 	if !res.usable {
 		// Nothing could be read back: every acknowledged file is lost.
-		empty, err := os.MkdirTemp(r.env.WorkDir, "powercut-empty-")
+		empty, err := os.MkdirTemp(k.WorkDir, "powercut-empty-")
 		if err != nil {
 			return res, err
 		}
@@ -276,6 +361,19 @@ func (r *rep) checkCut(ctx context.Context, card powercut.Card, man *powercut.Ma
 		}
 	}
 	return res, nil
+}
+
+// modelFigures starts a repetition's figures with the card's power-loss model.
+func modelFigures(profile string, m powercut.Model) results.PowerCut {
+	st := results.PowerCut{Profile: profile, Protected: m.Protected, VolatileCache: m.VolatileCache, TornPage: m.TornPage,
+		PairedPage: m.PairedPage, MergeLoss: m.MergeLoss, WriteBufferBytes: uint64(m.WriteBuffer)}
+	if m.VolatileCache {
+		st.CacheBytes, st.CacheOrder = m.CacheSize, m.CacheOrder
+		if st.CacheOrder == "" {
+			st.CacheOrder = flash.CacheOrderAny
+		}
+	}
+	return st
 }
 
 // unsyncedAt is how much of the workload's time was lost at a cut: from the last
@@ -302,7 +400,7 @@ func unsyncedAt(man *powercut.Manifest, pos uint64) time.Duration {
 func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration) {
 	n := len(cuts)
 	st.Cuts = n
-	var safe, mounted, clean, unrec, ackCuts int
+	var safe, mounted, clean, unrec, ackCuts, atomCuts, fsBroken, damaged int
 	var rec, lost []float64
 	for _, c := range cuts {
 		ch := c.check
@@ -326,18 +424,48 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 		if !c.usable || c.repair == fs.FsckUnrecoverable {
 			unrec++
 		}
-		if ch.Violations() > 0 {
-			ackCuts++ // a broken promise: acknowledged data lost or corrupted, or a torn rename
+		if ch.AckedLoss() > 0 {
+			ackCuts++
+		}
+		if ch.TornRenames > 0 {
+			atomCuts++
 		}
 		// Without a checker (nilfs2), surviving whole is mounting and keeping every promise.
-		if c.mounted && (c.fsck == fs.FsckClean || c.fsck == fs.FsckNone) && ch.Violations() == 0 {
+		if c.whole() {
 			safe++
+		}
+		// Whose fault: where the card destroyed nothing outside what the filesystem wrote since
+		// its last flush, a broken promise is the filesystem's; elsewhere the figure is how the
+		// filesystem came through the card's damage.
+		if b := c.outcome.CardDamageBytes(); b > 0 {
+			damaged++
+			st.CardDamageBytes += b
+			switch c.through() {
+			case throughUnharmed:
+				st.CardUnharmed++
+			case throughDetected:
+				st.CardDetected++
+			case throughRepaired:
+				st.CardRepaired++
+			default:
+				st.CardSilent++
+			}
+		} else if ch.Violations() > 0 {
+			fsBroken++
+			if ch.AckedLoss() > 0 {
+				st.FSAckLossCuts++
+			}
+			if ch.TornRenames > 0 {
+				st.FSAtomicityCuts++
+			}
 		}
 		st.AckedLost += ch.AckedLost
 		st.AckedCorrupt += ch.AckedCorrupt
+		st.AckedUnreadable += ch.AckedUnreadable
 		st.TornRenames += ch.TornRenames
 		st.Resurrected += ch.Resurrected
 		st.UnackedLost += ch.UnackedLost
+		st.ZeroTails += ch.ZeroTails
 		for _, p := range ch.Problems {
 			if len(st.Problems) < maxProblems {
 				st.Problems = append(st.Problems, p)
@@ -355,6 +483,9 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 	st.FsckClean = proportion(clean, n)
 	st.Unrecoverable = proportion(unrec, n)
 	st.AckLossCuts = proportion(ackCuts, n)
+	st.AtomicityCuts = proportion(atomCuts, n)
+	st.FSBrokenCuts = proportion(fsBroken, n)
+	st.CardDamageCuts = proportion(damaged, n)
 	st.RecoveryP50Seconds, st.RecoveryMaxSeconds = medianMax(rec)
 	st.UnsyncedP50Seconds, st.UnsyncedMaxSeconds = medianMax(lost)
 	if elapsed > 0 {

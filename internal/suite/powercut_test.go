@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
@@ -73,5 +74,44 @@ func TestSummarizeCutsNoChecker(t *testing.T) {
 	if st.NoChecker != 3 || st.FsckToolFailed != 0 || st.FsckClean.Count != 0 || st.Safe.Count != 1 || st.Unrecoverable.Count != 1 {
 		t.Errorf("no checker %d, tool failed %d, clean %d, whole %d, unrecoverable %d: want 3, 0, 0, 1, 1",
 			st.NoChecker, st.FsckToolFailed, st.FsckClean.Count, st.Safe.Count, st.Unrecoverable.Count)
+	}
+}
+
+// TestWhoseFault: a broken promise on a cut where the card destroyed nothing outside the
+// filesystem's window since its last flush is the filesystem's; on a cut with card damage the
+// figure is how the filesystem came through it.
+func TestWhoseFault(t *testing.T) {
+	damaged := powercut.Outcome{CardDamage: []flash.Span{{Off: 0, Len: 16384}}}
+	tests := []struct {
+		name    string
+		cut     cutResult
+		through string // "" : no card damage
+		fsFault bool
+	}{
+		{"whole, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean}, "", false},
+		{"acknowledged data lost, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: powercut.Check{AckedLost: 1}}, "", true},
+		{"a torn rename, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: powercut.Check{TornRenames: 1}}, "", true},
+		{"damage that hit nothing", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged}, throughUnharmed, false},
+		{"damage the checker found and repaired", cutResult{mounted: true, usable: true, fsck: fs.FsckErrors, repair: fs.FsckRepaired, outcome: damaged}, throughRepaired, false},
+		{"damage that stopped the mount, beyond repair", cutResult{fsck: fs.FsckErrors, repair: fs.FsckUnrecoverable, outcome: damaged, check: powercut.Check{AckedLost: 3}}, throughDetected, false},
+		{"damage a read refused", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: powercut.Check{AckedUnreadable: 2}}, throughDetected, false},
+		{"damage returned as data", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: powercut.Check{AckedCorrupt: 1, AckedUnreadable: 1}}, throughSilent, false},
+		{"damage returned as data, no checker", cutResult{mounted: true, usable: true, fsck: fs.FsckNone, outcome: damaged, check: powercut.Check{AckedCorrupt: 1}}, throughSilent, false},
+	}
+	for _, tc := range tests {
+		var st results.PowerCut
+		summarizeCuts(&st, []cutResult{tc.cut}, time.Minute)
+		got := map[string]int{throughUnharmed: st.CardUnharmed, throughDetected: st.CardDetected, throughRepaired: st.CardRepaired, throughSilent: st.CardSilent}
+		for way, n := range got {
+			if want := way == tc.through; (n == 1) != want {
+				t.Errorf("%s: %s = %d, want %v", tc.name, way, n, want)
+			}
+		}
+		if tc.fsFault && (st.FSAckLossCuts != min(1, tc.cut.check.AckedLoss()) || st.FSAtomicityCuts != min(1, tc.cut.check.TornRenames)) {
+			t.Errorf("%s: the filesystem's cuts split as %d acknowledged loss, %d atomicity", tc.name, st.FSAckLossCuts, st.FSAtomicityCuts)
+		}
+		if (st.CardDamageCuts.Count == 1) != (tc.through != "") || (st.FSBrokenCuts.Count == 1) != tc.fsFault {
+			t.Errorf("%s: card-damage cuts %d, filesystem's broken cuts %d", tc.name, st.CardDamageCuts.Count, st.FSBrokenCuts.Count)
+		}
 	}
 }

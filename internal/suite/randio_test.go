@@ -2,7 +2,10 @@ package suite
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -23,6 +26,12 @@ func TestRandioCounts(t *testing.T) {
 	c := newCountingFS("/m")
 	ctx := context.Background()
 	const size, block = 8 << 20, 512 << 10
+	if err := layOutSeqFile(c, "/m/file", size); err != nil {
+		t.Fatal(err)
+	}
+	if c.creates != 1 || c.writes != 0 {
+		t.Errorf("lay-out: %d creates, %d writes; want the file made and nothing written", c.creates, c.writes)
+	}
 	p, note, err := seqWriteDirect(ctx, c, "/m/file", size, block)
 	if err != nil || note != "" {
 		t.Fatal(err, note)
@@ -57,6 +66,9 @@ func TestRandioCounts(t *testing.T) {
 func TestRandioBufferedFallback(t *testing.T) {
 	c := newCountingFS("/m")
 	c.refuseDirect = true
+	if err := layOutSeqFile(c, "/m/file", 1<<20); err != nil {
+		t.Fatal(err)
+	}
 	_, note, err := seqWriteDirect(context.Background(), c, "/m/file", 1<<20, 512<<10)
 	if err != nil || !strings.Contains(note, "refused O_DIRECT") || c.written != 1<<20 {
 		t.Errorf("fallback: note %q err %v written %d", note, err, c.written)
@@ -88,5 +100,31 @@ func TestClassify(t *testing.T) {
 	classify(&na, RandRead4K)
 	if _, ok := na.Extra["a1_pass"]; ok {
 		t.Error("a measurement without a figure was classified")
+	}
+}
+
+// TestLayOutSeqFile: on a real filesystem the file is made at its full size before the timed
+// writes, as fio's fallocate does, and an old file of the same name is replaced.
+func TestLayOutSeqFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(path, []byte("old contents"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const size = 4 << 20
+	if err := layOutSeqFile(osOps{}, path, size); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() == 0 {
+		t.Skipf("the filesystem of %s has no fallocate: the file stays empty, as fio's does", path)
+	}
+	if fi.Size() != size {
+		t.Errorf("laid-out file is %d bytes, want %d", fi.Size(), size)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Blocks*512 < size {
+		t.Errorf("laid-out file has %d bytes allocated, want %d", st.Blocks*512, size)
 	}
 }

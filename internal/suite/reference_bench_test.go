@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,6 +66,8 @@ func TestReferenceBench(t *testing.T) {
 	env, done := mounted(t, size, "bonnie,randio")
 	defer done()
 	defer memLimit(t, refMemLimit)()
+	own := ownPressureGroup(t)
+	defer own.undo()
 	env.Params.Bonnie.FileSize = refFileSize
 	env.Params.Bonnie.Files = refFiles * 1024
 	env.Params.Randio.FileSize, env.Params.Randio.Runtime = 256<<20, plan.Duration{Duration: 10 * time.Second}
@@ -76,9 +79,34 @@ func TestReferenceBench(t *testing.T) {
 	// One side of a round: fsbench's bonnie suite on a fresh filesystem (RunRepetition makes
 	// it), or bonnie++ on one made the same way.
 	type side = map[string]float64 // test → figure (and test+"/nosync")
-	why := map[string]int{}        // what the sentinel saw in disturbed spans → how often
+	why := disturbances{}          // what disturbed the spans (or, marked so, was the bench's own)
+	// judge sorts what the sentinel saw in a span of wall seconds into disturbance by others
+	// and the bench's own memory pressure (see ownPressureGroup), and counts it under who.
+	judge := func(who string, noise measure.Noise, wall float64, p pressure) bool {
+		if !noise.Busy {
+			return false
+		}
+		others, mine := p.split(noise.Why, wall)
+		if mine != "" {
+			why.add(who, mine)
+		}
+		if others == "" {
+			return false
+		}
+		why.add(who, others)
+		return true
+	}
+	// watched runs f under the sentinel and says whether other work disturbed it.
+	watched := func(who string, f func()) bool {
+		p0 := own.read()
+		start := time.Now()
+		w := env.Sentinel.Start()
+		f()
+		return judge(who, w.Stop(), time.Since(start).Seconds(), own.read().sub(p0))
+	}
 	ourRound := func() (side, bool) {
 		got, busy := side{}, false
+		p0 := own.read()
 		err := RunRepetition(ctx, env, Job{Variant: v, Kind: k}, 1, false, func(m results.Measurement) error {
 			if m.Value != nil {
 				got[m.Test] = *m.Value
@@ -86,10 +114,17 @@ func TestReferenceBench(t *testing.T) {
 			if ns, ok := m.Extra["rate_before_sync"]; ok {
 				got[m.Test+"/nosync"] = ns
 			}
-			if m.Disturbed() {
-				busy = true
-				why[m.Test+": "+m.Noise.Why]++
+			// The pressure since the previous measurement ended: the test's span and the
+			// untimed preparation before it, a superset, so that others' share is if
+			// anything overstated.
+			p1 := own.read()
+			if m.Noise != nil {
+				n := measure.Noise{Busy: m.Noise.Busy, Why: m.Noise.Why}
+				if judge(m.Test, n, m.WallSeconds, p1.sub(p0)) {
+					busy = true
+				}
 			}
+			p0 = p1
 			return nil
 		})
 		if err != nil {
@@ -127,11 +162,10 @@ func TestReferenceBench(t *testing.T) {
 		}
 		fields, busy := map[string]string{}, false
 		for _, cmd := range [][]string{blockCmd, traced} {
-			w := env.Sentinel.Start()
-			out, err := exec.Command(cmd[0], cmd[1:]...).Output()
-			if noise := w.Stop(); noise.Busy {
+			var out []byte
+			var err error
+			if watched("bonnie++", func() { out, err = exec.Command(cmd[0], cmd[1:]...).Output() }) {
 				busy = true
-				why["bonnie++: "+noise.Why]++
 			}
 			if err != nil {
 				t.Fatalf("%s: %v", strings.Join(cmd, " "), err)
@@ -188,12 +222,7 @@ func TestReferenceBench(t *testing.T) {
 			printRounds(key, ours, refs, busyRounds)
 		}
 	}
-	// Which spans were disturbed and by what: a round counts as disturbed when any of its
-	// tests was, and the reader needs to know whether that was another process or the
-	// benchmark's own memory limit.
-	for _, w := range slices.Sorted(maps.Keys(why)) {
-		fmt.Printf("  disturbed %d× %s\n", why[w], w)
-	}
+	printWhy(why)
 
 	// randio against fio: the sequential write once per round, then the random jobs in
 	// alternating short rounds on fio's own file (same file, same preconditioning: fio's
@@ -231,19 +260,36 @@ func TestReferenceBench(t *testing.T) {
 	}
 	var seqOurs, seqRefs []side
 	var fcmd string
+	seqBusy := 0
 	for i := 0; i < rounds; i++ {
+		// Both sides time the same span: fio lays its file out (unlink, create, fallocate)
+		// before its clock starts and counts its end_fsync in the bandwidth, and fsbench's
+		// randio suite times seqWriteDirect, fsync included, after layOutSeqFile. Before, this
+		// side left the fsync out (the writes' own time, p.work): with the loop device's flush
+		// reaching the host's page cache, that alone made fsbench 1.05 to 1.33 times fio's
+		// figure from one run to the next.
+		busy := false
 		ourSeq := func() side {
-			os.Remove(fioFile)
-			p, _, err := seqWriteDirect(ctx, osOps{}, fioFile, 256<<20, 512<<10)
-			if err != nil {
+			if err := layOutSeqFile(osOps{}, fioFile, 256<<20); err != nil {
 				t.Fatal(err)
 			}
-			return side{RandSeqWrite: float64(p.ops) * (512 << 10) / 1e6 / p.work.Seconds()}
+			var mbps float64
+			busy = watched("fsbench "+RandSeqWrite, func() {
+				start := time.Now()
+				p, _, err := seqWriteDirect(ctx, osOps{}, fioFile, 256<<20, 512<<10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mbps = float64(p.bytes) / 1e6 / time.Since(start).Seconds()
+			}) || busy
+			return side{RandSeqWrite: mbps}
 		}
 		refSeq := func() side {
 			os.Remove(fioFile)
 			var bw float64
-			_, bw, fcmd = fio("--name="+RandSeqWrite, "--rw=write", "--bs=512k", "--size=256M", "--end_fsync=1")
+			busy = watched("fio "+RandSeqWrite, func() {
+				_, bw, fcmd = fio("--name="+RandSeqWrite, "--rw=write", "--bs=512k", "--size=256M", "--end_fsync=1")
+			}) || busy
 			return side{RandSeqWrite: bw / 1e6}
 		}
 		if i%2 == 0 {
@@ -251,10 +297,13 @@ func TestReferenceBench(t *testing.T) {
 		} else {
 			seqRefs, seqOurs = append(seqRefs, refSeq()), append(seqOurs, ourSeq())
 		}
+		if busy {
+			seqBusy++
+		}
 	}
 	fmt.Println(fcmd)
 	fmt.Printf("%-24s %12s %12s %8s %18s\n", "test", "fsbench", "fio", "ratio", "range of rounds")
-	printRounds(RandSeqWrite, seqOurs, seqRefs, -1)
+	printRounds(RandSeqWrite, seqOurs, seqRefs, seqBusy)
 	const randRounds, roundSecs = 10, 2
 	for _, j := range []struct {
 		test  string
@@ -265,17 +314,28 @@ func TestReferenceBench(t *testing.T) {
 		{RandRead4K, false, []string{"--rw=randread"}},
 	} {
 		var o, r []side
+		randBusy := 0
 		for i := 0; i < randRounds; i++ {
+			busy := false
+			// The whole call is timed, its fsync included, as the randio suite's measurement
+			// and fio's end_fsync=1 are.
 			ourRound := func() side {
-				p, _, err := randomIO(ctx, osOps{}, fioFile, 256<<20, 4096, j.write, roundSecs*time.Second, 1<<30, uint64(i)+2)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return side{j.test: float64(p.ops) / p.work.Seconds()}
+				var iops float64
+				busy = watched("fsbench "+j.test, func() {
+					start := time.Now()
+					p, _, err := randomIO(ctx, osOps{}, fioFile, 256<<20, 4096, j.write, roundSecs*time.Second, 1<<30, uint64(i)+2)
+					if err != nil {
+						t.Fatal(err)
+					}
+					iops = float64(p.ops) / time.Since(start).Seconds()
+				}) || busy
+				return side{j.test: iops}
 			}
 			fioRound := func() side {
 				var iops float64
-				iops, _, fcmd = fio(append([]string{"--name=" + j.test, "--bs=4k", "--size=256M", fmt.Sprintf("--runtime=%d", roundSecs), "--time_based"}, j.args...)...)
+				busy = watched("fio "+j.test, func() {
+					iops, _, fcmd = fio(append([]string{"--name=" + j.test, "--bs=4k", "--size=256M", fmt.Sprintf("--runtime=%d", roundSecs), "--time_based"}, j.args...)...)
+				}) || busy
 				return side{j.test: iops}
 			}
 			if i%2 == 0 { // ABBA: neither side always goes first
@@ -283,9 +343,60 @@ func TestReferenceBench(t *testing.T) {
 			} else {
 				r, o = append(r, fioRound()), append(o, ourRound())
 			}
+			if busy {
+				randBusy++
+			}
 		}
 		fmt.Println(fcmd)
-		printRounds(j.test, o, r, -1)
+		printRounds(j.test, o, r, randBusy)
+	}
+	printWhy(why)
+}
+
+// disturbances counts, per span owner ("fsbench randio_seq_write", "bonnie++") and kind of
+// reason (the sentinel's words with # for the figure), how many spans the sentinel found
+// disturbed, with the range of the reason's figure: a list of every span's own figures was
+// a hundred lines on a busy machine.
+type disturbances map[string]*reasonCount
+
+type reasonCount struct {
+	n      int
+	lo, hi float64
+}
+
+var figure = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+
+// add counts each comma-separated reason of a span of who.
+func (d disturbances) add(who, reasons string) {
+	for _, r := range strings.Split(reasons, ", ") {
+		if r == "" {
+			continue
+		}
+		key := who + ": " + figure.ReplaceAllString(r, "#")
+		v, _ := strconv.ParseFloat(figure.FindString(r), 64)
+		c := d[key]
+		if c == nil {
+			c = &reasonCount{lo: v, hi: v}
+			d[key] = c
+		}
+		c.n++
+		c.lo, c.hi = min(c.lo, v), max(c.hi, v)
+	}
+}
+
+// printWhy lists what the sentinel saw in the spans since the last call, and empties the
+// list: a round counts as disturbed when any of its spans was disturbed by other work;
+// memory pressure the bench's own 1 GiB cgroup caused is listed apart and disturbs nothing
+// (both tools run in that cgroup).
+func printWhy(why disturbances) {
+	for _, k := range slices.Sorted(maps.Keys(why)) {
+		c := why[k]
+		verb := "disturbed"
+		if strings.Contains(k, ownMemPressure) {
+			verb = "not disturbed (own)"
+		}
+		fmt.Printf("  %s %d× %s (# = %g to %g)\n", verb, c.n, k, c.lo, c.hi)
+		delete(why, k)
 	}
 }
 
@@ -396,4 +507,170 @@ func syncTimes(path string) []float64 {
 func lastLine(b []byte) []byte {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return []byte(lines[len(lines)-1] + "\n")
+}
+
+// pressure is a reading of memory stall time ("some" totals, µs): the machine's
+// (/proc/pressure/memory) and that of the bench's own cgroup v2 group.
+type pressure struct{ machine, own uint64 }
+
+func (p pressure) sub(q pressure) pressure {
+	return pressure{machine: p.machine - min(q.machine, p.machine), own: p.own - min(q.own, p.own)}
+}
+
+// ownMemPressure marks the memory pressure the bench caused itself in the "disturbed" lines.
+const ownMemPressure = "memory pressure of the bench's own cgroup"
+
+// split divides the reasons the sentinel gave for a busy span of wall seconds (its Why,
+// comma-separated) into those of other work and the bench's own memory pressure. The bench
+// and the tools it starts run in a 1 GiB memory cgroup, so their own reclaim stalls show up
+// in the machine's memory pressure: every bonnie round of the last quiet run was "disturbed"
+// by it. The machine's stall time less the bench's own is a lower bound of the time others
+// stalled; when that is under measure.BusyMemPSI of the span, the memory pressure is the
+// bench's. Without a reading of the own group (no cgroup v2), nothing is taken out.
+func (p pressure) split(why string, wall float64) (others, mine string) {
+	var o []string
+	for _, r := range strings.Split(why, ", ") {
+		if r == "" {
+			continue
+		}
+		if strings.HasPrefix(r, "memory pressure") && p.own > 0 && wall > 0 {
+			othersPct := 100 * float64(p.machine-min(p.own, p.machine)) / (wall * 1e6)
+			if othersPct <= measure.BusyMemPSI {
+				mine = fmt.Sprintf("%s (%.0f %% of the span; others' at most %.0f %%)", ownMemPressure, 100*float64(p.own)/(wall*1e6), othersPct)
+				continue
+			}
+		}
+		o = append(o, r)
+	}
+	return strings.Join(o, ", "), mine
+}
+
+// ownGroup is the bench's own cgroup v2 group, there only to read its memory.pressure.
+type ownGroup struct {
+	dir  string // "" without cgroup v2
+	undo func()
+}
+
+// read returns the machine's and the group's memory stall totals; 0 for what cannot be read.
+func (g ownGroup) read() pressure {
+	var p pressure
+	p.machine = someTotal("/proc/pressure/memory")
+	if g.dir != "" {
+		p.own = someTotal(filepath.Join(g.dir, "memory.pressure"))
+	}
+	return p
+}
+
+// someTotal reads the total= of the "some" line of a PSI file, in µs.
+func someTotal(path string) uint64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "some ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "total="); ok {
+				n, _ := strconv.ParseUint(v, 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// ownPressureGroup moves the test process (and so bonnie++ and fio, its children) into a
+// cgroup v2 group of its own, beside the v1 memory group memLimit makes, so that its
+// memory.pressure counts this bench's stalls alone. cgroup v2 keeps pressure files in every
+// group whether or not its memory controller is there (on this kind of hybrid machine the
+// controller is in v1). Without cgroup v2 it says so; the bench's own pressure then counts as
+// others'.
+func ownPressureGroup(t *testing.T) ownGroup {
+	root := ""
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if a, rest, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(rest, "cgroup2 ") {
+				if f := strings.Fields(a); len(f) > 4 {
+					root = f[4]
+					break
+				}
+			}
+		}
+	}
+	none := ownGroup{undo: func() {}}
+	if root == "" {
+		t.Logf("no cgroup v2 mounted: the bench's own memory pressure cannot be told from others'")
+		return none
+	}
+	dir := filepath.Join(root, fmt.Sprintf("fsbench-ref-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Logf("cgroup v2 group %s: %v: the bench's own memory pressure cannot be told from others'", dir, err)
+		return none
+	}
+	if _, err := os.Stat(filepath.Join(dir, "memory.pressure")); err != nil {
+		os.Remove(dir)
+		t.Logf("cgroup v2 without pressure files (kernel without CONFIG_PSI?): %v", err)
+		return none
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+		os.Remove(dir)
+		t.Logf("joining %s: %v: the bench's own memory pressure cannot be told from others'", dir, err)
+		return none
+	}
+	return ownGroup{dir: dir, undo: func() {
+		if err := os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+			t.Errorf("leaving the cgroup v2 group: %v", err)
+		}
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("removing the cgroup v2 group %s: %v", dir, err)
+		}
+	}}
+}
+
+// TestPressureSplit: memory pressure that the bench's own cgroup accounts for is its own, not
+// a disturbance; the machine's beyond it, and every other reason, are others'.
+func TestPressureSplit(t *testing.T) {
+	const wall = 10.0 // s: 1e7 µs, so 1e5 µs is 1 %
+	for _, c := range []struct {
+		name          string
+		why           string
+		p             pressure
+		others        string
+		wantOwnMarked bool
+	}{
+		{"all the machine's stall is the bench's", "memory pressure 30 %", pressure{machine: 3e6, own: 3e6}, "", true},
+		{"others stalled 2 % beside it: still the bench's", "memory pressure 32 %", pressure{machine: 3.2e6, own: 3e6}, "", true},
+		{"others stalled 10 %: theirs", "memory pressure 40 %", pressure{machine: 4e6, own: 3e6}, "memory pressure 40 %", false},
+		{"no reading of the own group: others'", "memory pressure 30 %", pressure{machine: 3e6}, "memory pressure 30 %", false},
+		{"other reasons stay", "steal 9 %, memory pressure 30 %, other disks 9 MB/s", pressure{machine: 3e6, own: 3e6},
+			"steal 9 %, other disks 9 MB/s", true},
+	} {
+		others, mine := c.p.split(c.why, wall)
+		if others != c.others || (mine != "") != c.wantOwnMarked || (mine != "" && !strings.Contains(mine, ownMemPressure)) {
+			t.Errorf("%s: split(%q) = %q, %q; want others %q, own marked %v", c.name, c.why, others, mine, c.others, c.wantOwnMarked)
+		}
+	}
+}
+
+// TestDisturbances: spans are counted per owner and kind of reason, with the range of the
+// figures, not listed one by one.
+func TestDisturbances(t *testing.T) {
+	d := disturbances{}
+	d.add("fio randio_seq_write", "other processes 92 % of a CPU, other disks 45.8 MB/s")
+	d.add("fio randio_seq_write", "other processes 121 % of a CPU")
+	d.add("bonnie++", "")
+	want := map[string]reasonCount{
+		"fio randio_seq_write: other processes # % of a CPU": {n: 2, lo: 92, hi: 121},
+		"fio randio_seq_write: other disks # MB/s":           {n: 1, lo: 45.8, hi: 45.8},
+	}
+	if len(d) != len(want) {
+		t.Fatalf("%d kinds counted, want %d: %v", len(d), len(want), slices.Collect(maps.Keys(d)))
+	}
+	for k, w := range want {
+		if c := d[k]; c == nil || *c != w {
+			t.Errorf("%s: %+v, want %+v", k, c, w)
+		}
+	}
 }

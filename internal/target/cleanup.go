@@ -188,13 +188,24 @@ func undo(rec ledgerRecord, act, logf func(string, ...any)) error {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, f := range slices.Backward(rec.Files) {
-		err := os.Remove(f) // never RemoveAll: only what was recorded, one name at a time
-		switch {
-		case err == nil:
-			act("removed %s", f)
+		// never RemoveAll: only what was recorded, one name at a time, and only the very file
+		switch same, err := f.same(); {
 		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("check %s: %w", f.Path, err))
+		case !same:
+			act("left %s alone: it is not the file the run made (device and inode differ), another took its name", f.Path)
 		default:
-			errs = append(errs, fmt.Errorf("remove %s: %w", f, err))
+			if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove %s: %w", f.Path, err))
+			} else if err == nil {
+				act("removed %s", f.Path)
+			}
+		}
+	}
+	for _, p := range append(slices.Clone(rec.LegacyFiles), rec.LegacyTrees...) {
+		if _, err := os.Lstat(p); err == nil {
+			act("left %s: an older fsbench recorded it by its path only, which may name another file by now; remove it by hand if it is that run's", p)
 		}
 	}
 	for _, t := range slices.Backward(rec.Trees) {
@@ -319,10 +330,17 @@ func stopStale(pr procRecord, act func(string, ...any)) error {
 	return nil
 }
 
-// removeTree removes a directory fsbench filled itself, unless something is mounted inside it:
-// os.RemoveAll would walk into the mount and delete what is on it.
-func removeTree(dir string, act func(string, ...any)) error {
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+// removeTree removes a directory fsbench filled itself, if it is still that directory and nothing
+// is mounted inside it: os.RemoveAll would walk into the mount and delete what is on it.
+func removeTree(t fileRecord, act func(string, ...any)) error {
+	dir := t.Path
+	switch same, err := t.same(); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("check %s: %w", dir, err)
+	case !same:
+		act("left %s alone: it is not the directory the run made (device and inode differ)", dir)
 		return nil
 	}
 	under, err := MountsUnder(dir)

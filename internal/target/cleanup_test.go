@@ -102,10 +102,10 @@ func helperMount(base string) error {
 	}
 	img := filepath.Join(base, "run.img")
 	mnt := filepath.Join(base, "mnt")
-	if err := l.AddFile(img); err != nil {
+	if err := CreateImage(img, 32<<20); err != nil {
 		return err
 	}
-	if err := CreateImage(img, 32<<20); err != nil {
+	if err := l.AddFile(img); err != nil {
 		return err
 	}
 	if out, err := exec.Command("mkfs.ext4", "-q", "-F", img).CombinedOutput(); err != nil {
@@ -118,10 +118,10 @@ func helperMount(base string) error {
 	if err := l.AddLoop(lo.Path, lo.Backing); err != nil {
 		return err
 	}
-	if err := l.AddFile(mnt); err != nil {
+	if err := os.Mkdir(mnt, 0o755); err != nil {
 		return err
 	}
-	if err := os.Mkdir(mnt, 0o755); err != nil {
+	if err := l.AddFile(mnt); err != nil {
 		return err
 	}
 	if err := l.AddMountpoint(mnt); err != nil {

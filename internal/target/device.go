@@ -426,7 +426,7 @@ func (t *deviceTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config)
 	}
 	t.opt.logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), plan.FormatSize(id.SizeBytes), id.Queue["rotational"])
 	return &Prepared{Device: id.Path, DeviceName: id.Name, Size: id.SizeBytes, Identity: &id, Underlying: id.Path,
-		Result: results.Target{Kind: "device", Device: id.Path, SizeBytes: id.SizeBytes}}, nil
+		Result: results.Target{Kind: results.KindDevice, Device: id.Path, SizeBytes: id.SizeBytes}}, nil
 }
 
 // DeviceModel names a device for a person: its model or mmc name and vendor, as sysfs has them.

@@ -82,18 +82,18 @@ func (t *imageTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config) 
 	if err != nil {
 		return nil, err
 	}
-	if !t.opt.KeepImage {
-		if err := s.Ledger.AddFile(img); err != nil {
-			return nil, err
-		}
-	}
+	// Recorded only once the exclusive create made it ours: a file of that name that was there
+	// already (the create fails) is never in the ledger, so no cleanup can delete it.
 	if err := CreateImage(img, cfg.Size); err != nil {
 		return nil, err
 	}
 	if !t.opt.KeepImage {
-		s.OnClose("image "+img, func() error { return removeFile(img) })
+		if err := s.Ledger.AddFile(img); err != nil {
+			return nil, errors.Join(err, removeFile(img))
+		}
+		s.OnClose("image "+img, func() error { return s.Ledger.RemoveOwnFile(img) })
 	}
-	p := &Prepared{Size: cfg.Size, Underlying: img, Result: results.Target{Kind: "image", Image: img}}
+	p := &Prepared{Size: cfg.Size, Underlying: img, Result: results.Target{Kind: results.KindImage, Image: img}}
 	if err := attachLoopTo(s, img, t.opt.DirectIO, p); err != nil {
 		return nil, err
 	}

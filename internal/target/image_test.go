@@ -1,11 +1,14 @@
 package target
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/fsbench/fsbench/internal/plan"
 )
 
 func TestCreateImage(t *testing.T) {
@@ -57,5 +60,37 @@ func TestCreateImageBadSize(t *testing.T) {
 	}
 	if err := CreateImage(filepath.Join(dir, "no", "such", "dir.img"), 1<<20); err == nil {
 		t.Error("CreateImage in a missing directory succeeded")
+	}
+}
+
+// TestImageExistingNotRecorded: --image naming a file that exists fails its exclusive create,
+// and leaves the ledger without a record of it, so that no cleanup can ever delete that file.
+func TestImageExistingNotRecorded(t *testing.T) {
+	dir := t.TempDir()
+	img := filepath.Join(dir, "theirs.img")
+	if err := os.WriteFile(img, []byte("someone else's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ledgers := t.TempDir()
+	s, err := OpenSession(SessionOptions{Dir: filepath.Join(dir, "res"), LedgerDir: ledgers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &imageTarget{opt: Options{Image: img}}
+	if _, err := tg.Prepare(context.Background(), s, plan.Config{Size: 1 << 20}); err == nil {
+		t.Fatal("Prepare over an existing file succeeded")
+	}
+	b, err := os.ReadFile(s.Ledger.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "theirs.img") {
+		t.Errorf("the ledger records the file it failed to create:\n%s", b)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(img); string(got) != "someone else's" {
+		t.Errorf("the existing file is now %q", got)
 	}
 }

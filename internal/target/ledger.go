@@ -43,9 +43,13 @@ var (
 // (write temp + fsync + rename) on every change. It records what this process created so
 // that, if the process is killed before it cleans up, a later run's CleanupStale can undo it.
 //
-// Record things before creating them where possible (AddFile before CreateImage,
-// AddMountpoint before mounting): cleanup tolerates records of things that never came to be,
-// but cannot clean what was never recorded.
+// Record things before creating them where that is safe (AddMountpoint before mounting, AddDir
+// before os.Mkdir: cleanup tolerates records of things that never came to be, and only unmounts
+// or removes empty directories). Files and trees, which cleanup deletes, are recorded just after
+// this process created them, with their device and inode numbers: a later cleanup deletes only
+// the very file it made, never another one that took its name (a failed exclusive create left
+// nothing of ours), and a crash between creating and recording leaves a file behind rather than
+// risking someone else's.
 type Ledger struct {
 	mu     sync.Mutex
 	dir    string
@@ -64,12 +68,18 @@ type ledgerRecord struct {
 	Created     time.Time    `json:"created"`
 	Mountpoints []string     `json:"mountpoints,omitempty"`
 	Loops       []loopRecord `json:"loops,omitempty"`
-	Files       []string     `json:"files,omitempty"`
+	// Files are files (or empty directories) this process made, with their identity.
+	Files []fileRecord `json:"file_ids,omitempty"`
+	// LegacyFiles are files an older fsbench recorded by path only: a path may name another
+	// file by now, so cleanup reports them and deletes none.
+	LegacyFiles []string `json:"files,omitempty"`
 	// Dirs are directories this process made, removed (when empty) after the files.
 	Dirs []string `json:"dirs,omitempty"`
 	// Trees are directories this process made with a unique name and filled itself (the
-	// guest's initramfs build): removed with everything in them, never across a mount point.
-	Trees []string `json:"trees,omitempty"`
+	// guest's initramfs build), with their identity: removed with everything in them, never
+	// across a mount point.
+	Trees       []fileRecord `json:"tree_ids,omitempty"`
+	LegacyTrees []string     `json:"trees,omitempty"` // as LegacyFiles
 	// Processes are children that must not outlive the run (the card server, QEMU).
 	Processes []procRecord `json:"processes,omitempty"`
 	// Places are labgrid places acquired (or being acquired) for the run.
@@ -98,6 +108,36 @@ type procRecord struct {
 	// Graceful: the process cleans up on SIGTERM (the card server unmounts its card), so it
 	// gets SIGTERM and time before SIGKILL.
 	Graceful bool `json:"graceful,omitempty"`
+}
+
+// fileRecord is a file or directory this process made: its path and, as stat reported them
+// just after it was made, its device and inode numbers.
+type fileRecord struct {
+	Path string `json:"path"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
+}
+
+// identify records what is at path now (not following a final symlink).
+func identify(path string) (fileRecord, error) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return fileRecord{}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return fileRecord{}, err
+	}
+	return fileRecord{Path: p, Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, nil
+}
+
+// Same reports whether path still names the file r recorded (ENOENT: gone).
+func (r fileRecord) same() (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(r.Path, &st); err != nil {
+		return false, err
+	}
+	return uint64(st.Dev) == r.Dev && uint64(st.Ino) == r.Ino, nil
 }
 
 type loopRecord struct {
@@ -198,17 +238,49 @@ func (l *Ledger) RemoveLoop(dev string) error {
 	})
 }
 
-// AddFile records a file (or empty directory) we created and may delete.
+// AddFile records a file (or empty directory) this process has just created and may delete,
+// with its device and inode numbers: call it after the (exclusive) create succeeded, never
+// before, so that a failed create leaves no record of a file that is not ours.
 func (l *Ledger) AddFile(path string) error {
-	p, err := filepath.Abs(path)
+	rec, err := identify(path)
 	if err != nil {
 		return fmt.Errorf("ledger: add file %s: %w", path, err)
 	}
 	return l.update(func(r *ledgerRecord) {
-		if !slices.Contains(r.Files, p) {
-			r.Files = append(r.Files, p)
-		}
+		r.Files = slices.DeleteFunc(r.Files, func(f fileRecord) bool { return f.Path == rec.Path })
+		r.Files = append(r.Files, rec)
 	})
+}
+
+// RemoveOwnFile removes a file this process recorded with AddFile, if path still names that
+// very file, and forgets it; gone already is fine.
+func (l *Ledger) RemoveOwnFile(path string) error {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	i := slices.IndexFunc(l.rec.Files, func(f fileRecord) bool { return f.Path == p })
+	var rec fileRecord
+	if i >= 0 {
+		rec = l.rec.Files[i]
+	}
+	l.mu.Unlock()
+	if i < 0 {
+		return fmt.Errorf("remove %s: not a file this run recorded", p)
+	}
+	switch same, err := rec.same(); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case !same:
+		return fmt.Errorf("not removing %s: it is no longer the file this run made (another file took its name)", p)
+	default:
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return l.RemoveFile(p)
 }
 
 // AddDir records a directory we are about to create (with os.Mkdir, so that an existing one is
@@ -225,20 +297,20 @@ func (l *Ledger) AddDir(path string) error {
 	})
 }
 
-// AddTree records a directory this process created under a unique name (os.MkdirTemp) and
-// fills itself: cleanup removes it and everything in it, unless something is mounted inside.
+// AddTree records a directory this process has just created under a unique name (os.MkdirTemp,
+// os.Mkdir) and fills itself, with its identity: cleanup removes it and everything in it, if it
+// is still that directory and nothing is mounted inside.
 func (l *Ledger) AddTree(path string) error {
-	p, err := filepath.Abs(path)
+	rec, err := identify(path)
 	if err != nil {
 		return fmt.Errorf("ledger: add tree %s: %w", path, err)
 	}
-	if p == "/" || filepath.Dir(p) == p {
-		return fmt.Errorf("ledger: refusing to record %s as a tree", p)
+	if rec.Path == "/" || filepath.Dir(rec.Path) == rec.Path {
+		return fmt.Errorf("ledger: refusing to record %s as a tree", rec.Path)
 	}
 	return l.update(func(r *ledgerRecord) {
-		if !slices.Contains(r.Trees, p) {
-			r.Trees = append(r.Trees, p)
-		}
+		r.Trees = slices.DeleteFunc(r.Trees, func(f fileRecord) bool { return f.Path == rec.Path })
+		r.Trees = append(r.Trees, rec)
 	})
 }
 
@@ -249,7 +321,7 @@ func (l *Ledger) RemoveTree(path string) error {
 		return err
 	}
 	return l.update(func(r *ledgerRecord) {
-		r.Trees = slices.DeleteFunc(r.Trees, func(f string) bool { return f == p })
+		r.Trees = slices.DeleteFunc(r.Trees, func(f fileRecord) bool { return f.Path == p })
 	})
 }
 
@@ -344,7 +416,7 @@ func (l *Ledger) RemoveFile(path string) error {
 		return fmt.Errorf("ledger: remove file %s: %w", path, err)
 	}
 	return l.update(func(r *ledgerRecord) {
-		r.Files = slices.DeleteFunc(r.Files, func(f string) bool { return f == p })
+		r.Files = slices.DeleteFunc(r.Files, func(f fileRecord) bool { return f.Path == p })
 	})
 }
 
@@ -373,6 +445,8 @@ func (l *Ledger) update(fn func(*ledgerRecord)) error {
 	old.Mountpoints = slices.Clone(old.Mountpoints)
 	old.Loops = slices.Clone(old.Loops)
 	old.Files = slices.Clone(old.Files)
+	old.LegacyFiles = slices.Clone(old.LegacyFiles)
+	old.LegacyTrees = slices.Clone(old.LegacyTrees)
 	old.Dirs = slices.Clone(old.Dirs)
 	old.Trees = slices.Clone(old.Trees)
 	old.Processes = slices.Clone(old.Processes)

@@ -88,7 +88,12 @@ func TestLedger(t *testing.T) {
 	}{
 		{"AddFile", func() error { return l.AddFile(img) }},
 		{"AddFile again (deduplicated)", func() error { return l.AddFile(img) }},
-		{"AddFile other", func() error { return l.AddFile(filepath.Join(files, "b")) }},
+		{"AddFile other", func() error {
+			if err := os.WriteFile(filepath.Join(files, "b"), nil, 0o600); err != nil {
+				return err
+			}
+			return l.AddFile(filepath.Join(files, "b"))
+		}},
 		{"AddMountpoint", func() error { return l.AddMountpoint(mnt) }},
 		{"AddLoop", func() error { return l.AddLoop("/dev/loop7", img) }},
 		{"RemoveFile", func() error { return l.RemoveFile(filepath.Join(files, "b")) }},
@@ -99,7 +104,10 @@ func TestLedger(t *testing.T) {
 		}
 	}
 	rec = readLedgerT(t, l.Path())
-	if diff := cmp.Diff([]string{img}, rec.Files); diff != "" {
+	if len(rec.Files) != 1 || rec.Files[0].Path != img || rec.Files[0].Ino == 0 {
+		t.Errorf("Files = %+v, want %s with its inode", rec.Files, img)
+	}
+	if diff := cmp.Diff([]string(nil), rec.LegacyFiles); diff != "" {
 		t.Errorf("Files (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{mnt}, rec.Mountpoints); diff != "" {
@@ -226,10 +234,26 @@ func TestCleanupStaleFiles(t *testing.T) {
 	a, b, notOurs := mk(filepath.Join(work, "a.img")), mk(filepath.Join(sub, "b")), mk(filepath.Join(work, "user-file"))
 
 	dead, deadStart := deadPID(t)
+	id := func(p string) fileRecord {
+		r, err := identify(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// swapped was made by the dead run, then removed and made again by someone else: same
+	// path, another inode. legacy was recorded by path only, by an older fsbench.
+	swapped := mk(filepath.Join(work, "swapped"))
+	swappedRec := id(swapped)
+	os.Remove(swapped)
+	mk(filepath.Join(work, "placeholder")) // keeps the old inode number from being reused at once
+	mk(swapped)
+	legacy := mk(filepath.Join(work, "legacy"))
 	stale := writeLedger(t, dir, ledgerRecord{
 		PID: dead, StartTime: deadStart,
 		// sub is recorded before its content b: b must go first.
-		Files: []string{a, sub, b, filepath.Join(work, "never-created")},
+		Files:       []fileRecord{id(a), id(sub), id(b), {Path: filepath.Join(work, "never-created"), Dev: 1, Ino: 1}, swappedRec},
+		LegacyFiles: []string{legacy},
 	})
 	if err := os.WriteFile(filepath.Join(dir, "."+strconv.Itoa(dead)+".json.tmp"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
@@ -263,6 +287,8 @@ func TestCleanupStaleFiles(t *testing.T) {
 	wantActions := []string{
 		"removed half-written ledger " + filepath.Join(dir, "."+strconv.Itoa(dead)+".json.tmp"),
 		"removed " + b, "removed " + sub, "removed " + a,
+		"left " + swapped + " alone: it is not the file the run made (device and inode differ), another took its name",
+		"left " + legacy + ": an older fsbench recorded it by its path only, which may name another file by now; remove it by hand if it is that run's",
 		"removed ledger " + stale,
 	}
 	slices.Sort(wantActions)
@@ -278,7 +304,7 @@ func TestCleanupStaleFiles(t *testing.T) {
 			t.Errorf("%s still exists (%v)", p, err)
 		}
 	}
-	for _, p := range []string{notOurs, keep, live.Path(), corrupt, newer, work} {
+	for _, p := range []string{notOurs, keep, live.Path(), corrupt, newer, work, swapped, legacy} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s was touched: %v", p, err)
 		}

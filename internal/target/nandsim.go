@@ -91,7 +91,7 @@ func (t *nandsimTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 	}
 	chip := nand.DefaultChip
 	return &Prepared{Chip: &chip, Timings: t.timings(), Size: chip.Size,
-		Result: results.Target{Kind: "nandsim", Device: chip.Name, SizeBytes: chip.Size}}, nil
+		Result: results.Target{Kind: results.KindNandsim, Device: chip.Name, SizeBytes: chip.Size}}, nil
 }
 
 // nandsimMethod describes the simulated chip for results.json.

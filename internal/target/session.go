@@ -285,6 +285,31 @@ func (s *Session) Mkdir(path string) error {
 	return nil
 }
 
+// Tree makes a new directory with a unique name in the work directory (prefix, then random),
+// recorded as a tree: Close, or the cleanup of a killed run, removes it with what is in it
+// (the private directories of the confined tools, whose tool may still run when fsbench is
+// killed).
+func (s *Session) Tree(prefix string) (string, error) {
+	dir, err := os.MkdirTemp(s.Work, prefix)
+	if err != nil {
+		return "", err
+	}
+	rec, err := identify(dir)
+	if err == nil {
+		err = s.Ledger.AddTree(dir)
+	}
+	if err != nil {
+		return "", errors.Join(err, os.Remove(dir))
+	}
+	s.OnClose("directory "+dir, func() error {
+		if err := removeTree(rec, func(string, ...any) {}); err != nil {
+			return err
+		}
+		return s.Ledger.RemoveTree(dir)
+	})
+	return dir, nil
+}
+
 // Mountpoint makes a new directory to mount on, recorded as a mount point: if the run is
 // killed, whatever is mounted there is unmounted by the cleanup.
 func (s *Session) Mountpoint(path string) error {

@@ -348,6 +348,17 @@ func (t *simcardTarget) Check(cfg plan.Config) error {
 	return CheckCard(t.spec.Profile, cfg.Size, t.opt.TimeScale)
 }
 
+// CardProfileName is the name of the card profile spec (a built-in name or a profile file):
+// the name its traces' replays are keyed by, which results record as the card to rate on. A
+// profile that does not load keeps the name it was given (CheckCard refuses it before a run).
+func CardProfileName(spec string) string {
+	p, err := flash.CardProfile(spec)
+	if err != nil {
+		return spec
+	}
+	return p.Name
+}
+
 // CheckCard refuses a card profile that does not load, a size that is not a whole number of its
 // allocation units, and a time scale that is not a positive finite number.
 func CheckCard(profile string, size uint64, scale float64) error {
@@ -374,10 +385,8 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 	if err := s.Mountpoint(cardDir); err != nil {
 		return nil, err
 	}
-	// The server creates the data file (sparse, the card's size): recorded first.
-	if err := s.Ledger.AddFile(data); err != nil {
-		return nil, err
-	}
+	// The server creates the data file (sparse, the card's size) in the run's new work
+	// directory; it is recorded, with its identity, once the server made it.
 	s.OnClose("simulated card data "+data, func() error { return removeFile(data) })
 	card, err := StartSimcard(ctx, SimcardOptions{
 		Profile: t.spec.Profile, Size: cfg.Size, Dir: cardDir, Backing: data, TimeScale: t.opt.TimeScale,
@@ -393,9 +402,16 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 		}
 		return s.Ledger.RemoveProcess(card.Pid())
 	})
+	if err := s.Ledger.AddFile(data); err != nil {
+		return nil, err
+	}
 	t.opt.logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, plan.FormatSize(cfg.Size), card.CardPath(), t.opt.TimeScale)
 	p := &Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.spec.Profile, Backing: data,
-		Result: results.Target{Kind: "simcard", Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
+		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
+	// The path calibration the server settled on, for results.json.
+	if st, err := card.FullStats(); err == nil {
+		p.Result.PathOffsetNs, p.Result.PathCalibration = st.PathOffsetNs, st.PathCalibration
+	}
 	p.Underlying = card.CardPath()
 	if err := attachLoopTo(s, card.CardPath(), t.opt.DirectIO, p); err != nil {
 		return nil, err

@@ -285,9 +285,10 @@ func TestSimcardPathCalibration(t *testing.T) {
 			for _, e := range ents {
 				names = append(names, e.Name())
 			}
-			// The calibration file is gone; the power-cut files stay beside card and stats.
-			if strings.Join(names, " ") != "card cut powercut stats" {
-				t.Errorf("served files %v, want card, cut, powercut and stats only", names)
+			// The calibration file is gone; the power-cut files, the card's device directory
+			// and its reset file stay beside card and stats.
+			if strings.Join(names, " ") != "card cut device powercut reset stats" {
+				t.Errorf("served files %v, want card, cut, device, powercut, reset and stats only", names)
 			}
 		})
 	}

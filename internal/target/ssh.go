@@ -341,7 +341,7 @@ func (t *sshTarget) Run(ctx context.Context, s *Session, req plan.Request) (*res
 	// The request the board carries out: the same configuration, on the board's own target,
 	// results in the run's directory there and the work directory beside them.
 	breq := plan.Request{Config: req.Config, Target: *t.spec.Inner, Destroy: t.opt.Destroy, TimeScale: req.TimeScale,
-		Out: path.Join(br.dir, "res"), Work: br.dir}
+		Out: path.Join(br.dir, "res"), Work: br.dir, NoCapacityCheck: req.NoCapacityCheck}
 	rb, err := json.MarshalIndent(breq, "", "  ")
 	if err != nil {
 		return nil, err
@@ -635,10 +635,13 @@ func (b *Board) Cleanup(ctx context.Context, purge bool) ([]string, error) {
 	switch {
 	case len(runs) == 0:
 	case purge:
+		// The board's fsbench removes each run only if it carries fsbench's marks: --remote-dir
+		// may name a directory that holds other things too.
 		for _, r := range runs {
 			dir := path.Join(b.t.remoteDir(), "runs", r)
-			if _, err := b.t.ssh.Run(ctx, "rm -rf "+shq(dir), nil); err != nil {
-				return lines, err
+			if _, err := b.t.ssh.Run(ctx, shq(bin)+" purge-run "+shq(dir), nil); err != nil {
+				lines = append(lines, "not purged: "+err.Error()) // the board's reason is in it
+				continue
 			}
 			lines = append(lines, "removed the kept run "+dir)
 		}

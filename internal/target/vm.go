@@ -197,13 +197,14 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 	} else if err := s.file(img, func() error { return vm.CreateImage(img, cardSize) }); err != nil {
 		return nil, err
 	}
-	// The initramfs is built in a directory of its own under /tmp: recorded before it is made.
+	// The initramfs is built in a directory of its own under /tmp: recorded, with its
+	// identity, once it is made (a killed run before that leaves an empty directory at most).
 	scratch := filepath.Join(os.TempDir(), "fsbench-vm-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
-	if err := s.Ledger.AddTree(scratch); err != nil {
-		return nil, err
-	}
 	if err := os.Mkdir(scratch, 0o700); err != nil {
 		return nil, fmt.Errorf("making the guest's scratch directory: %w", err)
+	}
+	if err := s.Ledger.AddTree(scratch); err != nil {
+		return nil, errors.Join(err, os.Remove(scratch))
 	}
 	s.OnClose("guest scratch "+scratch, func() error {
 		if err := os.RemoveAll(scratch); err != nil {
@@ -252,17 +253,19 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 		} else {
 			t.opt.logf("reading the simulated card's counters: %v", err)
 		}
+		// The guest made its filesystems on /dev/mmcblk0, a device to it: the host knows it
+		// was the simulated card, and that the card figures are rated on that card.
 		r.Target.Profile, r.Target.TimeScale = t.spec.Inner.Profile, t.opt.TimeScale
-		r.Target.Kind = "simcard (guest /dev/mmcblk0)"
+		r.Target.Kind, r.Target.CardVia = results.KindSimcard, results.CardBehindGuestSD
+		r.Target.CardProfile = CardProfileName(t.spec.Inner.Profile)
 		if r.Methods == nil {
 			r.Methods = map[string]string{}
 		}
 		r.Methods["vm_simcard"] = vmSimcardMethod
 	}
-	if t.guestServesCard(cfg) && r.Target.Kind == string(plan.TargetSimcard) {
+	if t.guestServesCard(cfg) && r.Target.SimulatedCard() {
 		// The guest's own simcard target: its results already carry the card's profile,
-		// counters and time scale; say where it ran.
-		r.Target.Kind = "simcard (served in the guest)"
+		// counters and time scale, and r.Guest says it ran there.
 		if r.Methods == nil {
 			r.Methods = map[string]string{}
 		}
@@ -283,15 +286,16 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 	return r, runErr
 }
 
-// file records path, makes it with make, and registers its removal.
+// file makes path with make (which must create it exclusively), records it with its identity
+// and registers its removal.
 func (s *Session) file(path string, make func() error) error {
-	if err := s.Ledger.AddFile(path); err != nil {
-		return err
-	}
 	if err := make(); err != nil {
 		return err
 	}
-	s.OnClose("file "+path, func() error { return removeFile(path) })
+	if err := s.Ledger.AddFile(path); err != nil {
+		return errors.Join(err, removeFile(path))
+	}
+	s.OnClose("file "+path, func() error { return s.Ledger.RemoveOwnFile(path) })
 	return nil
 }
 

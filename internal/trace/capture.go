@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -198,6 +198,8 @@ type Capture struct {
 	asm      assembler
 	readErr  error
 	stopOnce sync.Once
+	trace    *Trace // what Stop returned, for a second call
+	stopErr  error
 }
 
 var events = []string{"block_rq_issue", "block_rq_complete", "block_rq_requeue"}
@@ -271,21 +273,26 @@ func (c *Capture) setup() error {
 
 // read drains trace_pipe until Stop. The pipe is non-blocking and polled: a blocking read
 // of trace_pipe cannot be interrupted by closing the file from another goroutine.
+//
+// One buffer serves the whole capture: the complete lines of each read are parsed in place
+// and an unfinished last line is moved to the front for the next read to complete. (A read
+// test's trace is tens of MB of text; a buffer per read, a string per line and a slice of
+// fields per line made the capture fsbench's largest allocator.)
 func (c *Capture) read() {
 	defer close(c.done)
 	buf := make([]byte, 64<<10)
-	var partial []byte
+	fill := 0 // buf[:fill] is the start of a line not yet complete
 	stopping := false
 	for {
-		n, err := unix.Read(c.pipe, buf)
+		if fill == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...) // a line longer than the buffer
+		}
+		n, err := unix.Read(c.pipe, buf[fill:])
 		if n > 0 {
-			data := append(partial, buf[:n]...)
-			last := bytes.LastIndexByte(data, '\n')
-			if last >= 0 {
-				c.consume(data[:last+1])
-				partial = append([]byte(nil), data[last+1:]...)
-			} else {
-				partial = data
+			fill += n
+			if last := bytes.LastIndexByte(buf[:fill], '\n'); last >= 0 {
+				c.consume(buf[:last+1])
+				fill = copy(buf, buf[last+1:fill])
 			}
 			continue
 		}
@@ -300,8 +307,8 @@ func (c *Capture) read() {
 		}
 		if stopping {
 			// Events are disabled and the buffer is empty: everything is read.
-			if len(partial) > 0 {
-				c.consume(append(partial, '\n'))
+			if fill > 0 {
+				c.consume(append(buf[:fill], '\n'))
 			}
 			return
 		}
@@ -313,13 +320,25 @@ func (c *Capture) read() {
 	}
 }
 
+// consume parses whole lines. Each line is handed to parseLine as a string over data's
+// bytes, without a copy: parseLine keeps nothing of it.
 func (c *Capture) consume(data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 4096), 1<<20)
-	for sc.Scan() {
-		ev, ok, lost, err := parseLine(sc.Text())
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1] // as bufio.ScanLines does
+		}
+		if len(line) == 0 {
+			continue
+		}
+		ev, ok, lost, err := parseLine(unsafe.String(&line[0], len(line)))
 		if err != nil {
 			if c.readErr == nil {
 				c.readErr = fmt.Errorf("parsing trace_pipe (kernel with another block_rq format?): %w", err)
@@ -336,8 +355,8 @@ func (c *Capture) consume(data []byte) {
 // Stop ends the capture, removes the trace instance and returns the trace. The trace is
 // returned even with an error when only the parsing of some lines failed.
 func (c *Capture) Stop() (*Trace, error) {
-	var errs []error
 	c.stopOnce.Do(func() {
+		var errs []error
 		// Disable first so that the drain terminates, then let the reader empty the buffer.
 		if err := c.write("tracing_on", "0"); err != nil {
 			errs = append(errs, err)
@@ -353,18 +372,17 @@ func (c *Capture) Stop() (*Trace, error) {
 		if c.readErr != nil {
 			errs = append(errs, c.readErr)
 		}
+		c.trace = &Trace{
+			Device: c.dev, Major: c.info.major, Minor: c.info.minor, Start: c.start,
+			Lost: c.asm.lost, Unmatched: c.asm.unmatched, Requests: c.asm.requests(),
+		}
 		c.mu.Unlock()
 		if err := c.teardown(); err != nil {
 			errs = append(errs, err)
 		}
+		c.stopErr = errors.Join(errs...)
 	})
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &Trace{
-		Device: c.dev, Major: c.info.major, Minor: c.info.minor, Start: c.start,
-		Lost: c.asm.lost, Unmatched: c.asm.unmatched, Requests: c.asm.requests(),
-	}
-	return t, errors.Join(errs...)
+	return c.trace, c.stopErr
 }
 
 // overruns sums the events the kernel dropped, from per_cpu/cpu*/stats: "overrun" (the

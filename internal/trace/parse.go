@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // event is one parsed trace_pipe line of a block_rq_* event.
@@ -78,10 +79,15 @@ func parseRWBS(s string) (Op, Flags, error) {
 // The task name may contain spaces and colons, so the line is split at ": block_rq_". The
 // "(...)" is the command of passthrough requests (SCSI CDBs as hex bytes with spaces), empty
 // for filesystem I/O. Timestamps have microsecond resolution: trace_pipe prints no more.
+//
+// It allocates nothing for a good line (a read test sends tens of thousands of requests, two
+// lines each), and the event it returns holds no part of line, so the caller may pass a line
+// whose bytes it reuses.
 func parseLine(line string) (ev event, ok bool, lost uint64, err error) {
+	var fb [16]string // the fields of the payload, on the stack
 	if i := strings.Index(line, "[LOST "); i >= 0 && strings.HasPrefix(line, "CPU:") {
 		// "CPU:1 [LOST 42 EVENTS]"; a line cut after "[LOST " has no count.
-		f := strings.Fields(line[i+len("[LOST "):])
+		f := fields(fb[:0], line[i+len("[LOST "):])
 		if len(f) == 0 {
 			return ev, false, 0, fmt.Errorf("bad LOST line %q", line)
 		}
@@ -100,8 +106,16 @@ func parseLine(line string) (ev event, ok bool, lost uint64, err error) {
 	if j < 0 {
 		return ev, false, 0, fmt.Errorf("no payload in %q", line)
 	}
-	ev.kind, rest = rest[:j], rest[j+2:]
-	if ev.kind != "issue" && ev.kind != "complete" && ev.kind != "requeue" {
+	kind := rest[:j]
+	rest = rest[j+2:]
+	switch kind { // the constants, not a piece of line
+	case "issue":
+		ev.kind = "issue"
+	case "complete":
+		ev.kind = "complete"
+	case "requeue":
+		ev.kind = "requeue"
+	default:
 		return ev, false, 0, nil
 	}
 	if k := strings.LastIndexByte(head, ' '); k >= 0 {
@@ -111,7 +125,7 @@ func parseLine(line string) (ev event, ok bool, lost uint64, err error) {
 		return ev, false, 0, fmt.Errorf("%w in %q", err, line)
 	}
 	// dev rwbs [bytes] (cmd) sector + nr_sector ioprio [comm|error]
-	f := strings.Fields(rest)
+	f := fields(fb[:0], rest)
 	if len(f) < 2 {
 		return ev, false, 0, fmt.Errorf("short payload in %q", line)
 	}
@@ -123,7 +137,7 @@ func parseLine(line string) (ev event, ok bool, lost uint64, err error) {
 	if open < 0 || cl < open {
 		return ev, false, 0, fmt.Errorf("no (cmd) in %q", line)
 	}
-	g := strings.Fields(rest[cl+2:])
+	g := fields(fb[:0], rest[cl+2:])
 	if len(g) < 3 || g[1] != "+" {
 		return ev, false, 0, fmt.Errorf("no sector + length in %q", line)
 	}
@@ -147,6 +161,35 @@ func parseLine(line string) (ev event, ok bool, lost uint64, err error) {
 	return ev, true, 0, nil
 }
 
+// fields appends the fields of s, split as strings.Fields splits them, to dst and returns it.
+// For ASCII text it allocates nothing beyond dst's growth.
+func fields(dst []string, s string) []string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return append(dst, strings.Fields(s)...) // unicode spaces: as strings.Fields does
+		}
+	}
+	for i := 0; i < len(s); {
+		for i < len(s) && asciiSpace(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && !asciiSpace(s[j]) {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j])
+		}
+		i = j
+	}
+	return dst
+}
+
+// asciiSpace is unicode.IsSpace for an ASCII byte.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
 // parseTimestamp turns "2942.149451" (seconds.microseconds) into nanoseconds.
 func parseTimestamp(s string) (uint64, error) {
 	sec, frac, ok := strings.Cut(s, ".")
@@ -157,9 +200,12 @@ func parseTimestamp(s string) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("bad timestamp %q", s)
 	}
-	b, err := strconv.ParseUint(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+	b, err := strconv.ParseUint(frac, 10, 64)
 	if err != nil || a > (1<<62)/1_000_000_000 {
 		return 0, fmt.Errorf("bad timestamp %q", s)
+	}
+	for range 9 - len(frac) { // the fraction's digits, as nanoseconds
+		b *= 10
 	}
 	return a*1e9 + b, nil
 }
@@ -234,16 +280,19 @@ func (a *assembler) add(ev event) {
 	}
 }
 
-// requests returns the requests in issue order. trace_pipe merges the per-CPU buffers by
-// timestamp as it reads, but an event committed late on one CPU can follow an already read
-// later one from another, hence the sort.
+// requests returns the requests in issue order, and hands them over: the assembler's own
+// slice, filtered in place, rather than a copy of a slice that can hold tens of thousands of
+// requests. trace_pipe merges the per-CPU buffers by timestamp as it reads, but an event
+// committed late on one CPU can follow an already read later one from another, hence the
+// sort.
 func (a *assembler) requests() []Request {
-	out := make([]Request, 0, len(a.reqs))
+	out := a.reqs[:0]
 	for _, r := range a.reqs {
 		if r.Op != numOps {
 			out = append(out, r)
 		}
 	}
+	a.reqs, a.pending = nil, nil
 	sortByIssue(out)
 	return out
 }

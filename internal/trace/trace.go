@@ -75,20 +75,22 @@ func (f Flags) String() string {
 	return strings.Join(s, "|")
 }
 
-// Request is one block request as the device saw it (after merging and splitting).
+// Request is one block request as the device saw it (after merging and splitting). The
+// fields are ordered so that it takes 40 bytes, not 48: a read test's trace holds tens of
+// thousands.
 type Request struct {
 	// Issue is when the request was handed to the driver, since the trace's Start.
 	Issue time.Duration
 	// Latency is issue to completion; meaningful only when Done.
 	Latency time.Duration
-	// Done says a completion was seen (a request still in flight when the capture stopped,
-	// or whose completion was lost, has none).
-	Done bool
 	// Sector and Sectors are the start and length in 512-byte sectors, relative to the
 	// traced device (a partition's start is subtracted). Flushes have 0, 0.
 	Sector, Sectors uint64
-	Op              Op
-	Flags           Flags
+	// Done says a completion was seen (a request still in flight when the capture stopped,
+	// or whose completion was lost, has none).
+	Done  bool
+	Op    Op
+	Flags Flags
 }
 
 // Off is the request's byte offset.

@@ -8,8 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/flash"
@@ -68,4 +72,25 @@ func HelperMain() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// Binary returns the fsbench binary a benchmark serves its cards with (fsbench simcard serve)
+// and runs: FSBENCH_BIN when set (built false), else this module's fsbench, built into a
+// temporary directory of t (built true). The test binary has no fsbench commands of its own.
+func Binary(t testing.TB) (path string, built bool) {
+	t.Helper()
+	if p := os.Getenv("FSBENCH_BIN"); p != "" {
+		return p, false
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	out := filepath.Join(t.TempDir(), "fsbench")
+	cmd := exec.Command(goTool, "build", "-o", out, "github.com/fsbench/fsbench/cmd/fsbench")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build fsbench (%s build github.com/fsbench/fsbench/cmd/fsbench): %v\n%s", goTool, err, b)
+	}
+	return out, true
 }

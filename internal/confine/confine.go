@@ -1,0 +1,289 @@
+package confine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// envSpec carries the jail's description to the re-executed binary.
+const envSpec = "FSBENCH_CONFINE"
+
+// cloneFlags are the namespaces a confined program gets: mounts, pids (its own /proc), IPC.
+const cloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC
+
+// Spec says what a confined program may touch.
+type Spec struct {
+	// Devices are the device nodes it may open, by path under /dev; a symlink (a /dev/disk/by-id
+	// name) is made as the node at both its own path and the one it resolves to.
+	Devices []string
+	// Dir is its working directory and the only place it may write; it must exist. TMPDIR
+	// points there.
+	Dir string
+	// Read are paths it reads besides the system directories (an image builder's source): the
+	// mounts they lie on stay in the jail, read-only.
+	Read []string
+	// Write are existing files it may write besides Dir (an image builder's output): each is
+	// made writable on its own, its directory stays read-only.
+	Write []string
+	// Env is its environment (TMPDIR is set to Dir).
+	Env []string
+	// WaitDelay bounds how long its output pipe may stay open after it exits (exec.Cmd.WaitDelay).
+	WaitDelay time.Duration
+	// SysAdmin keeps CAP_SYS_ADMIN, for a tool that cannot run without it: mkfs.xfs sets the
+	// device's block size (BLKBSZSET), which the kernel allows CAP_SYS_ADMIN only, and exits
+	// when it cannot. The system call filter still denies it every mount, namespace and
+	// device-making call, so that it can neither mount devtmpfs nor leave the jail.
+	SysAdmin bool
+}
+
+// SetupError says that the jail could not be made: the program did not run.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return "confining the program: " + e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// wire is the description the re-executed binary reads from envSpec.
+type wire struct {
+	Probe    bool     `json:"probe,omitempty"` // build the jail, check it, exit 0: no program
+	SysAdmin bool     `json:"sys_admin,omitempty"`
+	Path     string   `json:"path"`
+	Args     []string `json:"args"`
+	Env      []string `json:"env"`
+	Dir      string   `json:"dir"`
+	Write    []string `json:"write,omitempty"`
+	Keep     []string `json:"keep"`
+	Nodes    []node   `json:"nodes"`
+}
+
+// nodesFor describes the device nodes at paths (each under /dev) as the jail makes them.
+func nodesFor(paths []string) ([]node, error) {
+	var out []node
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("device %s: not an absolute path: %w", p, unix.ENOENT)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			return nil, fmt.Errorf("device %s: %w", p, err)
+		}
+		typ := st.Mode & unix.S_IFMT
+		if typ != unix.S_IFBLK && typ != unix.S_IFCHR {
+			return nil, fmt.Errorf("%s is not a device node: %w", p, unix.ENOTBLK)
+		}
+		names := []string{filepath.Clean(p)}
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != names[0] {
+			names = append(names, real)
+		}
+		for _, n := range names {
+			if !under(n, "/dev") {
+				return nil, fmt.Errorf("device %s: a confined program sees only /dev, and %s is not in it", p, n)
+			}
+			out = append(out, node{Path: n, Mode: typ | 0o600, Rdev: uint64(st.Rdev)})
+		}
+	}
+	return out, nil
+}
+
+// keepPaths are the paths whose mounts a jail for program path in dir, reading read, keeps.
+func keepPaths(path, dir string, read []string) []string {
+	keep := append([]string{dir, filepath.Dir(path)}, read...)
+	for i, p := range keep {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			keep[i] = r
+		}
+	}
+	return keep
+}
+
+// CombinedOutput runs the program at path (absolute) with args, confined by spec, and returns
+// what it wrote to its standard output and error, in the order written. Its exit status comes
+// back as an *exec.ExitError, as from exec.Cmd; a jail that could not be made as a *SetupError.
+// The context kills it (SIGKILL, which pid 1 of a namespace cannot ignore).
+func CombinedOutput(ctx context.Context, spec Spec, path string, args ...string) ([]byte, error) {
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("confine %s: give the program's absolute path", path)
+	}
+	dir, err := filepath.Abs(spec.Dir)
+	if err != nil || spec.Dir == "" {
+		return nil, fmt.Errorf("confine %s: no working directory", path)
+	}
+	nodes, err := nodesFor(spec.Devices)
+	if err != nil {
+		return nil, &SetupError{err}
+	}
+	env := slices.DeleteFunc(slices.Clone(spec.Env), func(e string) bool {
+		return strings.HasPrefix(e, envSpec+"=") || strings.HasPrefix(e, "TMPDIR=")
+	})
+	for _, f := range spec.Write {
+		fi, err := os.Lstat(f)
+		if err != nil || !fi.Mode().IsRegular() || !filepath.IsAbs(f) {
+			return nil, &SetupError{fmt.Errorf("%s: a confined program may write only an existing regular file, by absolute path", f)}
+		}
+	}
+	w := wire{Path: path, Args: args, Env: append(env, "TMPDIR="+dir), Dir: dir, Write: spec.Write, SysAdmin: spec.SysAdmin,
+		Keep: keepPaths(path, dir, append(slices.Clone(spec.Read), spec.Write...)), Nodes: nodes}
+	var out bytes.Buffer
+	err = run(ctx, w, &out, spec.WaitDelay)
+	return out.Bytes(), err
+}
+
+// run starts this binary as the jail's pid 1 with w, waits, and tells a jail that could not be
+// made (a message on the status pipe, which exec closes) from the program's own exit.
+func run(ctx context.Context, w wire, out io.Writer, waitDelay time.Duration) error {
+	b, err := json.Marshal(w)
+	if err != nil {
+		return err
+	}
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer sr.Close()
+	name := filepath.Base(w.Path)
+	if w.Probe {
+		name = "probe"
+	}
+	// /proc/self/exe rather than os.Executable(): the binary that is running, even if the file
+	// was replaced since (an upgrade during a run).
+	cmd := exec.CommandContext(ctx, "/proc/self/exe")
+	cmd.Args = []string{"fsbench-confine " + name}
+	cmd.Env = []string{envSpec + "=" + string(b)}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.ExtraFiles = []*os.File{sw}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: cloneFlags}
+	cmd.WaitDelay = waitDelay
+	if err := cmd.Start(); err != nil {
+		sw.Close()
+		return &SetupError{fmt.Errorf("start a process in new namespaces: %w", err)}
+	}
+	sw.Close()
+	status := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(sr)
+		status <- b
+	}()
+	err = cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// The program itself exited successfully; only a descendant kept the pipe open.
+		err = nil
+	}
+	if msg := <-status; len(msg) > 0 {
+		return &SetupError{errors.New(string(msg))}
+	}
+	return err
+}
+
+func init() {
+	if os.Getenv(envSpec) == "" {
+		return
+	}
+	if os.Getpid() != 1 {
+		// A confined child is always pid 1 of its own pid namespace: this is a stray variable
+		// in someone's environment, not a jail to build.
+		os.Unsetenv(envSpec)
+		return
+	}
+	child()
+}
+
+// child builds the jail and execs the program; it never returns. It runs in init, before any
+// other package's init that might start goroutines, on the main thread, which it keeps.
+func child() {
+	runtime.LockOSThread()
+	status := os.NewFile(3, "confine status")
+	fail := func(err error) {
+		fmt.Fprint(status, err.Error())
+		os.Exit(127)
+	}
+	// The status pipe closes at exec: the parent then reads nothing, and knows the program ran.
+	unix.CloseOnExec(3)
+	var w wire
+	if err := json.Unmarshal([]byte(os.Getenv(envSpec)), &w); err != nil {
+		fail(fmt.Errorf("read the jail's description: %w", err))
+	}
+	last := lastCap() // before /proc is replaced
+	j := jail{nodes: w.Nodes, keep: w.Keep, write: append([]string{w.Dir}, w.Write...), proc: true}
+	if err := j.build(); err != nil {
+		fail(err)
+	}
+	if err := unix.Chdir(w.Dir); err != nil {
+		fail(fmt.Errorf("enter %s: %w", w.Dir, err))
+	}
+	if err := dropPrivileges(last, w.SysAdmin); err != nil {
+		fail(err)
+	}
+	if w.Probe {
+		os.Exit(0)
+	}
+	err := unix.Exec(w.Path, append([]string{w.Path}, w.Args...), w.Env)
+	fail(fmt.Errorf("exec %s: %w", w.Path, err))
+}
+
+var (
+	availOnce, mountOnce sync.Once
+	availErr, mountErr   error
+)
+
+// Available reports whether this kernel lets fsbench confine programs (nil), or why not: it
+// builds a jail once and remembers the answer. Without it, the words a user gives mkfs cannot
+// be let near a tool.
+func Available() error {
+	availOnce.Do(func() { availErr = probe() })
+	return availErr
+}
+
+// MountAvailable reports whether fsbench can make its mounts in a jail (nil), or why not: that
+// needs the new mount API (fsopen, fsmount, move_mount: Linux 5.2) besides a jail. Without it
+// a mount option's path is resolved in fsbench's own namespace, and only the word check
+// guards mount options.
+func MountAvailable() error {
+	mountOnce.Do(func() {
+		if mountErr = Available(); mountErr != nil {
+			return
+		}
+		// fsopen with a bad flag: EINVAL where the call exists, ENOSYS where not.
+		if _, err := unix.Fsopen("", -1); errors.Is(err, unix.ENOSYS) {
+			mountErr = errors.New("this kernel has no new mount API (fsopen, fsmount: Linux 5.2 or later)")
+			return
+		}
+		mountErr = inThreadJail(jail{mountDir: true}, func() error { return nil })
+	})
+	return mountErr
+}
+
+func probe() error {
+	if os.Geteuid() != 0 {
+		return errors.New("fsbench does not run as root")
+	}
+	if auditArch == 0 {
+		return fmt.Errorf("fsbench confines programs on amd64, arm and arm64, not on %s", runtime.GOARCH)
+	}
+	dir, err := os.MkdirTemp("", "fsbench-confine-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var out bytes.Buffer
+	w := wire{Probe: true, Dir: dir, Keep: []string{dir}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := run(ctx, w, &out, time.Second); err != nil {
+		return fmt.Errorf("%w %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
