@@ -85,6 +85,9 @@ func TestBootTimeLeftLoadedNote(t *testing.T) {
 					t.Errorf("note %q lacks %q", v.Note, w)
 				}
 			}
+			if tc.want != nil && !strings.Contains(v.Line(), v.Note) {
+				t.Errorf("the terminal's line %q leaves out the note", v.Line())
+			}
 			tbl := evaluateClean(r, mBoot, 0.05)
 			for name, n := range tc.samples {
 				if got := len(tbl.cells[name].Samples); got != n {
