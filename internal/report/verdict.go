@@ -63,7 +63,8 @@ const TieRule = `A variant wins only when the data tells it apart from every oth
 // VerdictRules explains how Verdicts chooses, for the report footer.
 const VerdictRules = `Verdicts: for each priority the variants are ranked by the median of the figure named. ` + TieRule + ` ` +
 	`Read-mostly rootfs: among the variants whose read is within noise of the best read, the one using the least space, by the same rule on space. ` +
-	`Boot/mount time is module load (0 when built in or already loaded) plus mount, per repetition. ` +
+	`Boot/mount time is module load (0 when built in or loaded before the run) plus mount, per repetition; the module is unloaded after each repetition, ` +
+	`so every one pays the load as a boot does, and one that found it left loaded (the kernel would not unload it) is left out, as the line says. ` +
 	`Write-heavy data is the combined throughput of write, read-write-delete and sequential write (their bytes over their summed time), ` +
 	`so read-only filesystems do not take part. The margin is how much better the winner's median is than the runner-up's. ` +
 	`The bonnie, smallfiles and randio suites have a verdict per test, in its own unit (block write and read, files created and deleted per second, IOPS), by the same rule. ` +
@@ -140,7 +141,7 @@ func verdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 	var out []Verdict
 	bootlin := suiteRan(r, catalog.SuiteBootlin)
 	if bootlin || present(r, mBoot) {
-		out = append(out, pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha))
+		out = append(out, leftLoadedNote(pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha), r))
 	}
 	if bootlin {
 		c := CardFor(r, card)

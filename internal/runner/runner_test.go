@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -623,8 +624,12 @@ func TestNoiseSentinel(t *testing.T) {
 	cfg.Variants = cfg.Variants[:1]
 	cfg.Tests = []string{suite.Write, suite.Read}
 	// A busy loop that is not fsbench's descendant: the shell that starts it exits at once, so
-	// the loop is adopted by init, as another user's program would be.
-	out, err := exec.Command("sh", "-c", "(while :; do :; done) >/dev/null 2>&1 & echo $!").Output()
+	// the loop is adopted by init, as another user's program would be. Being no child of the
+	// test, it would outlive a test binary that is killed (no deferred kill, no Pdeathsig:
+	// that fires for a parent only), so the loop itself checks on every turn that the test
+	// still runs (kill -0 is a shell builtin: still a busy loop, no process started per turn).
+	hog := fmt.Sprintf("(while kill -0 %d 2>/dev/null; do :; done) >/dev/null 2>&1 & echo $!", os.Getpid())
+	out, err := exec.Command("sh", "-c", hog).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

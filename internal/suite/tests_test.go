@@ -24,12 +24,12 @@ func TestSelect(t *testing.T) {
 		wantErr    string
 	}{
 		{name: "all by default", suite: "bootlin", wantRecord: names(Bootlin), wantRun: names(Bootlin)},
-		{name: "read needs write", suite: "bootlin", tests: []string{Read}, wantRecord: []string{Read}, wantRun: []string{Mkfs, Mount, Read, Write}},
-		{name: "video_read needs video_write", suite: "bootlin", tests: []string{VideoRead, Mount}, wantRecord: []string{Mount, VideoRead}, wantRun: []string{Mkfs, Mount, VideoRead, VideoWrite}},
+		{name: "read needs write", suite: "bootlin", tests: []string{Read}, wantRecord: []string{Read}, wantRun: []string{Mkfs, ModuleLoad, Mount, Read, Write}},
+		{name: "video_read needs video_write", suite: "bootlin", tests: []string{VideoRead, Mount}, wantRecord: []string{Mount, VideoRead}, wantRun: []string{Mkfs, ModuleLoad, Mount, VideoRead, VideoWrite}},
 		{name: "both writes empty the filesystem between them", suite: "bootlin", tests: []string{Write, VideoWrite},
-			wantRecord: []string{Write, VideoWrite}, wantRun: []string{Mkfs, Mount, Write, Remove, VideoWrite}},
+			wantRecord: []string{Write, VideoWrite}, wantRun: []string{Mkfs, ModuleLoad, Mount, Write, Remove, VideoWrite}},
 		{name: "video_write alone starts empty", suite: "bootlin", tests: []string{VideoWrite},
-			wantRecord: []string{VideoWrite}, wantRun: []string{Mkfs, Mount, VideoWrite}},
+			wantRecord: []string{VideoWrite}, wantRun: []string{Mkfs, ModuleLoad, Mount, VideoWrite}},
 		{name: "unknown test", suite: "bootlin", tests: []string{"reed"}, wantErr: `suite bootlin has no test "reed"`},
 		{name: "unknown suite", suite: "bonnie++", wantErr: `unknown suite "bonnie++"`},
 	}
