@@ -53,6 +53,11 @@ type Options struct {
 	MaxCache uint64
 	// NoReset leaves the card's power alone even where the host can cycle it.
 	NoReset bool
+	// NoUndo neither saves nor puts back what the probe overwrites: for a caller that destroys
+	// the card's data anyway (a run with --destroy formats it next). It needs no room for an
+	// undo log, which a board whose root filesystem is in RAM may not have for a whole card's
+	// probe.
+	NoUndo bool
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 }
@@ -85,6 +90,9 @@ type Result struct {
 	// Restored is true once the card holds again what it held before the probe.
 	Restored     bool   `json:"restored"`
 	RestoreError string `json:"restore_error,omitempty"`
+	// NotSaved is true when the probe was told its caller destroys the card's data anyway
+	// (Options.NoUndo): what it overwrote was neither saved nor put back.
+	NotSaved bool `json:"not_saved,omitempty"`
 	UndoLog      string `json:"undo_log,omitempty"`
 }
 
@@ -101,7 +109,7 @@ type Step struct {
 // ExitCode is the exit code for the result (see the Exit constants).
 func (r *Result) ExitCode() int {
 	switch {
-	case !r.Restored:
+	case !r.Restored && !r.NotSaved:
 		return ExitNotRestored
 	case r.Verdict == VerdictGenuine:
 		return ExitGenuine
@@ -186,11 +194,14 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 	p.nonce = binary.LittleEndian.Uint64(nb[:])
 	pid, st, boot := self()
 	meta := undoMeta{PID: pid, StartTime: st, BootID: boot, Created: time.Now().UTC().Truncate(time.Second), Nonce: p.nonce, BlockSize: B, Device: t.ID}
-	if p.undo, err = createUndo(opt.UndoDir, meta); err != nil {
-		return nil, err
-	}
 	p.meta = meta
-	res = &Result{Device: t.Path, Announced: t.Size, BlockSize: B, UndoLog: p.undo.path}
+	res = &Result{Device: t.Path, Announced: t.Size, BlockSize: B, NotSaved: opt.NoUndo}
+	if !opt.NoUndo {
+		if p.undo, err = createUndo(opt.UndoDir, meta); err != nil {
+			return nil, err
+		}
+		res.UndoLog = p.undo.path
+	}
 	if p.reset {
 		res.Method = "flush, then a reset of the card: " + t.ResetHow
 	} else {
@@ -199,6 +210,9 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 	p.res = res
 	defer func() {
 		res.Seconds = time.Since(start).Seconds()
+		if p.undo == nil {
+			return // NoUndo: nothing was saved, nothing is put back
+		}
 		if rerr := p.restore(); rerr != nil {
 			res.RestoreError = rerr.Error()
 			err = errors.Join(err, fmt.Errorf("the card was NOT put back as it was: %w; its undo log %s is kept: fsbench cleanup replays it", rerr, p.undo.path))
@@ -478,6 +492,9 @@ func (p *prober) writeExtents(ext []extent) error {
 		}
 		recs := make([]record, len(cur))
 		for i, e := range cur {
+			if p.undo == nil {
+				break // NoUndo: nothing to save
+			}
 			buf := alignedBuf(int(e.n))
 			if _, err := p.dev.ReadAt(buf, int64(e.off)); err != nil {
 				if _, err = p.dev.ReadAt(buf, int64(e.off)); err != nil {
@@ -487,11 +504,13 @@ func (p *prober) writeExtents(ext []extent) error {
 			p.res.BytesRead += e.n
 			recs[i] = record{off: e.off, data: buf, batch: p.batch}
 		}
-		if err := p.undo.save(recs); err != nil {
-			return err
-		}
 		start := len(p.records)
-		p.records = append(p.records, recs...)
+		if p.undo != nil {
+			if err := p.undo.save(recs); err != nil {
+				return err
+			}
+			p.records = append(p.records, recs...)
+		}
 		p.batch++
 		hook("logged")
 		for i, e := range cur {
@@ -505,7 +524,9 @@ func (p *prober) writeExtents(ext []extent) error {
 				if _, err = p.dev.WriteAt(buf, int64(e.off)); err != nil {
 					// This extent and the rest of the batch were never written: nothing
 					// of theirs to put back.
-					p.records = p.records[:start+i]
+					if p.undo != nil {
+						p.records = p.records[:start+i]
+					}
 					return &ioFault{"write", e.off, int(e.n), err}
 				}
 			}

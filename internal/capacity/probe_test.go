@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,6 +176,37 @@ func TestProbeDamaged(t *testing.T) {
 				t.Error("the card's data changed")
 			}
 			t.Log(res.Why)
+		})
+	}
+}
+
+// TestProbeNoUndo: for a caller that destroys the card anyway (a run with --destroy), the
+// probe gives the same verdicts without an undo log: nothing is written to the undo
+// directory, the result says the card's data was not saved, and that is not a failure to
+// restore.
+func TestProbeNoUndo(t *testing.T) {
+	for _, c := range []struct {
+		profile string
+		size    uint64
+		verdict string
+		exit    int
+	}{
+		{"sd-typical", 256 << 20, VerdictGenuine, ExitGenuine},
+		{"fake-limbo", 2 << 30, VerdictCounterfeit, ExitCounterfeit},
+	} {
+		t.Run(c.profile, func(t *testing.T) {
+			tg, _, _ := simTarget(t, c.profile, c.size)
+			undo := t.TempDir()
+			res, err := Probe(context.Background(), tg, Options{UndoDir: undo, NoUndo: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != c.verdict || res.ExitCode() != c.exit || !res.NotSaved || res.Restored || res.UndoLog != "" {
+				t.Errorf("%s, exit %d, not saved %v, restored %v, undo log %q: %s", res.Verdict, res.ExitCode(), res.NotSaved, res.Restored, res.UndoLog, res.Why)
+			}
+			if left, _ := os.ReadDir(undo); len(left) != 0 {
+				t.Errorf("the undo directory holds %d entries, want none", len(left))
+			}
 		})
 	}
 }

@@ -89,7 +89,7 @@ func joinSizes(v []uint64) string {
 type VerdictError struct{ R *Result }
 
 func (e VerdictError) Error() string {
-	if !e.R.Restored {
+	if !e.R.Restored && !e.R.NotSaved {
 		return fmt.Sprintf("the card was not restored (%s): run fsbench cleanup", e.R.RestoreError)
 	}
 	return fmt.Sprintf("%s is %s: %s", e.R.Device, e.R.Verdict, e.R.Why)

@@ -178,9 +178,9 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 		if err := s.Mountpoint(cardDir); err != nil {
 			return nil, err
 		}
-		if err := s.file(data, func() error { return nil }); err != nil {
-			return nil, err
-		}
+		// The server creates the data file; it is recorded, with its identity, once the server
+		// made it (the ledger records only what exists), as on the host (simcard.go).
+		s.OnClose("simulated card data "+data, func() error { return removeFile(data) })
 		card, err = StartSimcard(ctx, SimcardOptions{Profile: in.Profile, Size: cardSize, Dir: cardDir, Backing: data,
 			TimeScale: t.opt.TimeScale, Command: t.opt.Self,
 			OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "simulated card server", true) }})
@@ -193,6 +193,9 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 			}
 			return s.Ledger.RemoveProcess(card.Pid())
 		})
+		if err := s.Ledger.AddFile(data); err != nil {
+			return nil, err
+		}
 		img = card.CardPath()
 	} else if err := s.file(img, func() error { return vm.CreateImage(img, cardSize) }); err != nil {
 		return nil, err
