@@ -92,8 +92,8 @@ type Result struct {
 	RestoreError string `json:"restore_error,omitempty"`
 	// NotSaved is true when the probe was told its caller destroys the card's data anyway
 	// (Options.NoUndo): what it overwrote was neither saved nor put back.
-	NotSaved bool `json:"not_saved,omitempty"`
-	UndoLog      string `json:"undo_log,omitempty"`
+	NotSaved bool   `json:"not_saved,omitempty"`
+	UndoLog  string `json:"undo_log,omitempty"`
 }
 
 // Step is one round of the probe.
