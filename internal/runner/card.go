@@ -94,6 +94,7 @@ func capacityCheck(ctx context.Context, dev string, logf func(string, ...any)) (
 		if r == nil {
 			return nil, err
 		}
+		r.Method += "; without an undo log (no room for one): the blocks it wrote were not put back"
 	}
 	if r == nil {
 		return nil, err
