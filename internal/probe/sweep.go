@@ -18,8 +18,12 @@ const (
 	writeSweepMax    = 1 << 20 // largest block of the write sweeps
 	openAUChunks     = 16      // chunks written per AU in the open-AU test
 	fatWrites        = 12      // random writes per AU in the FAT-area test
-	fatChunk         = 4 << 10
-	defaultAU        = 4 << 20 // when the alignment test found none: the commonest AU
+	// fatNoiseRatio: a first AU faster than the middle by this much or more is not "no
+	// faster area" with confidence. Two runs of the same AU differ by up to ~10 % on a
+	// quiet host; above that the difference is the card's.
+	fatNoiseRatio = 1.15
+	fatChunk      = 4 << 10
+	defaultAU     = 4 << 20 // when the alignment test found none: the commonest AU
 	// nearFull is the fraction of the best throughput that counts as "full speed" in the
 	// gapped sweep. Below the page a gapped write programs a whole page for at most half a
 	// page of data, so it stays under about 50 %; at the page size it reaches 80-95 %, less the
@@ -390,10 +394,12 @@ func analyzeFAT(pts []FATPoint, au uint64) Estimate {
 	e.Confidence = High
 	if lead == 0 {
 		e.Evidence = fmt.Sprintf("first AU %.3f MB/s, middle %.3f MB/s: no faster area at the start", pts[0].MBps, ref.MBps)
-		if r := pts[0].MBps / ref.MBps; r >= 1.5 {
+		if r := pts[0].MBps / ref.MBps; r >= fatNoiseRatio {
 			// Faster, but not by the factor a FAT area gives: host overhead on every write
-			// compresses the ratio (a 20× faster area measured 2.6× at load 12), so this
-			// cannot rule one out.
+			// compresses the ratio (a 20× faster area measured 2.6× at load 12), and a card
+			// with a random-write log takes the middle's few writes into the log without a
+			// merge (sd-cheap-old: 1.6× without noise, 1.29× under CI's host overhead), so
+			// this cannot rule one out.
 			e.Confidence = Low
 			e.Evidence += fmt.Sprintf(" (the first AU is %.1f× faster: not the 3× of a FAT area, but not nothing either)", r)
 		}
