@@ -11,10 +11,10 @@ import (
 	"sort"
 )
 
-// Check is what the check of a filesystem after a cut found.
-type Check struct {
-	// Files is how many files the manifest had something to say about at the cut.
-	Files int `json:"files"`
+// FileCounts are what the check of a filesystem after a cut found, file by file: broken
+// promises and expected loss. A run's results sum them over its cuts in results.FileCounts,
+// the same fields (a struct conversion turns one into the other).
+type FileCounts struct {
 	// AckedLost are acknowledged files missing, AckedCorrupt acknowledged files whose
 	// content is neither the acknowledged one nor a later one (nor, for a write in flight, a
 	// block-by-block mix of them), AckedUnreadable acknowledged files whose read failed (an
@@ -35,18 +35,26 @@ type Check struct {
 	// append reads back, in part or whole, as zeroes: the size reached the card before the
 	// data. Expected loss too, counted apart because a careless reader takes it for data.
 	ZeroTails int `json:"zero_tails,omitempty"`
-	// Problems names each violation, for the report's detail.
-	Problems []string `json:"problems,omitempty"`
 }
 
 // Violations is the number of broken promises: acknowledged data not given back, deletions
 // undone, and atomic replaces torn.
-func (c Check) Violations() int { return c.AckedLoss() + c.TornRenames }
+func (c FileCounts) Violations() int { return c.AckedLoss() + c.TornRenames }
 
 // AckedLoss is the number of broken durability promises (fsync, fdatasync, syncfs, and the
 // directory fsync of an unlink): acknowledged files missing, wrong, unreadable or undeleted.
-func (c Check) AckedLoss() int {
+func (c FileCounts) AckedLoss() int {
 	return c.AckedLost + c.AckedCorrupt + c.AckedUnreadable + c.Resurrected
+}
+
+// Check is what the check of a filesystem after a cut found.
+type Check struct {
+	// Files is how many files the manifest had something to say about at the cut.
+	Files int `json:"files"`
+	// FileCounts are the files the check found damaged or lost, by kind.
+	FileCounts
+	// Problems names each violation, for the report's detail.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // LastAckBefore is the last acknowledgement given at or before the card's request position cut.

@@ -187,12 +187,7 @@ func sumRecordings(recs []*results.PowerCut) variantCuts {
 		s.AtomicityCuts.Count += p.AtomicityCuts.Count
 		s.FSAckLossCuts += p.FSAckLossCuts
 		s.FSAtomicityCuts += p.FSAtomicityCuts
-		s.AckedLost += p.AckedLost
-		s.AckedCorrupt += p.AckedCorrupt
-		s.AckedUnreadable += p.AckedUnreadable
-		s.TornRenames += p.TornRenames
-		s.Resurrected += p.Resurrected
-		s.ZeroTails += p.ZeroTails
+		s.FileCounts.Add(p.FileCounts)
 		s.CardDamageCuts.Count += p.CardDamageCuts.Count
 		s.CardUnharmed += p.CardUnharmed
 		s.CardDetected += p.CardDetected

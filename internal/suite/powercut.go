@@ -459,13 +459,7 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 				st.FSAtomicityCuts++
 			}
 		}
-		st.AckedLost += ch.AckedLost
-		st.AckedCorrupt += ch.AckedCorrupt
-		st.AckedUnreadable += ch.AckedUnreadable
-		st.TornRenames += ch.TornRenames
-		st.Resurrected += ch.Resurrected
-		st.UnackedLost += ch.UnackedLost
-		st.ZeroTails += ch.ZeroTails
+		st.FileCounts.Add(results.FileCounts(ch.FileCounts))
 		for _, p := range ch.Problems {
 			if len(st.Problems) < maxProblems {
 				st.Problems = append(st.Problems, p)
