@@ -399,6 +399,35 @@ type PowerCut struct {
 	NoChecker int `json:"no_checker,omitempty"`
 }
 
+// AddCounts adds the counts of p, another recording of the same variant, to s: counts are
+// summed, maxima kept, a full stream noted. A proportion's Count is summed alone: its Of,
+// percentage and interval are the caller's to compute over the recordings. Medians (the
+// recovery and unsynced P50s) do not add and are left alone.
+func (s *PowerCut) AddCounts(p *PowerCut) {
+	s.Cuts += p.Cuts
+	s.Safe.Count += p.Safe.Count
+	s.MountWithoutRepair.Count += p.MountWithoutRepair.Count
+	s.FsckClean.Count += p.FsckClean.Count
+	s.NoChecker += p.NoChecker
+	s.Unrecoverable.Count += p.Unrecoverable.Count
+	s.AckLossCuts.Count += p.AckLossCuts.Count
+	s.AtomicityCuts.Count += p.AtomicityCuts.Count
+	s.FSAckLossCuts += p.FSAckLossCuts
+	s.FSAtomicityCuts += p.FSAtomicityCuts
+	s.FileCounts.Add(p.FileCounts)
+	s.CardDamageCuts.Count += p.CardDamageCuts.Count
+	s.CardUnharmed += p.CardUnharmed
+	s.CardDetected += p.CardDetected
+	s.CardRepaired += p.CardRepaired
+	s.CardSilent += p.CardSilent
+	s.LeakedBlocks += p.LeakedBlocks
+	s.LeakedCuts += p.LeakedCuts
+	s.StreamFull = s.StreamFull || p.StreamFull
+	s.AcksUnrecorded += p.AcksUnrecorded
+	s.RecoveryMaxSeconds = max(s.RecoveryMaxSeconds, p.RecoveryMaxSeconds)
+	s.UnsyncedMaxSeconds = max(s.UnsyncedMaxSeconds, p.UnsyncedMaxSeconds)
+}
+
 // FileCounts are files a power cut's check found damaged or lost, summed over cuts; the
 // schema's copy of powercut.FileCounts (the same fields: convert one into the other).
 type FileCounts struct {
