@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -128,7 +129,7 @@ func alignTest(ctx context.Context, dev Device, buf []byte, opts Options) (Align
 		logPoint(p, "")
 		t.Points = append(t.Points, p)
 	}
-	slices.SortFunc(t.Points, func(x, y AlignPoint) int { return cmpU64(x.Align, y.Align) })
+	slices.SortFunc(t.Points, func(x, y AlignPoint) int { return cmp.Compare(x.Align, y.Align) })
 
 	// One noisy moment must not decide the AU. When the analysis rests on points it cannot
 	// confirm (see suspects), those alignments are read again with twice the tries, keeping
@@ -171,16 +172,6 @@ func suspects(t AlignTest, au Estimate) []int {
 		out = append(out, i)
 	}
 	return out
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // minThresholdNs is the smallest step analyzeAlign believes whatever the measured noise: the

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -406,20 +407,10 @@ func analyzeFAT(pts []FATPoint, au uint64) Estimate {
 		return e
 	}
 	e.Evidence = fmt.Sprintf("the first %d AU(s) take random 4 KiB writes at %.3f–%.3f MB/s, the middle of the device at %.3f MB/s", lead,
-		slices.MinFunc(pts[:lead], func(a, b FATPoint) int { return cmpF(a.MBps, b.MBps) }).MBps,
-		slices.MaxFunc(pts[:lead], func(a, b FATPoint) int { return cmpF(a.MBps, b.MBps) }).MBps, ref.MBps)
+		slices.MinFunc(pts[:lead], func(a, b FATPoint) int { return cmp.Compare(a.MBps, b.MBps) }).MBps,
+		slices.MaxFunc(pts[:lead], func(a, b FATPoint) int { return cmp.Compare(a.MBps, b.MBps) }).MBps, ref.MBps)
 	if lead < len(pts)-1 {
 		e.Evidence += fmt.Sprintf(", AU %d at %.3f MB/s", lead, pts[lead].MBps)
 	}
 	return e
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
