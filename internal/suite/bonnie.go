@@ -199,18 +199,8 @@ func (osOps) SyncDir(dir string) error {
 	}
 	return nil
 }
-func (osOps) Syncfs(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", dir, err)
-	}
-	return nil
-}
-func (osOps) DropCaches() error { return measure.DropCaches() }
+func (osOps) Syncfs(dir string) error { return syncfsDir(dir) }
+func (osOps) DropCaches() error       { return measure.DropCaches() }
 
 // ---- latencies ----
 
