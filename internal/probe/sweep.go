@@ -212,15 +212,7 @@ func analyzePage(pts []SweepPoint) Estimate {
 			pts[i].MBps = float64(p.BlockSize) / float64(p.MedianNs) * 1e3
 		}
 	}
-	best := slices.MaxFunc(pts, func(a, b SweepPoint) int {
-		switch {
-		case a.MBps < b.MBps:
-			return -1
-		case a.MBps > b.MBps:
-			return 1
-		}
-		return 0
-	}).MBps
+	best := slices.MaxFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.MBps, b.MBps) }).MBps
 	for i, p := range pts {
 		if p.MBps < nearFull*best {
 			continue
