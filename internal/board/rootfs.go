@@ -1,7 +1,6 @@
 package board
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,11 +10,11 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/cpio"
+	"github.com/fsbench/fsbench/internal/kmod"
 )
 
 // Image is what a board boots: its kernel and initramfs, built once into the cache.
@@ -375,12 +374,12 @@ func stageModules(ctx context.Context, kroot, dst, release string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	deps, err := readModulesDep(f)
+	deps, err := kmod.ReadDep(f)
 	f.Close()
 	if err != nil {
 		return "", err
 	}
-	mods := selectModules(deps, append(append([]string(nil), bootModules...), fsModules...), wholeModuleDirs)
+	mods, _ := kmod.Select(deps, append(append([]string(nil), bootModules...), fsModules...), wholeModuleDirs)
 	out := filepath.Join(dst, "lib", "modules", release)
 	for _, m := range append(mods, "modules.builtin", "modules.builtin.modinfo", "modules.order") {
 		if err := copyFile(filepath.Join(out, m), filepath.Join(src, m)); err != nil && !os.IsNotExist(err) {
@@ -391,67 +390,6 @@ func stageModules(ctx context.Context, kroot, dst, release string) (string, erro
 		return "", fmt.Errorf("depmod -b %s %s: %w: %s", dst, release, err, bytes.TrimSpace(b))
 	}
 	return out, nil
-}
-
-// readModulesDep parses modules.dep: module path → the paths it depends on.
-func readModulesDep(f *os.File) (map[string][]string, error) {
-	deps := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		mod, rest, ok := strings.Cut(sc.Text(), ":")
-		if ok {
-			deps[strings.TrimSpace(mod)] = strings.Fields(rest)
-		}
-	}
-	return deps, sc.Err()
-}
-
-// modName is a module's name as modprobe spells it: kernel/fs/nls/nls_iso8859-1.ko → nls_iso8859_1.
-func modName(p string) string {
-	base := path.Base(p)
-	if i := strings.Index(base, ".ko"); i >= 0 {
-		base = base[:i]
-	}
-	return strings.ReplaceAll(base, "-", "_")
-}
-
-// selectModules returns, sorted, the modules named in roots with what they depend on, and every
-// module under the directories whole. A name modules.dep does not list is built in (or absent).
-func selectModules(deps map[string][]string, roots, whole []string) []string {
-	byName := map[string]string{}
-	for p := range deps {
-		byName[modName(p)] = p
-	}
-	seen := map[string]bool{}
-	var visit func(string)
-	visit = func(p string) {
-		if seen[p] {
-			return
-		}
-		seen[p] = true
-		for _, d := range deps[p] {
-			visit(d)
-		}
-	}
-	for _, r := range roots {
-		if p, ok := byName[r]; ok {
-			visit(p)
-		}
-	}
-	for p := range deps {
-		for _, d := range whole {
-			if strings.HasPrefix(p, d+"/") {
-				visit(p)
-			}
-		}
-	}
-	var mods []string
-	for p := range seen {
-		mods = append(mods, p)
-	}
-	sort.Strings(mods)
-	return mods
 }
 
 func copyFile(dst, src string) error {

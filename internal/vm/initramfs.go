@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/cpio"
 	fsk "github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/kmod"
 )
 
 // guestTools are the programs fsbench may run in the guest besides the mkfs tools: util-linux's
@@ -53,7 +54,7 @@ var baseModules = []string{
 // a loop device over it.
 var bootModules = []string{"virtio_pci", "9pnet_virtio", "9p", "sdhci_pci", "mmc_block", "loop", "fuse"}
 
-// wholeModuleDirs are taken in whole, for soft dependencies and aliases (see selectModules).
+// wholeModuleDirs are taken in whole, for soft dependencies and aliases (see kmod.Select).
 var wholeModuleDirs = []string{"kernel/crypto", "kernel/arch/x86/crypto", "kernel/lib", "kernel/fs/nls"}
 
 // guestPath is where the guest finds a program: the same path as on the host, so that the
@@ -173,12 +174,12 @@ func (b *builtInitramfs) addModules(a *cpio.Archive, dir string, spec initramfsS
 	if err != nil {
 		return fmt.Errorf("guest kernel modules: %w (install the linux-image package of release %s)", err, spec.release)
 	}
-	deps, err := readModulesDep(f)
+	deps, err := kmod.ReadDep(f)
 	f.Close()
 	if err != nil {
 		return err
 	}
-	mods, missing := selectModules(deps, spec.modules, wholeModuleDirs)
+	mods, missing := kmod.Select(deps, spec.modules, wholeModuleDirs)
 	b.missingMods = missing
 	stage := filepath.Join(dir, "modules")
 	if err := stageModules(stage, spec.modulesDir, spec.release, mods); err != nil {
