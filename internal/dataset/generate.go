@@ -199,6 +199,17 @@ func (p *planner) pkg(name string) {
 // chance draws true with probability x.
 func (p *planner) chance(x float64) bool { return p.r.Float64() < x }
 
+// files plans n files named by name(i), each of a size drawn as file draws it, and stops
+// when the tree is full (false).
+func (p *planner) files(n int, name func(i int) string, content uint8, mode uint32, median, sigma float64) bool {
+	for i := range n {
+		if !p.file(name(i), content, mode, median, sigma) {
+			return false
+		}
+	}
+	return true
+}
+
 // pkgDocs plans usr/share/doc/NAME: every package has a copyright and a changelog.
 func (p *planner) pkgDocs(name string) bool {
 	doc := "usr/share/doc/" + name
@@ -267,12 +278,8 @@ func (p *planner) pkgPlugins(name string) bool {
 	if !p.chance(0.12) {
 		return true
 	}
-	for i := range 2 + p.r.IntN(10) {
-		if !p.file("usr/lib/"+arch+"/"+name+"/mod"+strconv.Itoa(i)+".so", contentBinary, 0o644, 20000, 1.2) {
-			return false
-		}
-	}
-	return true
+	return p.files(2+p.r.IntN(10), func(i int) string { return "usr/lib/" + arch + "/" + name + "/mod" + strconv.Itoa(i) + ".so" },
+		contentBinary, 0o644, 20000, 1.2)
 }
 
 // pkgLocales plans message catalogues: strings plus a hash table, they compress like text.
@@ -282,12 +289,9 @@ func (p *planner) pkgLocales(name string) bool {
 		return true
 	}
 	first := r.IntN(len(locales))
-	for _, lang := range locales[first:min(len(locales), first+3+r.IntN(25))] {
-		if !p.file("usr/share/locale/"+lang+"/LC_MESSAGES/"+name+".mo", contentText, 0o644, 7000, 1.0) {
-			return false
-		}
-	}
-	return true
+	langs := locales[first:min(len(locales), first+3+r.IntN(25))]
+	return p.files(len(langs), func(i int) string { return "usr/share/locale/" + langs[i] + "/LC_MESSAGES/" + name + ".mo" },
+		contentText, 0o644, 7000, 1.0)
 }
 
 // pkgConfig plans configuration files under etc/NAME.
@@ -295,12 +299,8 @@ func (p *planner) pkgConfig(name string) bool {
 	if !p.chance(0.3) {
 		return true
 	}
-	for i := range 1 + p.r.IntN(3) {
-		if !p.file("etc/"+name+"/"+name+strconv.Itoa(i)+".conf", contentText, 0o644, 1200, 1.1) {
-			return false
-		}
-	}
-	return true
+	return p.files(1+p.r.IntN(3), func(i int) string { return "etc/" + name + "/" + name + strconv.Itoa(i) + ".conf" },
+		contentText, 0o644, 1200, 1.1)
 }
 
 // pkgData plans data files under usr/share/NAME, their content by extension.
@@ -333,12 +333,8 @@ func (p *planner) pkgPython(name string) bool {
 	}
 	py := "usr/lib/python3/dist-packages/" + name
 	p.add(py+"/__init__.py", contentText, 0o644, 0)
-	for i := range 3 + p.r.IntN(15) {
-		if !p.file(py+"/m"+strconv.Itoa(i)+".py", contentText, 0o644, 5000, 1.1) {
-			return false
-		}
-	}
-	return true
+	return p.files(3+p.r.IntN(15), func(i int) string { return py + "/m" + strconv.Itoa(i) + ".py" },
+		contentText, 0o644, 5000, 1.1)
 }
 
 // pkgIcons plans the application icon at the usual sizes.
@@ -346,12 +342,9 @@ func (p *planner) pkgIcons(name string) bool {
 	if !p.chance(0.06) {
 		return true
 	}
-	for _, sz := range []string{"16x16", "32x32", "48x48", "256x256"} {
-		if !p.file("usr/share/icons/hicolor/"+sz+"/apps/"+name+".png", contentCompressed, 0o644, 3000, 1.0) {
-			return false
-		}
-	}
-	return true
+	sizes := []string{"16x16", "32x32", "48x48", "256x256"}
+	return p.files(len(sizes), func(i int) string { return "usr/share/icons/hicolor/" + sizes[i] + "/apps/" + name + ".png" },
+		contentCompressed, 0o644, 3000, 1.0)
 }
 
 // pkgDpkgInfo plans the package's dpkg database entries; ok is false when an earlier part
