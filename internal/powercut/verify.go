@@ -229,14 +229,8 @@ func zeroTail(got []byte, acked Version, later []Version) bool {
 	return zeroes
 }
 
-func allZero(b []byte) bool {
-	for _, x := range b {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
-}
+// allZero reports whether b holds only zero bytes: nothing is left once they are trimmed.
+func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
 // mixOf reports whether every 4 KiB block of got equals the same block of one of the versions
 // (a write caught in flight), and its size is within the versions' sizes.
