@@ -84,6 +84,21 @@ func (t TargetSpec) String() string {
 	return string(t.Kind)
 }
 
+// Short is the name a board gets among others (a farm's members): a labgrid place's name, a
+// board's host (and port); other targets their spec.
+func (t TargetSpec) Short() string {
+	switch t.Kind {
+	case TargetLabgrid:
+		return t.Place
+	case TargetSSH:
+		if t.Port != 0 {
+			return fmt.Sprintf("%s:%d", t.Host, t.Port)
+		}
+		return t.Host
+	}
+	return t.String()
+}
+
 // innerPath is the part of an ssh or labgrid spec after the host or place.
 func (t TargetSpec) innerPath() string {
 	switch {

@@ -18,13 +18,12 @@ import (
 // device or a simulated card, a reading of the card's identity and health. The returned finish
 // reads them again after the run, with the delta, into the same CardCheck. Other targets (an
 // image, a guest, a board, which checks its own card) get nil and a no-op.
-func checkCard(ctx context.Context, opt Options, prep *target.Prepared, logf func(string, ...any)) (*results.CardCheck, func(), error) {
-	kind := prep.Result.Kind
-	if (kind != "device" && kind != "simcard") || prep.Device == "" {
+func checkCard(ctx context.Context, opt Options, caps target.Capability, prep *target.Prepared, logf func(string, ...any)) (*results.CardCheck, func(), error) {
+	if (!caps.Has(target.UserDevice) && !caps.Has(target.CardModel)) || prep.Device == "" {
 		return nil, func() {}, nil
 	}
 	cc := &results.CardCheck{}
-	if kind == "device" {
+	if caps.Has(target.UserDevice) {
 		if opt.NoCapacityCheck {
 			cc.CapacitySkipped = "--no-capacity-check: the card was not checked for holding what it announces"
 		} else {

@@ -32,6 +32,8 @@ type engine struct {
 	run  *results.Run
 	ses  *target.Session
 	prep *target.Prepared
+	// caps are the target's capabilities.
+	caps target.Capability
 	logf func(string, ...any)
 	save func() error
 
@@ -401,7 +403,7 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 	}
 	size := e.partitionSize()
 	loop, err := target.AttachLoop(e.prep.Underlying, target.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
-		Device: e.prep.Result.Kind == results.KindDevice})
+		Device: e.caps.Has(target.UserDevice)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the partition at %s: %w", plan.FormatSize(start), err)
 	}

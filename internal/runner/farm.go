@@ -49,21 +49,6 @@ func (e *FarmError) Error() string {
 	return "on " + strings.Join(e.Failed, "; on ")
 }
 
-// FarmMemberName is the name a remote target gets in a farm: a labgrid place's name, a
-// board's host (and port).
-func FarmMemberName(t plan.TargetSpec) string {
-	switch t.Kind {
-	case plan.TargetLabgrid:
-		return t.Place
-	case plan.TargetSSH:
-		if t.Port != 0 {
-			return fmt.Sprintf("%s:%d", t.Host, t.Port)
-		}
-		return t.Host
-	}
-	return t.String()
-}
-
 // RunFarm runs the same matrix on every member in parallel and merges their results into one
 // results directory, each member's rows labelled with its name, so that one report compares
 // the boards. Each member runs as a child `fsbench run` with its own results directory, ledger

@@ -66,7 +66,7 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 		p.MaxReps = max(cfg.MaxRepetitions, p.Reps)
 		p.Methods["until_stable"] = fmt.Sprintf("each variant repeated until the 95 %% confidence interval of the median of every timed test (times and rates; module_load and byte figures excepted) is within ±%.3g %% of the median, from %d up to %d repetitions; see variants[].repetitions and .unstable", 100*cfg.UntilStable, p.Reps, p.MaxReps)
 	}
-	for k, v := range t.Methods(cfg) {
+	for k, v := range target.Methods(t, cfg) {
 		if v == "" {
 			delete(p.Methods, k)
 		} else {
@@ -79,7 +79,7 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 	for _, v := range cfg.Variants {
 		maxStart = max(maxStart, v.PartitionStart)
 	}
-	for _, e := range t.Expand(cfg) {
+	for _, e := range target.Expand(t, cfg) {
 		v := e.Variant
 		k, ok := fs.Lookup(v.FS)
 		if !ok {
@@ -103,7 +103,7 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 		}
 		// A real device's size is known once it is checked; the trial mkfs then skips what
 		// does not fit (preflight).
-		sizeKnown := t.Spec().Kind != plan.TargetDevice && e.PartitionBytes == 0
+		sizeKnown := !t.Caps().Has(target.UserDevice) && e.PartitionBytes == 0
 		size, what := cfg.Size, "device"
 		if v.PartitionStart > 0 && maxStart < size {
 			size, what = (size-maxStart)>>20<<20, "partition (the device less its largest partition start)"

@@ -124,8 +124,8 @@ func TestMakePlan(t *testing.T) {
 			if got := strings.Join(jobs, " "); got != tc.jobs {
 				t.Errorf("jobs %q, want %q", got, tc.jobs)
 			}
-			if len(p.Variants) != len(tg.Expand(cfg)) {
-				t.Errorf("%d variants recorded, %d expanded", len(p.Variants), len(tg.Expand(cfg)))
+			if len(p.Variants) != len(target.Expand(tg, cfg)) {
+				t.Errorf("%d variants recorded, %d expanded", len(p.Variants), len(target.Expand(tg, cfg)))
 			}
 			for _, v := range p.Variants {
 				want, skip := tc.skipped[v.Name]

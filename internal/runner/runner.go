@@ -142,8 +142,16 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	} else if len(removed) > 0 {
 		logf("cleaned up after an earlier run that was killed: %s", strings.Join(removed, "; "))
 	}
-	if remote, ok := t.(target.Remote); ok {
+	if t.Caps().Has(target.RemoteRunner) {
+		remote, err := target.AsRemote(t)
+		if err != nil {
+			return nil, err
+		}
 		return runRemote(ctx, opt, remote, ledgerDir)
+	}
+	local, err := target.AsLocal(t)
+	if err != nil {
+		return nil, err
 	}
 	sys, err := fs.HostSystem()
 	if err != nil {
@@ -186,7 +194,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			logf("skipping %s: %s", baseName(rv), rv.Reason)
 		}
 	}
-	eng := &engine{ctx: ctx, opt: opt, cfg: cfg, plan: p, run: run, ses: ses, logf: logf}
+	eng := &engine{ctx: ctx, opt: opt, cfg: cfg, plan: p, run: run, ses: ses, caps: t.Caps(), logf: logf}
 	eng.save = func() error {
 		if err := results.Save(ses.Dir, run); err != nil {
 			return &SaveError{err}
@@ -206,7 +214,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		eng.cgroupWhy = err.Error()
 		logf("note: the noise sentinel works without a cgroup of fsbench's own: %v", err)
 	}
-	prep, err := t.(target.Local).Prepare(ctx, ses, cfg)
+	prep, err := local.Prepare(ctx, ses, cfg)
 	if err != nil {
 		return out, err
 	}
@@ -223,7 +231,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		}
 	}
 	eng.prep = prep
-	cardCheck, finishCard, err := checkCard(ctx, opt, prep, logf)
+	cardCheck, finishCard, err := checkCard(ctx, opt, t.Caps(), prep, logf)
 	run.CardCheck = cardCheck
 	if err != nil {
 		run.Status, run.Error = results.RunFailed, err.Error()

@@ -398,9 +398,8 @@ type deviceTarget struct {
 	opt  Options
 }
 
-func (t *deviceTarget) Spec() plan.TargetSpec                 { return t.spec }
-func (t *deviceTarget) Expand(cfg plan.Config) []Expanded     { return sameVariants(cfg) }
-func (t *deviceTarget) Methods(plan.Config) map[string]string { return nil }
+func (t *deviceTarget) Spec() plan.TargetSpec { return t.spec }
+func (t *deviceTarget) Caps() Capability      { return LocalDevice | UserDevice }
 
 func (t *deviceTarget) Check(cfg plan.Config) error {
 	if err := checkNoPowerCut(cfg, "a real device (--target device:)", noSwitch); err != nil {

@@ -21,9 +21,8 @@ type imageTarget struct {
 	opt Options
 }
 
-func (t *imageTarget) Spec() plan.TargetSpec                 { return plan.TargetSpec{Kind: plan.TargetImage} }
-func (t *imageTarget) Expand(cfg plan.Config) []Expanded     { return sameVariants(cfg) }
-func (t *imageTarget) Methods(plan.Config) map[string]string { return nil }
+func (t *imageTarget) Spec() plan.TargetSpec { return plan.TargetSpec{Kind: plan.TargetImage} }
+func (t *imageTarget) Caps() Capability      { return LocalDevice }
 
 // Check refuses an --image that exists or cannot be made, and an image larger than the free
 // space of the filesystem that would hold it: the image is sparse, but a run writes up to its

@@ -179,9 +179,8 @@ type labgridTarget struct {
 	opt  Options
 }
 
-func (t *labgridTarget) Spec() plan.TargetSpec                 { return t.spec }
-func (t *labgridTarget) Expand(cfg plan.Config) []Expanded     { return sameVariants(cfg) }
-func (t *labgridTarget) Methods(plan.Config) map[string]string { return nil }
+func (t *labgridTarget) Spec() plan.TargetSpec { return t.spec }
+func (t *labgridTarget) Caps() Capability      { return RemoteRunner }
 
 // Check refuses what no board can do, as the ssh target does; the board itself is only known
 // once the place is acquired.

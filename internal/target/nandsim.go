@@ -18,6 +18,7 @@ type nandsimTarget struct {
 }
 
 func (t *nandsimTarget) Spec() plan.TargetSpec { return plan.TargetSpec{Kind: plan.TargetNandsim} }
+func (t *nandsimTarget) Caps() Capability      { return LocalDevice | RawFlash }
 
 // Check refuses a block-device suite and partition sizes the chip cannot hold.
 func (t *nandsimTarget) Check(cfg plan.Config) error {

@@ -330,8 +330,8 @@ type simcardTarget struct {
 	opt  Options
 }
 
-func (t *simcardTarget) Spec() plan.TargetSpec             { return t.spec }
-func (t *simcardTarget) Expand(cfg plan.Config) []Expanded { return sameVariants(cfg) }
+func (t *simcardTarget) Spec() plan.TargetSpec { return t.spec }
+func (t *simcardTarget) Caps() Capability      { return LocalDevice | CardModel | PowerControl }
 func (t *simcardTarget) Methods(plan.Config) map[string]string {
 	return nil
 }

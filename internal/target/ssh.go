@@ -222,9 +222,8 @@ func newSSHTarget(spec plan.TargetSpec, opt Options) *sshTarget {
 	return &sshTarget{spec: spec, opt: opt, ssh: NewSSH(spec, opt.SSHOptions)}
 }
 
-func (t *sshTarget) Spec() plan.TargetSpec                 { return t.spec }
-func (t *sshTarget) Expand(cfg plan.Config) []Expanded     { return sameVariants(cfg) }
-func (t *sshTarget) Methods(plan.Config) map[string]string { return nil }
+func (t *sshTarget) Spec() plan.TargetSpec { return t.spec }
+func (t *sshTarget) Caps() Capability      { return RemoteRunner }
 
 // Check refuses, on the host, what cannot work on any board: the user's dataset (a path on the
 // host), a device not named twice.

@@ -2,7 +2,6 @@ package target
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -16,22 +15,50 @@ import (
 	"github.com/fsbench/fsbench/internal/simcard"
 )
 
-// A Target is where a run's filesystems are made: one implementation per kind of --target
-// (image.go, simcard.go, device.go, nandsim.go, vm.go, ...). Every target is either Local (it
-// prepares a device on this machine and the engine runs the tests on it) or Remote (it hands
-// the whole run to another fsbench, in a guest or on a board, and brings its results back).
+// A Target is where a run's filesystems are made: one implementation per kind of --target,
+// registered with Register (kinds.go). The engine never asks which kind a target is: it asks
+// for its capabilities (Caps), and a target that declares LocalDevice implements Local, one that
+// declares RemoteRunner implements Remote (AsLocal, AsRemote check it).
 type Target interface {
 	// Spec is the --target this target was made from.
 	Spec() plan.TargetSpec
+	// Caps is what this target can do.
+	Caps() Capability
 	// Check refuses, before anything is created, what this target cannot do with cfg: a suite
 	// it cannot run, a size it cannot have, a device that is in use. It only reads.
 	Check(cfg plan.Config) error
-	// Expand turns the configured variants into the ones a run makes: the same ones, except on
-	// raw NAND, where each variant runs on each partition size.
+}
+
+// Expander is a target that runs other variants than the configured ones (raw NAND runs each
+// variant on each partition size); every other target runs the configured ones (Expand).
+type Expander interface {
 	Expand(cfg plan.Config) []Expanded
-	// Methods describes how this target measures, for results.json's methods; a value ""
-	// removes a method the block-device default has and this target does not.
+}
+
+// Describer is a target that measures in its own way: its Methods are added to results.json's
+// methods, and a value "" removes a method the block-device default has and it does not.
+type Describer interface {
 	Methods(cfg plan.Config) map[string]string
+}
+
+// Expand is the variants t runs: its own Expand, else the configured ones.
+func Expand(t Target, cfg plan.Config) []Expanded {
+	if e, ok := t.(Expander); ok {
+		return e.Expand(cfg)
+	}
+	out := make([]Expanded, len(cfg.Variants))
+	for i, v := range cfg.Variants {
+		out[i] = Expanded{Variant: v}
+	}
+	return out
+}
+
+// Methods is how t measures beyond the block-device default (nil: the default).
+func Methods(t Target, cfg plan.Config) map[string]string {
+	if d, ok := t.(Describer); ok {
+		return d.Methods(cfg)
+	}
+	return nil
 }
 
 // Expanded is a variant as a target runs it.
@@ -135,39 +162,6 @@ func (o Options) logf(format string, args ...any) {
 	if o.Log != nil {
 		o.Log(format, args...)
 	}
-}
-
-// New makes the target a spec names.
-func New(spec plan.TargetSpec, opt Options) (Target, error) {
-	if opt.TimeScale == 0 {
-		opt.TimeScale = 1
-	}
-	switch spec.Kind {
-	case plan.TargetImage, "": // the zero spec is the default target
-		return &imageTarget{opt: opt}, nil
-	case plan.TargetSimcard:
-		return &simcardTarget{spec: spec, opt: opt}, nil
-	case plan.TargetDevice:
-		return &deviceTarget{spec: spec, opt: opt}, nil
-	case plan.TargetNandsim:
-		return &nandsimTarget{opt: opt}, nil
-	case plan.TargetVM:
-		return &vmTarget{spec: spec, opt: opt}, nil
-	case plan.TargetSSH:
-		return newSSHTarget(spec, opt), nil
-	case plan.TargetLabgrid:
-		return &labgridTarget{spec: spec, opt: opt}, nil
-	}
-	return nil, fmt.Errorf("--target %s is not available yet", spec)
-}
-
-// sameVariants is the Expand of every target but raw NAND.
-func sameVariants(cfg plan.Config) []Expanded {
-	out := make([]Expanded, len(cfg.Variants))
-	for i, v := range cfg.Variants {
-		out[i] = Expanded{Variant: v}
-	}
-	return out
 }
 
 // checkBlockSuite refuses the raw-flash suite on a block device.

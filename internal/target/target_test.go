@@ -66,7 +66,7 @@ func TestNandsimExpand(t *testing.T) {
 	cfg.Variants = plan.FlashVariants()[:2]
 	cfg.NANDSizes = []uint64{8 << 20, 32 << 20}
 	var got []string
-	for _, e := range tg.Expand(cfg) {
+	for _, e := range Expand(tg, cfg) {
 		got = append(got, e.Variant.Name+"/"+e.Base+"/"+plan.SizeLabel(e.PartitionBytes))
 	}
 	want := "jffs2-8M/jffs2/8M ubifs-8M/ubifs/8M jffs2-32M/jffs2/32M ubifs-32M/ubifs/32M"

@@ -40,10 +40,14 @@ type vmTarget struct {
 
 func (t *vmTarget) Spec() plan.TargetSpec { return t.spec }
 
-// Expand is the guest's business: it expands the variants as its own target (nandsim) does.
-func (t *vmTarget) Expand(cfg plan.Config) []Expanded { return sameVariants(cfg) }
-
-func (t *vmTarget) Methods(plan.Config) map[string]string { return nil }
+// Caps: a guest runs the run; with a simulated card (vm:simcard:PROFILE) its device is the card
+// model, whose power the guest can cut. Expanding the variants is the guest's business.
+func (t *vmTarget) Caps() Capability {
+	if t.spec.Inner != nil && t.spec.Inner.Kind == plan.TargetSimcard {
+		return RemoteRunner | CardModel | PowerControl
+	}
+	return RemoteRunner
+}
 
 // cardSize is the guest's SD card: the run's size; the raw-flash suite and a card served in
 // the guest (guestServesCard) do not use it, but the guest always has one, a small one.
