@@ -173,45 +173,81 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 	if err := s.file(reqFile, func() error { return plan.WriteRequest(reqFile, greq) }); err != nil {
 		return nil, err
 	}
-	cardSize := t.cardSize(cfg)
-	img := filepath.Join(inputs, "card.img")
-	var card *Simcard
-	if in := t.spec.Inner; in != nil && !t.guestServesCard(cfg) {
-		cardDir := filepath.Join(inputs, "simcard")
-		data := filepath.Join(inputs, "simcard.data")
-		if err := s.Mountpoint(cardDir); err != nil {
-			return nil, err
-		}
-		// The server creates the data file; it is recorded, with its identity, once the server
-		// made it (the ledger records only what exists), as on the host (simcard.go).
-		s.OnClose("simulated card data "+data, func() error { return removeFile(data) })
-		card, err = StartSimcard(ctx, SimcardOptions{Profile: in.Profile, Size: cardSize, Dir: cardDir, Backing: data,
-			TimeScale: t.opt.TimeScale, Command: t.opt.Self,
-			OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "simulated card server", true) }})
-		if err != nil {
-			return nil, err
-		}
-		s.OnClose("simulated card server", func() error {
-			if err := card.Stop(); err != nil {
-				return fmt.Errorf("stopping the simulated card: %w", err)
-			}
-			return s.Ledger.RemoveProcess(card.Pid())
-		})
-		if err := s.Ledger.AddFile(data); err != nil {
-			return nil, err
-		}
-		img = card.CardPath()
-	} else if err := s.file(img, func() error { return vm.CreateImage(img, cardSize) }); err != nil {
+	img, card, err := t.guestCard(ctx, s, cfg, inputs)
+	if err != nil {
 		return nil, err
 	}
-	// The initramfs is built in a directory of its own under /tmp: recorded, with its
-	// identity, once it is made (a killed run before that leaves an empty directory at most).
+	scratch, err := guestScratch(s)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"run", "--request", reqFile}
+	t.opt.logf("booting a guest kernel under QEMU with %s; the guest runs: fsbench %v on %s", t.describeCard(cfg, card), args, greq.Target)
+	res, runErr := vm.Run(ctx, vm.Options{Kernel: t.opt.Kernel, Image: img, Args: args, OutDir: s.Dir, Console: t.opt.Console,
+		Timeout: vmTimeout(cfg), MemoryMiB: vmMemoryMiB(cfg), Scratch: scratch,
+		OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "QEMU guest", false) }})
+	if res.PID > 0 {
+		s.Ledger.RemoveProcess(res.PID)
+	}
+	r, err := t.guestResults(ctx, s.Dir, cfg, card, res, runErr)
+	if r == nil {
+		return nil, err
+	}
+	if err := results.Save(s.Dir, r); err != nil {
+		return r, err
+	}
+	var ee *vm.ExitError
+	if errors.As(runErr, &ee) && ee.Status == 2 {
+		// The guest refused the request (a usage error there): so does the host.
+		return r, &plan.InputError{Err: runErr}
+	}
+	return r, runErr
+}
+
+// guestCard makes the guest's SD card: the simulated card served on the host (vm:simcard,
+// unless the guest serves it itself), else an image file. img is the file QEMU's card uses.
+func (t *vmTarget) guestCard(ctx context.Context, s *Session, cfg plan.Config, inputs string) (img string, card *Simcard, err error) {
+	cardSize := t.cardSize(cfg)
+	in := t.spec.Inner
+	if in == nil || t.guestServesCard(cfg) {
+		img = filepath.Join(inputs, "card.img")
+		return img, nil, s.file(img, func() error { return vm.CreateImage(img, cardSize) })
+	}
+	cardDir := filepath.Join(inputs, "simcard")
+	data := filepath.Join(inputs, "simcard.data")
+	if err := s.Mountpoint(cardDir); err != nil {
+		return "", nil, err
+	}
+	// The server creates the data file; it is recorded, with its identity, once the server
+	// made it (the ledger records only what exists), as on the host (simcard.go).
+	s.OnClose("simulated card data "+data, func() error { return removeFile(data) })
+	card, err = StartSimcard(ctx, SimcardOptions{Profile: in.Profile, Size: cardSize, Dir: cardDir, Backing: data,
+		TimeScale: t.opt.TimeScale, Command: t.opt.Self,
+		OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "simulated card server", true) }})
+	if err != nil {
+		return "", nil, err
+	}
+	s.OnClose("simulated card server", func() error {
+		if err := card.Stop(); err != nil {
+			return fmt.Errorf("stopping the simulated card: %w", err)
+		}
+		return s.Ledger.RemoveProcess(card.Pid())
+	})
+	if err := s.Ledger.AddFile(data); err != nil {
+		return "", nil, err
+	}
+	return card.CardPath(), card, nil
+}
+
+// guestScratch makes the directory the initramfs is built in, under /tmp: recorded, with its
+// identity, once it is made (a killed run before that leaves an empty directory at most).
+func guestScratch(s *Session) (string, error) {
 	scratch := filepath.Join(os.TempDir(), "fsbench-vm-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	if err := os.Mkdir(scratch, 0o700); err != nil {
-		return nil, fmt.Errorf("making the guest's scratch directory: %w", err)
+		return "", fmt.Errorf("making the guest's scratch directory: %w", err)
 	}
 	if err := s.Ledger.AddTree(scratch); err != nil {
-		return nil, errors.Join(err, os.Remove(scratch))
+		return "", errors.Join(err, os.Remove(scratch))
 	}
 	s.OnClose("guest scratch "+scratch, func() error {
 		if err := os.RemoveAll(scratch); err != nil {
@@ -219,25 +255,28 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 		}
 		return s.Ledger.RemoveTree(scratch)
 	})
+	return scratch, nil
+}
 
-	what := fmt.Sprintf("a %s SD card", plan.FormatSize(cardSize))
+// describeCard says what the guest runs on, for the log.
+func (t *vmTarget) describeCard(cfg plan.Config, card *Simcard) string {
+	cardSize := t.cardSize(cfg)
 	switch {
 	case cfg.FlashSuite():
-		what = "nandsim (simulated raw NAND)"
+		return "nandsim (simulated raw NAND)"
 	case t.guestServesCard(cfg):
-		what = fmt.Sprintf("the simulated card %s served in the guest (the powercut suite cuts its power there; modelled waits × %g)", t.spec.Inner.Profile, t.opt.TimeScale)
+		return fmt.Sprintf("the simulated card %s served in the guest (the powercut suite cuts its power there; modelled waits × %g)", t.spec.Inner.Profile, t.opt.TimeScale)
 	case card != nil:
-		what = fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", plan.FormatSize(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
+		return fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", plan.FormatSize(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
 	}
-	args := []string{"run", "--request", reqFile}
-	t.opt.logf("booting a guest kernel under QEMU with %s; the guest runs: fsbench %v on %s", what, args, greq.Target)
-	res, runErr := vm.Run(ctx, vm.Options{Kernel: t.opt.Kernel, Image: img, Args: args, OutDir: s.Dir, Console: t.opt.Console,
-		Timeout: vmTimeout(cfg), MemoryMiB: vmMemoryMiB(cfg), Scratch: scratch,
-		OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "QEMU guest", false) }})
-	if res.PID > 0 {
-		s.Ledger.RemoveProcess(res.PID)
-	}
-	r, lerr := results.Load(s.Dir)
+	return fmt.Sprintf("a %s SD card", plan.FormatSize(cardSize))
+}
+
+// guestResults loads the results the guest wrote in dir and tags them with how it ran: a
+// guest that stopped mid-run, the simulated card behind its SD card, the guest itself. A nil
+// run comes with the error that explains it.
+func (t *vmTarget) guestResults(ctx context.Context, dir string, cfg plan.Config, card *Simcard, res vm.Result, runErr error) (*results.Run, error) {
+	r, lerr := results.Load(dir)
 	if lerr != nil {
 		if runErr != nil {
 			return nil, fmt.Errorf("the guest run failed (console: %s): %w", res.ConsoleLog, runErr)
@@ -253,22 +292,7 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 		}
 	}
 	if card != nil {
-		// The card saw every request of the guest's run: its final state (and wear histogram)
-		// is the run's. Per-test flash figures come from the guest's traces, replayed.
-		if c, err := card.Stats(); err == nil {
-			r.Card = results.FromCounters(c)
-		} else {
-			t.opt.logf("reading the simulated card's counters: %v", err)
-		}
-		// The guest made its filesystems on /dev/mmcblk0, a device to it: the host knows it
-		// was the simulated card, and that the card figures are rated on that card.
-		r.Target.Profile, r.Target.TimeScale = t.spec.Inner.Profile, t.opt.TimeScale
-		r.Target.Kind, r.Target.CardVia = results.KindSimcard, results.CardBehindGuestSD
-		r.Target.CardProfile = CardProfileName(t.spec.Inner.Profile)
-		if r.Methods == nil {
-			r.Methods = map[string]string{}
-		}
-		r.Methods["vm_simcard"] = vmSimcardMethod
+		t.tagHostCard(r, card)
 	}
 	if t.guestServesCard(cfg) && r.Target.SimulatedCard() {
 		// The guest's own simcard target: its results already carry the card's profile,
@@ -279,18 +303,30 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 		r.Methods["vm_simcard"] = vmGuestSimcardMethod
 	}
 	// Tag the results with how the guest ran; its kernel is already in machine.kernel.
-	console, _ := filepath.Rel(s.Dir, res.ConsoleLog)
+	console, _ := filepath.Rel(dir, res.ConsoleLog)
 	r.Guest = &results.Guest{Kernel: res.Kernel, KernelRelease: res.KernelRelease, Accel: res.Accel, AccelNote: res.AccelNote,
 		QEMU: res.QEMUVersion, BootSeconds: res.BootSeconds, ConsoleLog: filepath.ToSlash(console)}
-	if err := results.Save(s.Dir, r); err != nil {
-		return r, err
+	return r, nil
+}
+
+// tagHostCard records in r the simulated card the host served behind the guest's SD card.
+func (t *vmTarget) tagHostCard(r *results.Run, card *Simcard) {
+	// The card saw every request of the guest's run: its final state (and wear histogram)
+	// is the run's. Per-test flash figures come from the guest's traces, replayed.
+	if c, err := card.Stats(); err == nil {
+		r.Card = results.FromCounters(c)
+	} else {
+		t.opt.logf("reading the simulated card's counters: %v", err)
 	}
-	var ee *vm.ExitError
-	if errors.As(runErr, &ee) && ee.Status == 2 {
-		// The guest refused the request (a usage error there): so does the host.
-		return r, &plan.InputError{Err: runErr}
+	// The guest made its filesystems on /dev/mmcblk0, a device to it: the host knows it
+	// was the simulated card, and that the card figures are rated on that card.
+	r.Target.Profile, r.Target.TimeScale = t.spec.Inner.Profile, t.opt.TimeScale
+	r.Target.Kind, r.Target.CardVia = results.KindSimcard, results.CardBehindGuestSD
+	r.Target.CardProfile = CardProfileName(t.spec.Inner.Profile)
+	if r.Methods == nil {
+		r.Methods = map[string]string{}
 	}
-	return r, runErr
+	r.Methods["vm_simcard"] = vmSimcardMethod
 }
 
 // file makes path with make (which must create it exclusively), records it with its identity
