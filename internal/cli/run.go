@@ -24,7 +24,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets/boards"
 )
 
 type runFlags struct {
@@ -112,7 +112,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.DurationVar(&f.stdinSilence, "stop-on-stdin-silence", 0, "with --stop-on-stdin-eof: stop the run in order when nothing has come on standard input for this long (the host feeds it)")
 	_ = fl.MarkHidden("stop-on-stdin-eof")
 	_ = fl.MarkHidden("stop-on-stdin-silence")
-	fl.DurationVar(&f.linkTimeout, "link-timeout", target.DefaultLinkTimeout, "for a board (ssh://..., labgrid:...): how long the board's run goes on without hearing from this host before it stops in order and cleans up (this host writes to it every quarter of that)")
+	fl.DurationVar(&f.linkTimeout, "link-timeout", boards.DefaultLinkTimeout, "for a board (ssh://..., labgrid:...): how long the board's run goes on without hearing from this host before it stops in order and cleans up (this host writes to it every quarter of that)")
 	fl.BoolVar(&f.powerCycle, "power-cycle", false, "for a labgrid place: power-cycle its board (labgrid-client power cycle) before each variant and wait for its SSH server: every variant starts from a cold board")
 	fl.StringVar(&f.age, "age", "", "also run every variant aged: before each repetition's tests, age the filesystem by a seeded churn: [PROFILE:]FULLNESS%[:CHURNx] (profiles: "+strings.Join(aging.Profiles, ", ")+"; e.g. 80% or updates:80%:1x) or a preset ("+strings.Join(aging.PresetNames(), ", ")+"); see docs/aging.md")
 	f.board.register(fl)

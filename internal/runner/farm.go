@@ -17,7 +17,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
 )
 
 // FarmMember is one board of a farm run: a remote target and the name its rows get in the
@@ -86,9 +86,9 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 	}
 	ledgerDir := opt.LedgerDir
 	if ledgerDir == "" {
-		ledgerDir = target.DefaultLedgerDir
+		ledgerDir = session.DefaultLedgerDir
 	}
-	ses, err := target.OpenSession(target.SessionOptions{Dir: opt.OutDir, Root: opt.Root, Force: opt.Force, LedgerDir: ledgerDir, Log: logf})
+	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: opt.Root, Force: opt.Force, LedgerDir: ledgerDir, Log: logf})
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 
 // runMember runs one board's `fsbench run` as a child and streams its log lines, prefixed
 // with the member's name.
-func runMember(ctx context.Context, ses *target.Session, self []string, opt FarmOptions, m FarmMember, dir string, logf func(string, ...any)) error {
+func runMember(ctx context.Context, ses *session.Session, self []string, opt FarmOptions, m FarmMember, dir string, logf func(string, ...any)) error {
 	args := append(append(append([]string(nil), self[1:]...), "run"), opt.Args...)
 	args = append(args, "--target", m.Target.String(), "-o", dir)
 	if opt.Force {

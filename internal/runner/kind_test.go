@@ -10,8 +10,10 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/suite"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets"
+	_ "github.com/fsbench/fsbench/internal/targets/all"
 )
 
 // fakeKind is a target kind only this test knows: a loop device over an image file of its own,
@@ -19,7 +21,7 @@ import (
 // report, shows that a new kind needs no change to the engine or the report.
 type fakeKind struct {
 	spec plan.TargetSpec
-	caps target.Capability
+	caps targets.Capability
 }
 
 const (
@@ -29,34 +31,34 @@ const (
 )
 
 func init() {
-	target.Register(fakeLocal, func(s plan.TargetSpec, _ target.Options) (target.Target, error) {
-		return &fakeKind{spec: s, caps: target.LocalDevice}, nil
+	targets.Register(fakeLocal, func(s plan.TargetSpec, _ targets.Options) (targets.Target, error) {
+		return &fakeKind{spec: s, caps: targets.LocalDevice}, nil
 	})
-	target.Register(fakeLiar, func(s plan.TargetSpec, _ target.Options) (target.Target, error) {
-		return &fakeKind{spec: s, caps: target.RemoteRunner}, nil
+	targets.Register(fakeLiar, func(s plan.TargetSpec, _ targets.Options) (targets.Target, error) {
+		return &fakeKind{spec: s, caps: targets.RemoteRunner}, nil
 	})
-	target.Register(fakeNoCaps, func(s plan.TargetSpec, _ target.Options) (target.Target, error) {
+	targets.Register(fakeNoCaps, func(s plan.TargetSpec, _ targets.Options) (targets.Target, error) {
 		return &fakeKind{spec: s}, nil
 	})
 }
 
 func (f *fakeKind) Spec() plan.TargetSpec       { return f.spec }
-func (f *fakeKind) Caps() target.Capability     { return f.caps }
+func (f *fakeKind) Caps() targets.Capability    { return f.caps }
 func (f *fakeKind) Check(cfg plan.Config) error { return cfg.CheckSuiteMix() }
 func (f *fakeKind) Methods(plan.Config) map[string]string {
 	return map[string]string{"fake": "a fake kind's own method"}
 }
 
-func (f *fakeKind) Prepare(_ context.Context, s *target.Session, cfg plan.Config) (*target.Prepared, error) {
+func (f *fakeKind) Prepare(_ context.Context, s *session.Session, cfg plan.Config) (*targets.Prepared, error) {
 	img := filepath.Join(s.Work, "fake.img")
-	if err := target.CreateImage(img, cfg.Size); err != nil {
+	if err := session.CreateImage(img, cfg.Size); err != nil {
 		return nil, err
 	}
 	if err := s.Ledger.AddFile(img); err != nil {
 		return nil, err
 	}
 	s.OnClose("fake image", func() error { return s.Ledger.RemoveOwnFile(img) })
-	loop, err := target.AttachLoop(img, target.LoopOptions{DirectIO: true})
+	loop, err := session.AttachLoop(img, session.LoopOptions{DirectIO: true})
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +67,7 @@ func (f *fakeKind) Prepare(_ context.Context, s *target.Session, cfg plan.Config
 		return nil, err
 	}
 	s.OnClose("fake loop "+loop.Path, loop.Detach)
-	return &target.Prepared{Device: loop.Path, DeviceName: loop.Name, Size: cfg.Size, Underlying: img,
+	return &targets.Prepared{Device: loop.Path, DeviceName: loop.Name, Size: cfg.Size, Underlying: img,
 		Result: results.Target{Kind: results.TargetKind(fakeLocal), Device: "a fake device " + loop.Path, SizeBytes: cfg.Size}}, nil
 }
 

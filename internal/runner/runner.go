@@ -22,7 +22,8 @@ import (
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
+	"github.com/fsbench/fsbench/internal/targets"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -48,12 +49,12 @@ type Options struct {
 	// Kernel is the guest kernel of --target vm.
 	Kernel string
 	// SSHOptions, RemoteBinary and RemoteDir are for boards (--target ssh://...): see
-	// target.Options.
+	// targets.Options.
 	SSHOptions              []string
 	RemoteBinary, RemoteDir string
 	LinkTimeout             time.Duration
 	// LabgridCoordinator and PowerCycle are for labgrid places (--target labgrid:PLACE): see
-	// target.Options.
+	// targets.Options.
 	LabgridCoordinator string
 	PowerCycle         bool
 	// Self is the argv prefix that runs fsbench's own command line, used to start the card
@@ -63,7 +64,7 @@ type Options struct {
 	// the image file instead of being answered by the host's page cache a second time.
 	DirectIO bool
 	Version  string
-	// LedgerDir is where the cleanup ledger goes; empty = target.DefaultLedgerDir.
+	// LedgerDir is where the cleanup ledger goes; empty = session.DefaultLedgerDir.
 	LedgerDir string
 	// NoCapacityCheck skips the check that a real device holds what it announces (card.go);
 	// results.json records that it was skipped.
@@ -115,19 +116,19 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	}
 	ledgerDir := opt.LedgerDir
 	if ledgerDir == "" {
-		ledgerDir = target.DefaultLedgerDir
+		ledgerDir = session.DefaultLedgerDir
 	}
 	if err := cleanStale(ledgerDir, opt.Log); err != nil {
 		return nil, err
 	}
-	if t.Caps().Has(target.RemoteRunner) {
-		remote, err := target.AsRemote(t)
+	if t.Caps().Has(targets.RemoteRunner) {
+		remote, err := targets.AsRemote(t)
 		if err != nil {
 			return nil, err
 		}
 		return runRemote(ctx, opt, remote, ledgerDir)
 	}
-	local, err := target.AsLocal(t)
+	local, err := targets.AsLocal(t)
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +136,9 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 }
 
 // newTarget makes the run's target and refuses, before anything is made, what it cannot do.
-func newTarget(opt Options) (target.Target, error) {
+func newTarget(opt Options) (targets.Target, error) {
 	cfg := opt.Config
-	t, err := target.New(opt.Target, target.Options{Destroy: opt.Destroy, Image: opt.Image, KeepImage: opt.KeepImage,
+	t, err := targets.New(opt.Target, targets.Options{Destroy: opt.Destroy, Image: opt.Image, KeepImage: opt.KeepImage,
 		DirectIO: opt.DirectIO, TimeScale: opt.TimeScale, Self: opt.Self, NANDNoDelays: cfg.NANDNoDelays, Kernel: opt.Kernel,
 		Log: opt.Log, Console: opt.Console, SSHOptions: opt.SSHOptions, RemoteBinary: opt.RemoteBinary, RemoteDir: opt.RemoteDir,
 		LabgridCoordinator: opt.LabgridCoordinator, PowerCycle: opt.PowerCycle, LinkTimeout: opt.LinkTimeout})
@@ -156,7 +157,7 @@ func newTarget(opt Options) (target.Target, error) {
 // cleanStale undoes what killed runs left behind before anything new is made: what their
 // ledgers recorded, and their trace instances, which hold kernel buffers.
 func cleanStale(ledgerDir string, logf func(string, ...any)) error {
-	if actions, err := target.CleanupStale(ledgerDir, func(string, ...any) {}); err != nil {
+	if actions, err := session.CleanupStale(ledgerDir, func(string, ...any) {}); err != nil {
 		return fmt.Errorf("cleaning up after an earlier run: %w", err)
 	} else if len(actions) > 0 {
 		logf("cleaned up after an earlier run that was killed: %s", strings.Join(actions, "; "))
@@ -170,7 +171,7 @@ func cleanStale(ledgerDir string, logf func(string, ...any)) error {
 }
 
 // runLocal runs the tests on a device the target prepares on this machine.
-func runLocal(ctx context.Context, opt Options, t target.Local, ledgerDir string) (out *Outcome, err error) {
+func runLocal(ctx context.Context, opt Options, t targets.Local, ledgerDir string) (out *Outcome, err error) {
 	cfg, logf := opt.Config, opt.Log
 	sys, err := fs.HostSystem()
 	if err != nil {
@@ -188,7 +189,7 @@ func runLocal(ctx context.Context, opt Options, t target.Local, ledgerDir string
 			return nil, err
 		}
 	}
-	ses, err := target.OpenSession(target.SessionOptions{Dir: opt.OutDir, Root: cfg.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir,
+	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: cfg.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir,
 		WorkRoot: opt.WorkRoot, Log: logf})
 	if err != nil {
 		return nil, err
@@ -267,7 +268,7 @@ func runLocal(ctx context.Context, opt Options, t target.Local, ledgerDir string
 }
 
 // prepare has the target make the device and records what it is.
-func (e *engine) prepare(t target.Local) error {
+func (e *engine) prepare(t targets.Local) error {
 	prep, err := t.Prepare(e.ctx, e.ses, e.cfg)
 	if err != nil {
 		return err
@@ -282,7 +283,7 @@ func (e *engine) prepare(t target.Local) error {
 		// simulated card's own, else the default card the traces are replayed through.
 		run.Target.CardProfile = plan.DefaultCardProfile
 		if prep.CardProfile != "" {
-			run.Target.CardProfile = target.CardProfileName(prep.CardProfile)
+			run.Target.CardProfile = targets.CardProfileName(prep.CardProfile)
 		}
 	}
 	e.prep = prep
@@ -386,7 +387,7 @@ func checkScheduler(name string) error {
 		if err != nil {
 			continue
 		}
-		avail, _ := target.ParseScheduler(string(b))
+		avail, _ := session.ParseScheduler(string(b))
 		for _, a := range avail {
 			if a == name {
 				return nil
@@ -398,8 +399,8 @@ func checkScheduler(name string) error {
 }
 
 // runRemote hands the run to another fsbench (a guest, a board) and keeps its results.
-func runRemote(ctx context.Context, opt Options, t target.Remote, ledgerDir string) (out *Outcome, err error) {
-	ses, err := target.OpenSession(target.SessionOptions{Dir: opt.OutDir, Root: opt.Config.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir, Log: opt.Log})
+func runRemote(ctx context.Context, opt Options, t targets.Remote, ledgerDir string) (out *Outcome, err error) {
+	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: opt.Config.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir, Log: opt.Log})
 	if err != nil {
 		return nil, err
 	}
