@@ -18,6 +18,7 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
+	"github.com/fsbench/fsbench/internal/targets"
 )
 
 // FarmMember is one board of a farm run: a remote target and the name its rows get in the
@@ -49,6 +50,13 @@ func (e *FarmError) Error() string {
 	return "on " + strings.Join(e.Failed, "; on ")
 }
 
+// runsElsewhere says whether spec's target hands its run to another fsbench (a board): only
+// those run side by side.
+func runsElsewhere(spec plan.TargetSpec) bool {
+	t, err := targets.New(spec, targets.Options{})
+	return err == nil && t.Caps().Has(targets.RemoteRunner)
+}
+
 // RunFarm runs the same matrix on every member in parallel and merges their results into one
 // results directory, each member's rows labelled with its name, so that one report compares
 // the boards. Each member runs as a child `fsbench run` with its own results directory, ledger
@@ -68,7 +76,7 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 	}
 	seen := map[string]bool{}
 	for _, m := range opt.Members {
-		if m.Target.Local() {
+		if !runsElsewhere(m.Target) {
 			return nil, &plan.InputError{Err: fmt.Errorf("--target %s runs on this machine: only boards (labgrid:PLACE, ssh://...) run side by side in one command; run local targets one after the other and fsbench merge them", m.Target)}
 		}
 		if seen[m.Name] {

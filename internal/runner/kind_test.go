@@ -31,6 +31,8 @@ const (
 )
 
 func init() {
+	// What a kind's package does in its init: its --target form, and its maker.
+	plan.RegisterTargetForm(fakeLocal, string(fakeLocal), nil)
 	targets.Register(fakeLocal, func(s plan.TargetSpec, _ targets.Options) (targets.Target, error) {
 		return &fakeKind{spec: s, caps: targets.LocalDevice}, nil
 	})
@@ -76,8 +78,12 @@ func TestFakeKindRunsThroughTheEngine(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Variants = []plan.Variant{{Name: "ext4", FS: "ext4"}}
 	cfg.Tests = []string{suite.Mkfs, suite.Mount}
+	spec, err := plan.ParseTarget(string(fakeLocal))
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: cfg, Target: plan.TargetSpec{Kind: fakeLocal}, OutDir: filepath.Join(dir, "res"),
+	out, err := Run(context.Background(), Options{Config: cfg, Target: spec, OutDir: filepath.Join(dir, "res"),
 		DirectIO: true, Version: "test", Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
