@@ -130,3 +130,17 @@ func TestKindWithoutItsCapabilityIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A farm runs only targets that declare a remote runner, whatever their kind.
+func TestRunsElsewhere(t *testing.T) {
+	for s, want := range map[string]bool{"image": false, "simcard:sd-typical": false, "vm": true, "ssh://board/dev/mmcblk0": true,
+		"labgrid:place/dev/sda": true, string(fakeLocal): false} {
+		spec, err := plan.ParseTarget(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runsElsewhere(spec); got != want {
+			t.Errorf("runsElsewhere(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
