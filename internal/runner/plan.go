@@ -126,6 +126,9 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 	if err := addAgedTwins(cfg, p); err != nil {
 		return nil, err
 	}
+	if err := applyCardState(cfg, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
