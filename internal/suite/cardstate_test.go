@@ -39,7 +39,9 @@ func TestCardState(t *testing.T) {
 				}
 				var log strings.Builder
 				env.Selection, env.CardState = sel, state
-				env.Log = func(format string, args ...any) { log.WriteString(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n") }
+				env.Log = func(format string, args ...any) {
+					log.WriteString(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n")
+				}
 				var failed []string
 				err = RunRepetition(context.Background(), env, Job{Variant: plan.Variant{Name: fsName, FS: fsName}, Kind: k}, 1, false, func(m results.Measurement) error {
 					if m.Status != results.OK {
