@@ -84,7 +84,7 @@ func (e *engine) setup(user *userData) error {
 		Params: cfg.Params, Card: e.prep.Card, PowerCut: e.prep.PowerCut, CardProfile: e.prep.CardProfile,
 		ModulesAtStart: fs.LoadedModules(),
 	}
-	e.env.AgeSeed = cfg.Seed
+	e.env.AgeSeed, e.env.CardState = cfg.Seed, cfg.CardState
 	e.env.EmitAging = func(a results.Aging) error {
 		e.run.Aging = append(e.run.Aging, a)
 		return e.save()

@@ -126,6 +126,9 @@ func MakePlan(cfg plan.Config, t targets.Target, facts targets.Facts) (*Plan, er
 	if err := addAgedTwins(cfg, p); err != nil {
 		return nil, err
 	}
+	if err := applyCardState(cfg, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
