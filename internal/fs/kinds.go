@@ -3,9 +3,9 @@
 // them: mkfs, building read-only images, mount, unmount, kernel module loading, tool versions and
 // statfs usage.
 //
-// Only this package and internal/target mount anything. External programs are run through a
-// Runner so that tests can check argument lists without root; the mount and unmount system calls
-// are made directly with golang.org/x/sys/unix.
+// Only this package, internal/session and the target kinds (internal/targets/...) mount
+// anything. External programs are run through a Runner so that tests can check argument lists
+// without root; the mount and unmount system calls are made directly with golang.org/x/sys/unix.
 package fs
 
 import (
