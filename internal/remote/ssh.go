@@ -105,6 +105,15 @@ func Prefixed(p, s string) string {
 	return p + s
 }
 
+// ChildMessage is a line another fsbench printed (a board's, a farm member's) without its own
+// time and name ("12:00:01 fsbench: "): the message alone, for a log that adds its own.
+func ChildMessage(line string) string {
+	if _, msg, ok := strings.Cut(line, "fsbench: "); ok && len(line) > 9 && line[2] == ':' {
+		return msg
+	}
+	return line
+}
+
 // Shq quotes s for the board's POSIX shell.
 func Shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/remote"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/targets"
@@ -215,11 +216,7 @@ func runMember(ctx context.Context, ses *session.Session, self []string, opt Far
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			line := sc.Text()
-			// The child prints its time and name: keep the message.
-			if _, msg, ok := strings.Cut(line, "fsbench: "); ok && len(line) > 9 && line[2] == ':' {
-				line = msg
-			}
+			line := remote.ChildMessage(sc.Text())
 			if strings.TrimSpace(line) != "" {
 				last = line
 			}

@@ -290,11 +290,7 @@ func (t *sshTarget) stream(ctx context.Context, s *session.Session, br boardRun)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			line := sc.Text()
-			// The board prints its own time and name: keep the message.
-			if _, msg, ok := strings.Cut(line, "fsbench: "); ok && len(line) > 9 && line[2] == ':' {
-				line = msg
-			}
+			line := remote.ChildMessage(sc.Text())
 			t.opt.Logf("[%s] %s", t.spec.Host, line)
 		}
 		io.Copy(io.Discard, pr)
