@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/board"
-	"github.com/fsbench/fsbench/internal/plan"
 )
 
 // boardCmdFlags are the flags of fsbench board.
@@ -48,7 +49,7 @@ board down ends it (exactly the QEMU process it started); fsbench cleanup does t
 			}
 			var size uint64
 			if f.cardSize != "" {
-				if size, err = plan.ParseSize(f.cardSize); err != nil {
+				if size, err = bytesize.Parse(f.cardSize); err != nil {
 					return usagef("--card-size: %v", err)
 				}
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/fs"
@@ -117,7 +119,7 @@ func newListCmd(stdio IO) *cobra.Command {
 func sizeList(sizes []uint64) string {
 	var parts []string
 	for _, n := range sizes {
-		parts = append(parts, plan.SizeLabel(n))
+		parts = append(parts, bytesize.Label(n))
 	}
 	return strings.Join(parts, ",")
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/advise"
@@ -156,7 +158,7 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 		if !fl.Changed(name) {
 			return nil
 		}
-		n, err := plan.ParseSize(val)
+		n, err := bytesize.Parse(val)
 		if err != nil {
 			return usagef("--%s: %v", name, err)
 		}

@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/flash"
@@ -50,7 +52,7 @@ counters (or writes them to --stats-out).`,
 			if err != nil {
 				return UsageError{err}
 			}
-			n, err := flash.ParseSize(size)
+			n, err := bytesize.Parse(size)
 			if err != nil {
 				return UsageError{fmt.Errorf("--size: %w", err)}
 			}

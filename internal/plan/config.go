@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // Variant is one filesystem configuration to benchmark (after matrix expansion).
@@ -94,11 +96,11 @@ func FlashVariants() []Variant {
 	}
 }
 
-// ParseSizeList parses sizes such as "8M", "252M" (see ParseSize), refusing duplicates.
+// ParseSizeList parses sizes such as "8M", "252M" (see bytesize.Parse), refusing duplicates.
 func ParseSizeList(list []string) ([]uint64, error) {
 	var out []uint64
 	for _, s := range list {
-		n, err := ParseSize(s)
+		n, err := bytesize.Parse(s)
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +227,7 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 	if c.Size < MinSize {
 		p.add(at("size", -1), "size %s is too small: use at least %s (mkfs.xfs refuses less than 300 MiB "+
 			"and mkfs.btrfs less than 114 MB; 1 GiB, the default, suits every filesystem)",
-			FormatSize(c.Size), FormatSize(MinSize))
+			bytesize.Format(c.Size), bytesize.Format(MinSize))
 	}
 	if c.Repetitions < 1 {
 		p.add(at("repetitions", -1), "repetitions must be at least 1, not %d", c.Repetitions)
@@ -254,11 +256,11 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 	}
 	if c.DatasetSize > c.Size {
 		p.add(at("dataset_size", -1), "dataset_size %s is larger than size %s: the tree could not fit; "+
-			"make it smaller or size larger", FormatSize(c.DatasetSize), FormatSize(c.Size))
+			"make it smaller or size larger", bytesize.Format(c.DatasetSize), bytesize.Format(c.Size))
 	}
 	if c.VideoSize > c.Size {
 		p.add(at("video_size", -1), "video_size %s is larger than size %s: the video could not fit; "+
-			"make it smaller or size larger", FormatSize(c.VideoSize), FormatSize(c.Size))
+			"make it smaller or size larger", bytesize.Format(c.VideoSize), bytesize.Format(c.Size))
 	}
 	if c.Timeout.Duration <= 0 {
 		p.add(at("timeout", -1), "timeout must be positive, not %s; e.g. \"10m\"", c.Timeout)
@@ -303,7 +305,7 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 		}
 		if v.PartitionStart > 0 && (v.PartitionStart >= c.Size || c.Size-v.PartitionStart < MinSize) {
 			p.add(at("partition_start", i), "%spartition_start %s leaves less than %s of the %s device for the partition: "+
-				"start earlier or make size larger", prefix, FormatSize(v.PartitionStart), FormatSize(MinSize), FormatSize(c.Size))
+				"start earlier or make size larger", prefix, bytesize.Format(v.PartitionStart), bytesize.Format(MinSize), bytesize.Format(c.Size))
 		}
 		if j, dup := first[v.Name]; dup {
 			switch other := c.Variants[j].Line; {
@@ -375,15 +377,3 @@ func (c Config) PartitionSizes() []uint64 {
 // jffs2 used 52–55 % at 8 MB after compression); 40 % raw leaves ubifs's index and journal room on
 // the smallest partition.
 const FlashDataPercent = 40
-
-// SizeLabel names a size compactly for variant names: "8M", "252M", "1G".
-func SizeLabel(n uint64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dG", n>>30)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	default:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-}

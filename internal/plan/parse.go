@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -226,7 +228,7 @@ func (d decoder) size(v any, key string, dst *uint64) {
 	switch v := v.(type) {
 	case nil:
 	case string:
-		n, err := ParseSize(v)
+		n, err := bytesize.Parse(v)
 		if err != nil {
 			d.p.addErr(line, err, "%s: %v", key, err)
 			return
@@ -505,7 +507,7 @@ func (d decoder) partitionStarts(v any, line int) (raw []string, starts []uint64
 				}
 				n = sectors * 512
 			} else {
-				n, err = ParseSize(s)
+				n, err = bytesize.Parse(s)
 			}
 			if err != nil {
 				d.p.addErr(line, err, "partition_start %q: %v (sectors of 512 bytes are written \"63s\")", e, err)

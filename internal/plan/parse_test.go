@@ -816,7 +816,7 @@ func TestParseErrorKeepsCause(t *testing.T) {
 	_, err = Parse("m.toml", []byte("size = \"1Q\"\n"), testOpts)
 	var e *Error
 	if !errors.As(err, &e) || e.Err == nil || !strings.Contains(e.Err.Error(), `unknown unit "Q"`) {
-		t.Errorf("size error %v does not keep the ParseSize error", err)
+		t.Errorf("size error %v does not keep the bytesize.Parse error", err)
 	}
 }
 

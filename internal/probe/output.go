@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // File names written by WriteFiles.
@@ -263,7 +265,7 @@ func writeLineChart(w io.Writer, title, yLabel string, ss []series, markX uint64
 	i := 0
 	for x := lo; ; x *= 2 {
 		if i%every == 0 {
-			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", xpos(x), plotT+plotHgt+15, strings.ReplaceAll(formatSize(x), " ", ""))
+			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", xpos(x), plotT+plotHgt+15, bytesize.Label(x))
 		}
 		i++
 		// Stop before the tick past hi. Not "x <= hi" in the loop condition: with hi of 2^63

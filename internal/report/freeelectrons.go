@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -139,17 +141,6 @@ func feColumn(v results.Variant) string {
 	return col
 }
 
-// partitionText is a partition size as the study's rows name it, in MiB when whole.
-func partitionText(n uint64) string {
-	switch {
-	case n%(1<<30) == 0:
-		return strconv.FormatUint(n>>30, 10) + " GiB"
-	case n%(1<<20) == 0:
-		return strconv.FormatUint(n>>20, 10) + " MiB"
-	}
-	return bytesText(n)
-}
-
 // freeElectrons builds the study's tables from the raw-flash variants of r; nil when r has
 // none or none of them recorded a test of the study.
 func freeElectrons(r *results.Run) *feSection {
@@ -196,7 +187,7 @@ func freeElectrons(r *results.Run) *feSection {
 
 	s := &feSection{Columns: cols, Reps: repetitions(fr), footnoted: map[string]bool{}}
 	for _, n := range sizes {
-		s.Sizes = append(s.Sizes, partitionText(n))
+		s.Sizes = append(s.Sizes, bytesize.Format(n))
 	}
 	noteNum := map[string]int{}
 	note := func(text string) int {
@@ -249,7 +240,7 @@ func freeElectrons(r *results.Run) *feSection {
 			for _, n := range sizes {
 				// A skipped cell ran nowhere: its footnote says why.
 				if v, ok := at[cellKey{col, n}]; ok && v.Status != results.Skipped {
-					parts = append(parts, partitionText(n)+": "+src[v.Name])
+					parts = append(parts, bytesize.Format(n)+": "+src[v.Name])
 					if !slices.Contains(labels, src[v.Name]) {
 						labels = append(labels, src[v.Name])
 					}

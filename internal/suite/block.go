@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fsbench/fsbench/internal/aging"
 	"io"
 	"math"
 	"os"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/aging"
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
@@ -20,7 +22,6 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/mountinfo"
-	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/trace"
@@ -365,7 +366,7 @@ func (r *rep) mountMem(ctx context.Context, first float64) (results.Measurement,
 		m.Extra[fmt.Sprintf("sample%d_bytes", i+1)] = v
 	}
 	if median < 0 {
-		m.Note = fmt.Sprintf("below the noise: the median of %d mounts was %s (the kernel freed memory elsewhere meanwhile)", len(samples), plan.FormatSize(uint64(-median)))
+		m.Note = fmt.Sprintf("below the noise: the median of %d mounts was %s (the kernel freed memory elsewhere meanwhile)", len(samples), bytesize.Format(uint64(-median)))
 	}
 	return m, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/fsbench/fsbench/internal/aging"
 	"io"
 	"math"
 	"math/bits"
@@ -16,6 +15,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/aging"
+	"github.com/fsbench/fsbench/internal/bytesize"
 
 	"golang.org/x/sys/unix"
 
@@ -447,7 +449,7 @@ func bonnieSize(want, avail, ram uint64) (size uint64, note string) {
 	}
 	var ns []string
 	if limit := avail / 10 * 6; size > limit {
-		ns = append(ns, fmt.Sprintf("file capped to %s to fit on the device (wanted %s)", plan.FormatSize(limit&^(1<<20-1)), plan.FormatSize(size)))
+		ns = append(ns, fmt.Sprintf("file capped to %s to fit on the device (wanted %s)", bytesize.Format(limit&^(1<<20-1)), bytesize.Format(size)))
 		size = limit
 	}
 	size &^= 1<<20 - 1
@@ -455,7 +457,7 @@ func bonnieSize(want, avail, ram uint64) (size uint64, note string) {
 		size = 1 << 20
 	}
 	if ram > 0 && size < ram {
-		ns = append(ns, fmt.Sprintf("file (%s) smaller than RAM (%s): the page cache may answer", plan.FormatSize(size), plan.FormatSize(ram)))
+		ns = append(ns, fmt.Sprintf("file (%s) smaller than RAM (%s): the page cache may answer", bytesize.Format(size), bytesize.Format(ram)))
 	}
 	return size, strings.Join(ns, "; ")
 }

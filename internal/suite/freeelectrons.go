@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
@@ -74,7 +76,7 @@ func (r *rep) prepareFlash(ctx context.Context, part uint64) error {
 	}
 	r.fl = &flashState{part: part, meter: measure.NewCPUMeter()}
 	if err := r.prepareChip(ctx); err != nil {
-		return fmt.Errorf("preparing %s on the %s partition: %w", r.k.Name, plan.FormatSize(part), err)
+		return fmt.Errorf("preparing %s on the %s partition: %w", r.k.Name, bytesize.Format(part), err)
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/catalog"
@@ -273,7 +275,7 @@ func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
 	size, note := r.env.Params.Randio.FileSize, ""
 	if limit := avail / 10 * 4; size > limit {
 		size = limit / r.env.Params.Randio.SeqBlock * r.env.Params.Randio.SeqBlock
-		note = fmt.Sprintf("file of %d MiB instead of %d MiB to fit on the device", size>>20, r.env.Params.Randio.FileSize>>20)
+		note = fmt.Sprintf("file of %s instead of %s to fit on the device", bytesize.Format(size), bytesize.Format(r.env.Params.Randio.FileSize))
 	}
 	if err := os.Mkdir(filepath.Join(r.env.Mountpoint, randioDirName), 0o755); err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
@@ -327,9 +329,9 @@ func describe(m results.Measurement) string {
 			s += fmt.Sprintf(" (%.1f MB/s)", m.MBps)
 		}
 	case m.Status == results.OK && m.Unit == "bytes" && *m.Value >= 0:
-		s += plan.FormatSize(uint64(*m.Value))
+		s += bytesize.Format(uint64(*m.Value))
 	case m.Status == results.OK && m.Unit == "bytes": // mount_mem can be < 0: memory freed meanwhile
-		s += "-" + plan.FormatSize(uint64(-*m.Value))
+		s += "-" + bytesize.Format(uint64(-*m.Value))
 	case m.Status == results.OK:
 		// Rates: files/s, IOPS, KiB/s.
 		s += plan.FormatFigure(*m.Value) + " " + m.Unit

@@ -140,7 +140,7 @@ func TestDescribe(t *testing.T) {
 		want string
 	}{
 		{results.Measurement{Variant: "ext4", Rep: 1, Test: Write, Status: results.OK, Value: f(1.5), Unit: "s", MBps: 12.34}, "ext4 rep 1 write: 1.500 s (12.3 MB/s)"},
-		{results.Measurement{Variant: "ext4", Rep: 2, Test: MountMem, Status: results.OK, Value: f(-114700), Unit: "bytes"}, "ext4 rep 2 mount_mem: -112.01 KiB"},
+		{results.Measurement{Variant: "ext4", Rep: 2, Test: MountMem, Status: results.OK, Value: f(-114700), Unit: "bytes"}, "ext4 rep 2 mount_mem: -112 KiB"},
 		{results.Measurement{Variant: "ext4", Rep: 1, Test: UsedSpace, Status: results.OK, Value: f(1 << 20), Unit: "bytes"}, "ext4 rep 1 used_space: 1 MiB"},
 		{results.Measurement{Variant: "xfs", Rep: 1, Test: "randio_rand_read", Status: results.OK, Value: f(4064.94), Unit: "IOPS"}, "xfs rep 1 randio_rand_read: 4065 IOPS"},
 		{results.Measurement{Variant: "xfs", Rep: 1, Test: Read, Status: results.Failed, Error: "EIO"}, "xfs rep 1 read: failed: EIO"},

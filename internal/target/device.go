@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
@@ -424,7 +426,7 @@ func (t *deviceTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config)
 	if err != nil {
 		return nil, err
 	}
-	t.opt.logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), plan.FormatSize(id.SizeBytes), id.Queue["rotational"])
+	t.opt.logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), bytesize.Format(id.SizeBytes), id.Queue["rotational"])
 	return &Prepared{Device: id.Path, DeviceName: id.Name, Size: id.SizeBytes, Identity: &id, Underlying: id.Path,
 		Result: results.Target{Kind: results.KindDevice, Device: id.Path, SizeBytes: id.SizeBytes}}, nil
 }

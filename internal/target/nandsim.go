@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -39,7 +41,7 @@ func (t *nandsimTarget) Expand(cfg plan.Config) []Expanded {
 	for _, size := range cfg.PartitionSizes() {
 		for _, v := range cfg.Variants {
 			ev := v
-			ev.Name = v.Name + "-" + plan.SizeLabel(size)
+			ev.Name = v.Name + "-" + bytesize.Label(size)
 			out = append(out, Expanded{Variant: ev, Base: v.Name, PartitionBytes: size})
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/flash"
@@ -368,7 +370,7 @@ func CheckCard(profile string, size uint64, scale float64) error {
 	}
 	if au := uint64(p.AUSize); au > 0 && size%au != 0 {
 		return plan.Refusef("the simulated card %s has %s allocation units: give a --size that is a multiple of it (e.g. %s)",
-			p.Name, plan.FormatSize(au), plan.FormatSize((size/au+1)*au))
+			p.Name, bytesize.Format(au), bytesize.Format((size/au+1)*au))
 	}
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		return plan.Refusef("--time-scale must be a positive number (1 = real time, 0.1 ten times faster), not %g", scale)
@@ -405,7 +407,7 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *Session, cfg plan.Config
 	if err := s.Ledger.AddFile(data); err != nil {
 		return nil, err
 	}
-	t.opt.logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, plan.FormatSize(cfg.Size), card.CardPath(), t.opt.TimeScale)
+	t.opt.logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, bytesize.Format(cfg.Size), card.CardPath(), t.opt.TimeScale)
 	p := &Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.spec.Profile, Backing: data,
 		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
 	// The path calibration the server settled on, for results.json.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/fsbench/fsbench/internal/plan"
 )
 
@@ -67,7 +69,7 @@ func TestNandsimExpand(t *testing.T) {
 	cfg.NANDSizes = []uint64{8 << 20, 32 << 20}
 	var got []string
 	for _, e := range tg.Expand(cfg) {
-		got = append(got, e.Variant.Name+"/"+e.Base+"/"+plan.SizeLabel(e.PartitionBytes))
+		got = append(got, e.Variant.Name+"/"+e.Base+"/"+bytesize.Label(e.PartitionBytes))
 	}
 	want := "jffs2-8M/jffs2/8M ubifs-8M/ubifs/8M jffs2-32M/jffs2/32M ubifs-32M/ubifs/32M"
 	if strings.Join(got, " ") != want {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -216,14 +218,14 @@ func (t *vmTarget) Run(ctx context.Context, s *Session, req plan.Request) (*resu
 		return s.Ledger.RemoveTree(scratch)
 	})
 
-	what := fmt.Sprintf("a %s SD card", plan.FormatSize(cardSize))
+	what := fmt.Sprintf("a %s SD card", bytesize.Format(cardSize))
 	switch {
 	case cfg.FlashSuite():
 		what = "nandsim (simulated raw NAND)"
 	case t.guestServesCard(cfg):
 		what = fmt.Sprintf("the simulated card %s served in the guest (the powercut suite cuts its power there; modelled waits × %g)", t.spec.Inner.Profile, t.opt.TimeScale)
 	case card != nil:
-		what = fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", plan.FormatSize(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
+		what = fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", bytesize.Format(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
 	}
 	args := []string{"run", "--request", reqFile}
 	t.opt.logf("booting a guest kernel under QEMU with %s; the guest runs: fsbench %v on %s", what, args, greq.Target)
