@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/figure"
+
 	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
@@ -276,7 +278,7 @@ func writeLineChart(w io.Writer, title, yLabel string, ss []series, markX uint64
 	}
 	for k := 0; k <= 4; k++ {
 		y := top / 1.1 * float64(k) / 4
-		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end">%s</text><path d="M%d %.1f H%d" stroke="#ddd"/>`+"\n", plotL-5, ypos(y)+4, trimFloat(y), plotL, ypos(y), plotL+plotWidth)
+		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end">%s</text><path d="M%d %.1f H%d" stroke="#ddd"/>`+"\n", plotL-5, ypos(y)+4, figure.Format(y), plotL, ypos(y), plotL+plotWidth)
 	}
 	fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="middle">block size / alignment (log2 scale)</text>`+"\n", plotL+plotWidth/2, svgH-10)
 	fmt.Fprintf(w, `<text x="15" y="%d" transform="rotate(-90 15 %d)" text-anchor="middle">%s</text>`+"\n", plotT+plotHgt/2, plotT+plotHgt/2, html.EscapeString(yLabel))
@@ -295,23 +297,13 @@ func writeLineChart(w io.Writer, title, yLabel string, ss []series, markX uint64
 		}
 		fmt.Fprintf(w, `<path d="%s" stroke="%s" stroke-width="2" fill="none"/>`+"\n", strings.TrimSpace(d.String()), s.color)
 		for i, x := range s.xs {
-			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s: %s</title></circle>`+"\n", xpos(x), ypos(s.ys[i]), s.color, formatSize(x), trimFloat(s.ys[i]))
+			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s: %s</title></circle>`+"\n", xpos(x), ypos(s.ys[i]), s.color, formatSize(x), figure.Format(s.ys[i]))
 		}
 		if s.name != "" {
 			fmt.Fprintf(w, `<text x="%d" y="%d" fill="%s">%s</text>`+"\n", plotL+plotWidth-150, plotT+15+15*si, s.color, html.EscapeString(s.name))
 		}
 	}
 	io.WriteString(w, "</svg>\n")
-}
-
-func trimFloat(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
 }
 
 func writeSweepChart(w io.Writer, title string, seq, gapped []SweepPoint) {

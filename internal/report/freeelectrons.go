@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/figure"
+
 	"github.com/fsbench/fsbench/internal/bytesize"
 
 	"github.com/fsbench/fsbench/internal/catalog"
@@ -325,13 +327,8 @@ func feFormat(v float64, bytes bool) string {
 		}
 		return strconv.FormatFloat(k, 'f', 0, 64)
 	}
-	a := math.Abs(v)
-	if a == 0 || a >= 100 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
 	// Three significant digits for any magnitude: a mount on nandsim takes milliseconds.
-	decimals := min(2-int(math.Floor(math.Log10(a))), 9)
-	return strconv.FormatFloat(v, 'f', decimals, 64)
+	return figure.Format(v)
 }
 
 // writeFreeElectrons writes the study's tables to the terminal, then their footnotes and

@@ -13,7 +13,6 @@ import (
 	"github.com/fsbench/fsbench/internal/bytesize"
 
 	"github.com/fsbench/fsbench/internal/catalog"
-	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -418,7 +417,7 @@ func rawRows(r *results.Run) []htmlRaw {
 			case m.Unit == "bytes":
 				row.Value, row.Unit = "-"+bytesize.Format(uint64(-v)), ""
 			default:
-				row.Value = plan.FormatFigure(v)
+				row.Value = format(v)
 			}
 		}
 		if m.WallSeconds > 0 {

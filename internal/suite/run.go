@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/figure"
+
 	"github.com/fsbench/fsbench/internal/bytesize"
 
 	"github.com/fsbench/fsbench/internal/dataset"
@@ -334,7 +336,7 @@ func describe(m results.Measurement) string {
 		s += "-" + bytesize.Format(uint64(-*m.Value))
 	case m.Status == results.OK:
 		// Rates: files/s, IOPS, KiB/s.
-		s += plan.FormatFigure(*m.Value) + " " + m.Unit
+		s += figure.Format(*m.Value) + " " + m.Unit
 	case m.Error != "":
 		s += m.Status + ": " + m.Error
 	default:
