@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fsbench/fsbench/internal/catalog"
+
 	"github.com/fsbench/fsbench/internal/bytesize"
 
 	"github.com/spf13/cobra"
@@ -103,7 +105,7 @@ func newListCmd(stdio IO) *cobra.Command {
 				fmt.Fprintf(stdio.Out, "\nSUITE %s\n", name)
 				w = tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
 				for _, t := range suite.Suites[name] {
-					fmt.Fprintf(w, "  %s\t%s\n", t.Name, t.Doc)
+					fmt.Fprintf(w, "  %s\t%s\n", t.Name, catalog.Get(t.Name).DocIn(name))
 				}
 				w.Flush()
 			}

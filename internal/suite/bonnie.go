@@ -55,16 +55,16 @@ const (
 
 func init() {
 	register("bonnie",
-		Test{Name: BonnieWrite, Unit: UnitKiBps, run: (*rep).bonnieWrite, Doc: "bonnie++ block write: one file (2 × RAM, capped to the device) written in 8 KiB write(2) calls, syncfs inside the timed part; rate before the sync in extra.rate_before_sync"},
-		Test{Name: BonnieRewrite, Unit: UnitKiBps, Needs: []string{BonnieWrite}, run: (*rep).bonnieRewrite, Doc: "bonnie++ rewrite: read each chunk, change it, write it back in place; syncfs timed"},
-		Test{Name: BonnieRead, Unit: UnitKiBps, Needs: []string{BonnieWrite}, run: (*rep).bonnieRead, Doc: "bonnie++ block read, cold: drop caches, then read the file in 8 KiB read(2) calls"},
-		Test{Name: BonnieSeeks, Unit: UnitSeeks, Needs: []string{BonnieWrite}, run: (*rep).bonnieSeeks, Doc: "bonnie++ random seeks, cold: 8192 seeks by 3 concurrent workers, each reading a chunk and rewriting 10 % of them; syncfs timed"},
-		Test{Name: BonnieSeqCreate, Unit: UnitFiles, run: (*rep).bonnieSeqCreate, Doc: "bonnie++ sequential create: empty files in name order; syncfs timed (extra.rate_before_sync without it)"},
-		Test{Name: BonnieSeqStat, Unit: UnitFiles, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqStat, Doc: "bonnie++ sequential read: stat(2) each file in readdir order"},
-		Test{Name: BonnieSeqDelete, Unit: UnitFiles, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqDelete, Doc: "bonnie++ sequential delete: unlink each file in readdir order; syncfs timed"},
-		Test{Name: BonnieRandCreate, Unit: UnitFiles, run: (*rep).bonnieRandCreate, Doc: "bonnie++ random create: empty files in random order; syncfs timed"},
-		Test{Name: BonnieRandStat, Unit: UnitFiles, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandStat, Doc: "bonnie++ random read: stat(2) each file in random order"},
-		Test{Name: BonnieRandDelete, Unit: UnitFiles, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandDelete, Doc: "bonnie++ random delete: unlink each file in random order; syncfs timed"},
+		Test{Name: BonnieWrite, run: (*rep).bonnieWrite},
+		Test{Name: BonnieRewrite, Needs: []string{BonnieWrite}, run: (*rep).bonnieRewrite},
+		Test{Name: BonnieRead, Needs: []string{BonnieWrite}, run: (*rep).bonnieRead},
+		Test{Name: BonnieSeeks, Needs: []string{BonnieWrite}, run: (*rep).bonnieSeeks},
+		Test{Name: BonnieSeqCreate, run: (*rep).bonnieSeqCreate},
+		Test{Name: BonnieSeqStat, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqStat},
+		Test{Name: BonnieSeqDelete, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqDelete},
+		Test{Name: BonnieRandCreate, run: (*rep).bonnieRandCreate},
+		Test{Name: BonnieRandStat, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandStat},
+		Test{Name: BonnieRandDelete, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandDelete},
 	)
 }
 

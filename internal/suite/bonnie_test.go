@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/catalog"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/fs"
@@ -441,8 +443,8 @@ func TestNewSuitesRegistered(t *testing.T) {
 					t.Errorf("%s needs %s, which does not run before it", test.Name, need)
 				}
 			}
-			if i >= len(setup) && (test.ReadOnly || test.Doc == "" || test.Unit == "s") {
-				t.Errorf("%s: read-only %v, unit %q, doc %q", test.Name, test.ReadOnly, test.Unit, test.Doc)
+			if c := catalog.Get(test.Name); i >= len(setup) && (test.ReadOnly || c.Doc == "" || c.Unit == "s") {
+				t.Errorf("%s: read-only %v, unit %q, doc %q", test.Name, test.ReadOnly, c.Unit, c.Doc)
 			}
 		}
 	}

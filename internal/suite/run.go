@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/catalog"
+
 	"github.com/fsbench/fsbench/internal/figure"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
@@ -120,6 +122,13 @@ type recorder struct {
 
 func (c recorder) put(m results.Measurement) error {
 	m.Variant, m.Rep, m.Warmup = c.variant, c.n, c.warmup
+	// The results, the report and the exporters read a figure in the catalog's unit: a test
+	// recording another is a bug, caught here rather than shown wrongly.
+	if m.Status == results.OK {
+		if ct, ok := catalog.Lookup(m.Test); !ok || ct.Unit != m.Unit {
+			return fmt.Errorf("%s recorded a figure in %q, the catalog says %q (a bug in the suite)", m.Test, m.Unit, ct.Unit)
+		}
+	}
 	if c.log != nil {
 		c.log("%s", describe(m))
 	}

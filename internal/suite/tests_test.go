@@ -92,7 +92,7 @@ func TestEveryTestIsRunBySomeStep(t *testing.T) {
 }
 
 func TestSelectSeveralSuites(t *testing.T) {
-	register("test-extra", Test{Name: "extra", Unit: "s", run: (*rep).remove})
+	register("test-extra", Test{Name: "extra", run: (*rep).remove})
 	defer delete(Suites, "test-extra")
 	sel, err := Select("bootlin, test-extra", nil)
 	if err != nil {
