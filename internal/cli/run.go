@@ -181,7 +181,7 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 		cfg.Warmup = f.warmup
 	}
 	if fl.Changed("suite") {
-		cfg.Suite = f.suite
+		cfg.Suite = plan.ParseSuites(f.suite)
 	}
 	if fl.Changed("cuts") {
 		if f.cuts < 1 {
@@ -196,7 +196,7 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	default:
 		return cfg, usagef("--fault %q: the known fault is merge-loss", f.fault)
 	}
-	if cfg.Suite == plan.FlashSuite && reflect.DeepEqual(cfg.Variants, plan.DefaultVariants()) {
+	if cfg.FlashSuite() && reflect.DeepEqual(cfg.Variants, plan.DefaultVariants()) {
 		// The default variants are block filesystems: on raw NAND the study's ones run.
 		cfg.Variants = plan.FlashVariants()
 	}

@@ -33,7 +33,7 @@ type Config struct {
 	// Scheduler is the I/O scheduler to set on the device for the run ("none", "mq-deadline",
 	// "bfq", ...); "" leaves the device's own.
 	Scheduler   string   `json:"scheduler,omitempty"`
-	Suite       string   `json:"suite"`                        // default "bootlin"; several: "bonnie,smallfiles"
+	Suite       Suites   `json:"suite"`                        // default "bootlin"; several: "bonnie,smallfiles"
 	Tests       []string `json:"tests,omitempty"`              // empty = every test of the suite
 	Dataset     string   `json:"dataset,omitempty"`            // "" = generated tree; else a directory
 	DatasetSize uint64   `json:"dataset_size_bytes,omitempty"` // 0 = scaled to Size
@@ -166,7 +166,7 @@ func Default() Config {
 	return Config{
 		Size:        DefaultSize,
 		Repetitions: DefaultRepetitions,
-		Suite:       DefaultSuite,
+		Suite:       Suites{DefaultSuite},
 		Seed:        DefaultSeed,
 		Timeout:     Duration{DefaultTimeout},
 		ResultsDir:  DefaultResultsDir,
@@ -232,12 +232,12 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 	if c.Repetitions < 1 {
 		p.add(at("repetitions", -1), "repetitions must be at least 1, not %d", c.Repetitions)
 	}
-	if c.Suite == "" {
+	if len(c.Suite) == 0 {
 		p.add(at("suite", -1), "suite is empty%s", knownSuffix(opt.KnownSuites))
 	} else if opt.KnownSuites != nil {
 		// Several suites run one after the other on the same fresh filesystem: "a,b".
-		for _, name := range strings.Split(c.Suite, ",") {
-			if name = strings.TrimSpace(name); !slices.Contains(opt.KnownSuites, name) {
+		for _, name := range c.Suite {
+			if !slices.Contains(opt.KnownSuites, name) {
 				p.add(at("suite", -1), "unknown suite %q%s (known: %s)",
 					name, didYouMean(name, opt.KnownSuites), knownList(opt.KnownSuites))
 			}
@@ -350,12 +350,12 @@ func knownSuffix(known []string) string {
 
 // FlashSuite reports whether the run is the raw-flash suite (free-electrons), which runs on a
 // simulated NAND chip instead of a block device.
-func (c Config) FlashSuite() bool { return strings.TrimSpace(c.Suite) == FlashSuite }
+func (c Config) FlashSuite() bool { return c.Suite.Only(FlashSuite) }
 
 // CheckSuiteMix refuses the raw-flash suite combined with block-device suites: they need
 // different devices.
 func (c Config) CheckSuiteMix() error {
-	if !c.FlashSuite() && slices.Contains(strings.Split(strings.ReplaceAll(c.Suite, " ", ""), ","), FlashSuite) {
+	if !c.FlashSuite() && c.Suite.Has(FlashSuite) {
 		return Refusef("suite %s cannot be combined with block-device suites: run it on its own", FlashSuite)
 	}
 	return nil

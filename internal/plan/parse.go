@@ -121,7 +121,11 @@ func Parse(filename string, data []byte, opt Options) (Config, error) {
 			d.typeErr("warmup", raw.Warmup, "true or false")
 		}
 	}
-	d.str(raw.Suite, "suite", &c.Suite)
+	if raw.Suite != nil {
+		suites := c.Suite.String() // kept when the key has the wrong type
+		d.str(raw.Suite, "suite", &suites)
+		c.Suite = ParseSuites(suites)
+	}
 	if raw.Tests != nil {
 		if tests, ok := d.strList(raw.Tests, kl.topKey("tests"), "tests",
 			"remove the key to run every test of the suite"); ok {

@@ -393,8 +393,8 @@ func newRun(opt Options, p *Plan) *results.Run {
 // paramsFor keeps, for results.json, the parameters of the suites the run has.
 func paramsFor(cfg plan.Config) plan.SuiteParams {
 	var out plan.SuiteParams
-	for _, s := range strings.Split(cfg.Suite, ",") {
-		switch strings.TrimSpace(s) {
+	for _, s := range cfg.Suite {
+		switch s {
 		case "bonnie":
 			out.Bonnie = cfg.Params.Bonnie
 		case "smallfiles":

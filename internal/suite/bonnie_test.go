@@ -448,7 +448,7 @@ func TestNewSuitesRegistered(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Select("bonnie,smallfiles,randio", nil); err != nil {
+	if _, err := Select(plan.Suites{"bonnie", "smallfiles", "randio"}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -483,7 +483,7 @@ func mounted(t testing.TB, size uint64, suites string) (*Env, func()) {
 		loop.Detach()
 		t.Fatal(err)
 	}
-	sel, err := Select(suites, nil)
+	sel, err := Select(plan.ParseSuites(suites), nil)
 	if err != nil {
 		loop.Detach()
 		t.Fatal(err)

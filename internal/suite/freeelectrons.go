@@ -50,10 +50,6 @@ func init() {
 	Suites[plan.FlashSuite] = FreeElectrons
 }
 
-// IsFlashSuite reports whether a suite list is the raw-flash suite (which cannot be combined
-// with block-device suites: they need different devices).
-func IsFlashSuite(suites string) bool { return strings.TrimSpace(suites) == plan.FlashSuite }
-
 // flashState is a raw-flash repetition's chip and what it loaded: like the study, which reset
 // its board between filesystems, the repetition leaves nothing loaded (teardownFlash).
 type flashState struct {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/plan"
+
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -128,12 +130,11 @@ type Selection struct {
 	Order []Test
 }
 
-// Select resolves a suite list ("bootlin", or several as "bonnie,smallfiles", run one after the
-// other on the same fresh filesystem) and the selected test names (all when empty).
-func Select(suites string, names []string) (Selection, error) {
+// Select resolves the suites of a run (one, or several run one after the other on the same fresh
+// filesystem) and the selected test names (all when empty).
+func Select(suites plan.Suites, names []string) (Selection, error) {
 	sel := Selection{Record: map[string]bool{}, Run: map[string]bool{}}
-	for _, s := range strings.Split(suites, ",") {
-		s = strings.TrimSpace(s)
+	for _, s := range suites {
 		tests, ok := Suites[s]
 		if !ok {
 			return Selection{}, fmt.Errorf("unknown suite %q (known: %s)", s, strings.Join(SuiteNames(), ", "))

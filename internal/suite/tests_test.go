@@ -35,7 +35,7 @@ func TestSelect(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sel, err := Select(tc.suite, tc.tests)
+			sel, err := Select(plan.ParseSuites(tc.suite), tc.tests)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -94,7 +94,7 @@ func TestEveryTestIsRunBySomeStep(t *testing.T) {
 func TestSelectSeveralSuites(t *testing.T) {
 	register("test-extra", Test{Name: "extra", run: (*rep).remove})
 	defer delete(Suites, "test-extra")
-	sel, err := Select("bootlin, test-extra", nil)
+	sel, err := Select(plan.ParseSuites("bootlin, test-extra"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestCheckSuites(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := plan.Default()
-		cfg.Suite = tc.suites
+		cfg.Suite = plan.ParseSuites(tc.suites)
 		cfg.Size = 256 << 20
 		err = tg.Check(cfg)
 		if tc.wantErr == "" {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,7 +67,7 @@ func (t *vmTarget) guestServesCard(cfg plan.Config) bool {
 }
 
 func hasPowerCut(cfg plan.Config) bool {
-	return slices.Contains(strings.Split(strings.ReplaceAll(cfg.Suite, " ", ""), ","), catalog.SuitePowerCut)
+	return cfg.Suite.Has(catalog.SuitePowerCut)
 }
 
 // Check refuses what the guest cannot do: a user's dataset (the guest sees only the results
