@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/mountinfo"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
 )
 
 // FUSEAvailable reports whether this build can serve a card through FUSE.
@@ -142,7 +142,7 @@ func unmount(server *fuse.Server, dir string, timeout time.Duration, logw io.Wri
 			return nil
 		}
 		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
-			lerr := unix.Unmount(dir, unix.MNT_DETACH)
+			_, lerr := mountinfo.Unmount(context.Background(), dir, mountinfo.UnmountOptions{Detach: true})
 			return errors.Join(fmt.Errorf("unmount %s: %w; detached it lazily", dir, err), lerr)
 		}
 		if !said {

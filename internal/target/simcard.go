@@ -18,9 +18,6 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-
-	"golang.org/x/sys/unix"
-
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/mountinfo"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -276,7 +273,7 @@ func (s *Simcard) Stop() error {
 		// connection ("Transport endpoint is not connected"). A plain umount fails with EBUSY
 		// while a loop device still references the card file, so detach it lazily: it leaves
 		// the namespace now and the kernel frees it when the last reference goes.
-		if err := unix.Unmount(s.dir, unix.MNT_DETACH); err != nil {
+		if _, err := mountinfo.Unmount(context.Background(), s.dir, mountinfo.UnmountOptions{Detach: true}); err != nil {
 			errs = append(errs, fmt.Errorf("lazy unmount of dead simcard mount %s: %w", s.dir, err))
 		} else {
 			errs = append(errs, fmt.Errorf("simcard server left %s mounted; detached it lazily", s.dir))
