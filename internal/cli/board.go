@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/board"
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // boardCmdFlags are the flags of fsbench board.

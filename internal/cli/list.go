@@ -7,12 +7,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/fsbench/fsbench/internal/catalog"
-
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/target"

@@ -13,12 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/advise"
 	"github.com/fsbench/fsbench/internal/aging"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"

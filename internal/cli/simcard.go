@@ -7,10 +7,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/simcard"
 )

@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/fsbench/fsbench/internal/fs"
 )
 

@@ -13,9 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/figure"
-
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/figure"
 )
 
 // File names written by WriteFiles.

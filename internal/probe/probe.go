@@ -21,9 +21,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // Schema is the version tag of probe.json. A change that breaks readers gets a new version.

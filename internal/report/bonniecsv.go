@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )

@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fsbench/fsbench/internal/figure"
-
 	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 )
 

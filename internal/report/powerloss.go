@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/results"

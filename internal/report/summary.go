@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/figure"
-
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/fsbench/fsbench/internal/results"
 )
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"

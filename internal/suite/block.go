@@ -12,12 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/aging"
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/aging"
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"

@@ -16,11 +16,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/aging"
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/aging"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"

@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/catalog"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"

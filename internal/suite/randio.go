@@ -12,10 +12,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )

@@ -7,13 +7,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/catalog"
-
-	"github.com/fsbench/fsbench/internal/figure"
-
 	"github.com/fsbench/fsbench/internal/bytesize"
-
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"

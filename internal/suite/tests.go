@@ -9,9 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fsbench/fsbench/internal/plan"
-
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 )
 

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-
 	"github.com/fsbench/fsbench/internal/plan"
 )
 
