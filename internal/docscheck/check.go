@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -68,6 +69,8 @@ type Checker struct {
 	Full    bool
 	Timeout time.Duration // per command
 	Log     func(format string, args ...any)
+
+	loop string // the loop device standing for the documents' cards (LoopDevice)
 }
 
 // Result is a step's check.
@@ -117,6 +120,15 @@ func (c *Checker) Fixtures(ctx context.Context) []Result {
 		}
 	}
 	add(mk("truncate", "-s", "64M", "card.img"))
+	// The card the documents' device runs name: a loop device over a scratch image.
+	if add(mk("truncate", "-s", "512M", "device.img")) {
+		r := mk("losetup", "--find", "--show", "device.img")
+		if r.Err == nil {
+			c.loop = strings.TrimSpace(r.Output)
+		}
+		r.Output = ""
+		add(r)
+	}
 	add(mk("fsbench", "probe", "card.img", "-o", "probe"))
 	r := mk("fsbench", "list", "--preset", "ext4-tuning")
 	if r.Err == nil {
@@ -125,6 +137,19 @@ func (c *Checker) Fixtures(ctx context.Context) []Result {
 	r.Output = ""
 	add(r)
 	return out
+}
+
+// Close detaches the loop device Fixtures attached.
+func (c *Checker) Close() error {
+	if c.loop == "" {
+		return nil
+	}
+	out, err := exec.Command("losetup", "--detach", c.loop).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("losetup --detach %s: %w: %s", c.loop, err, out)
+	}
+	c.loop = ""
+	return nil
 }
 
 // Check runs one step's check.
@@ -162,6 +187,15 @@ func (c *Checker) exec(ctx context.Context, s Step, argv, env []string, how stri
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	start := time.Now()
+	argv = slices.Clone(argv)
+	for i, a := range argv {
+		if strings.Contains(a, LoopDevice) {
+			if c.loop == "" {
+				return Result{Step: s, How: how, Err: fmt.Errorf("no loop device attached for %s (Fixtures failed?)", a)}
+			}
+			argv[i] = strings.ReplaceAll(a, LoopDevice, c.loop)
+		}
+	}
 	prog := argv[0]
 	if prog == "fsbench" {
 		prog = c.Bin
@@ -174,7 +208,12 @@ func (c *Checker) exec(ctx context.Context, s Step, argv, env []string, how stri
 	cmd.Env = append(append(os.Environ(), "TMPDIR="+filepath.Join(c.Scratch, "tmp")), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	var err error
+	if s.Serves != "" {
+		err = c.serve(ctx, cmd, s.Serves)
+	} else {
+		err = cmd.Run()
+	}
 	r := Result{Step: s, How: how + ": " + strings.Join(argv, " "), Took: time.Since(start), Output: out.String()}
 	if err != nil {
 		r.Err = fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
@@ -184,6 +223,39 @@ func (c *Checker) exec(ctx context.Context, s Step, argv, env []string, how stri
 	}
 	r.Step.Argv = argv
 	return r
+}
+
+// serve starts a server, waits for the file it serves to appear, and stops it with SIGTERM: it
+// must exit 0, having cleaned up.
+func (c *Checker) serve(ctx context.Context, cmd *exec.Cmd, file string) error {
+	if err := os.MkdirAll(filepath.Join(c.Scratch, filepath.Dir(file)), 0o755); err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return fmt.Errorf("exited before %s appeared: %v", file, err)
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+			<-done
+			return fmt.Errorf("%s did not appear: %w", file, ctx.Err())
+		case <-tick.C:
+		}
+		if _, err := os.Stat(filepath.Join(c.Scratch, file)); err == nil {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	return <-done
 }
 
 func (c *Checker) timeout() time.Duration {

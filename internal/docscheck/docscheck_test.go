@@ -57,23 +57,25 @@ func TestPlan(t *testing.T) {
 		argv   string // the last step's
 	}{
 		{"./scripts/setup-debian.sh && make build && ./fsbench run", false, []Kind{Script, MakeDry, Reduced},
-			"fsbench run -n 1 --variants ext4 --size 512M --tests mkfs,mount"},
-		{"fsbench run 2>&1 | head", false, []Kind{Reduced}, "fsbench run -n 1 --variants ext4 --size 512M --tests mkfs,mount"},
+			"fsbench run -n 1 --variants ext4 --size 512M --force --tests mkfs,mount"},
+		{"fsbench run 2>&1 | head", false, []Kind{Reduced}, "fsbench run -n 1 --variants ext4 --size 512M --force --tests mkfs,mount"},
 		{"fsbench run --suite powercut --target simcard:sd-typical", false, []Kind{Reduced},
-			"fsbench run --suite powercut --target simcard:sd-typical -n 1 --variants ext4 --size 512M --cuts 2"},
-		{"fsbench run --preset ext4-tuning", false, []Kind{Reduced}, "fsbench run --preset ext4-tuning -n 1 --size 512M --tests mkfs,mount"},
+			"fsbench run --suite powercut --target simcard:sd-typical -n 1 --variants ext4 --size 512M --force --cuts 2"},
+		{"fsbench run --preset ext4-tuning", false, []Kind{Reduced}, "fsbench run --preset ext4-tuning -n 1 --size 512M --force --tests mkfs,mount"},
 		{"fsbench probe /dev/mmcblk0", false, []Kind{Reduced}, "fsbench probe card.img"},
 		{"fsbench compare A B", true, []Kind{Run}, "fsbench compare r1 r2"},
 		{"fsbench list --preset NAME", true, []Kind{Run}, "fsbench list --preset ext4-tuning"},
 		{"fsbench merge -o DIR RUN RUN...", true, []Kind{Flags}, "fsbench merge -o DIR RUN RUN..."},
 		{"fsbench merge -o", true, []Kind{Flags}, "fsbench merge -o"},
-		{"sudo ./fsbench run --target device:/dev/sdb1 --destroy /dev/sdb1", false, []Kind{Flags}, "fsbench run --target device:/dev/sdb1 --destroy /dev/sdb1"},
+		{"sudo ./fsbench run --target device:/dev/sdb1 --destroy /dev/sdb1", false, []Kind{Reduced},
+			"fsbench run --target device:LOOPDEV --destroy LOOPDEV -n 1 --variants ext4 --size 512M --force --tests mkfs,mount"},
 		{"fsbench run --target vm --suite free-electrons", false, []Kind{Flags}, "fsbench run --target vm --suite free-electrons"},
+		{"fsbench simcard serve --profile sd-typical --size 2G DIR", true, []Kind{Reduced}, "fsbench simcard serve --profile sd-typical --size 2G sim"},
 		{"sudo ./fsbench board up", false, []Kind{Flags}, "fsbench board up"},
 		{"make bench-farm FARM_BOARDS=emulated", true, []Kind{MakeDry}, "make bench-farm FARM_BOARDS=emulated"},
 		{"go test ./cmd/fsbench -run Labgrid", true, []Kind{TestExists}, "go test ./cmd/fsbench -run Labgrid"},
 		{"FSBENCH_HEAPPROFILE=/tmp/heap.pprof /usr/bin/time -v fsbench run -o /tmp/res", false, []Kind{Reduced},
-			"fsbench run -o tmp/res -n 1 --variants ext4 --size 512M --tests mkfs,mount"},
+			"fsbench run -o tmp/res -n 1 --variants ext4 --size 512M --force --tests mkfs,mount"},
 	}
 	for _, tt := range tests {
 		steps, err := Plan(Command{File: "x.md", Line: 1, Text: tt.text, Inline: tt.inline}, map[string]string{})

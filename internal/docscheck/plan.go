@@ -42,18 +42,30 @@ type Step struct {
 	Env  []string // VAR=value set for Run and Reduced
 	Argv []string // what runs or is checked; Argv[0] is "fsbench" for the binary under test
 	Why  string   // why it is not run as written: the reduction, or the test that runs it
+	// Serves: the command is a server that runs until stopped: it passes when this file
+	// (relative to the scratch directory) appears, then stops cleanly at SIGTERM.
+	Serves string
 }
 
 // Reduction flags appended to a documented fsbench run: one repetition of one variant on a
 // 512 MiB image. Later flags win in the command line, so these override the document's.
-var reduceRun = []string{"-n", "1", "--variants", "ext4", "--size", "512M"}
+// --force: a fixture may already hold the results directory the document names.
+var reduceRun = []string{"-n", "1", "--variants", "ext4", "--size", "512M", "--force"}
+
+// LoopDevice stands in a planned command for the loop device the checker attaches over a
+// scratch image, where the document names a card (/dev/sdb1).
+const LoopDevice = "LOOPDEV"
 
 // fixtures replace the documents' placeholders with what the scratch directory holds (made by
 // Fixtures before the checks).
 var fixtures = map[string]string{
 	"RESULTS_DIR": "r1", "A": "r1", "B": "r2", "probe.json": "probe/probe.json", "DEVICE": "card.img",
 	"PROFILE": "sd-typical", "matrix.toml": "matrix.toml", "./internal/NAME": "./internal/plan",
+	"/mnt/sim": "sim",
 }
+
+// afterSub fills the operand placeholder of a subcommand.
+var afterSub = map[string]string{"serve": "sim"}
 
 // afterFlag fills a placeholder from the flag before it.
 var afterFlag = map[string]string{"--preset": "ext4-tuning", "--show": "sd-typical"}
@@ -91,27 +103,9 @@ func splitShell(s string) []string {
 }
 
 func planSimple(c Command, text string, vars map[string]string) (Step, error) {
-	w := Words(text)
 	st := Step{Cmd: c}
-	// Leading sudo, environment assignments and /usr/bin/time -v.
-	for len(w) > 0 {
-		switch {
-		case w[0] == "sudo":
-			w = w[1:]
-		case w[0] == "/usr/bin/time":
-			w = w[1:]
-			if len(w) > 0 && w[0] == "-v" {
-				w = w[1:]
-			}
-		case isAssign(w[0]) && len(w) > 1:
-			// Paths under /tmp/ go to the scratch directory's tmp/, as in the arguments.
-			st.Env = append(st.Env, strings.ReplaceAll(w[0], "=/tmp/", "=tmp/"))
-			w = w[1:]
-		default:
-			goto done
-		}
-	}
-done:
+	var w []string
+	st.Env, w = leading(Words(text))
 	if len(w) == 1 && isAssign(w[0]) {
 		name, val, _ := strings.Cut(w[0], "=")
 		vars[name] = val
@@ -129,6 +123,34 @@ done:
 	if len(w) == 0 {
 		return st, fmt.Errorf("no command")
 	}
+	return planProgram(st, w)
+}
+
+// leading takes off what comes before the program: sudo, environment assignments (returned,
+// their /tmp/ paths moved to the scratch directory's tmp/ as the arguments' are) and
+// /usr/bin/time -v.
+func leading(w []string) (env, rest []string) {
+	for len(w) > 0 {
+		switch {
+		case w[0] == "sudo":
+			w = w[1:]
+		case w[0] == "/usr/bin/time":
+			w = w[1:]
+			if len(w) > 0 && w[0] == "-v" {
+				w = w[1:]
+			}
+		case isAssign(w[0]) && len(w) > 1:
+			env = append(env, strings.ReplaceAll(w[0], "=/tmp/", "=tmp/"))
+			w = w[1:]
+		default:
+			return env, w
+		}
+	}
+	return env, w
+}
+
+// planProgram decides by the program how a simple command is checked.
+func planProgram(st Step, w []string) (Step, error) {
 	prog := strings.TrimPrefix(w[0], "./")
 	switch {
 	case prog == "fsbench":
@@ -198,8 +220,6 @@ func remoteWhy(args []string) (string, bool) {
 		return "needs a board over SSH: cmd/fsbench's TestSSHTargetFakeTransport and internal/board's TestBoardRemote run it", true
 	case has("vm") && (slices.Contains(args, "vm") || has("--target=vm") || has("vm:")):
 		return "boots the QEMU guest (tens of minutes under TCG): cmd/fsbench's TestVMSDCard, TestVMFreeElectrons and TestVMPowerCut run it", true
-	case len(args) > 1 && args[0] == "simcard" && args[1] == "serve":
-		return "serves the card until stopped: internal/runner's TestRunOnSimulatedCard runs the server under a run", true
 	}
 	return "", false
 }
@@ -214,6 +234,15 @@ func planFsbench(st Step, args []string) (Step, error) {
 		return st, nil
 	}
 	filled := fill(st.Argv)
+	if len(args) > 1 && args[0] == "simcard" && args[1] == "serve" {
+		// DIR, the mount point, is the operand at the end.
+		if last := filled[len(filled)-1]; placeholder.MatchString(last) {
+			filled[len(filled)-1] = afterSub["serve"]
+		}
+		st.Kind, st.Argv, st.Serves = Reduced, filled, filled[len(filled)-1]+"/card"
+		st.Why = "served until its card appears, then stopped with SIGTERM (it serves until stopped)"
+		return st, nil
+	}
 	for _, a := range filled[1:] {
 		if placeholder.MatchString(a) && !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "[|<") || strings.Contains(a, "...") {
 			st.Kind, st.Why = Flags, "a synopsis with placeholders ("+a+"): the same command with values is run elsewhere in the documents or by its package's tests"
@@ -240,12 +269,17 @@ func planFsbench(st Step, args []string) (Step, error) {
 		}
 		return st, nil
 	case "run":
-		if devices {
-			st.Kind, st.Why = Flags, "destroys the named card: internal/runner's TestDeviceTarget runs the device target on a loop device"
-			return st, nil
-		}
 		st.Kind, st.Argv = Reduced, append(filled, reduceRun...)
 		st.Why = "one repetition of ext4 on a 512 MiB image"
+		if devices {
+			// The card the document names becomes a loop device over a scratch image.
+			for i, a := range st.Argv {
+				if j := strings.Index(a, "/dev/"); j >= 0 {
+					st.Argv[i] = a[:j] + LoopDevice
+				}
+			}
+			st.Why = "on a loop device over a 512 MiB scratch image instead of the card, one repetition of ext4"
+		}
 		switch suite := flagValue(args, "--suite"); suite {
 		case "", "bootlin":
 			if flagValue(args, "--preset") == "" && flagValue(args, "-c") == "" {
@@ -258,7 +292,7 @@ func planFsbench(st Step, args []string) (Step, error) {
 		}
 		if flagValue(args, "--preset") != "" || flagValue(args, "-c") != "" {
 			// A preset or a configuration file names its own variants.
-			st.Argv = slices.Delete(st.Argv, len(filled)+2, len(filled)+4)
+			st.Argv = slices.DeleteFunc(st.Argv, func(a string) bool { return a == "--variants" || a == "ext4" })
 			st.Argv = append(st.Argv, "--tests", "mkfs,mount")
 			st.Why = "one repetition on a 512 MiB image, mkfs and mount only"
 		}

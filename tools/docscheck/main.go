@@ -60,6 +60,11 @@ func run(root string, full, keep bool, timeout time.Duration) int {
 		return 1
 	}
 	c := &docscheck.Checker{Root: root, Scratch: scratch, Bin: bin, Full: full, Timeout: timeout}
+	defer func() {
+		if err := c.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
 	var results []docscheck.Result
 	if full {
 		for _, r := range c.Fixtures(ctx) {
