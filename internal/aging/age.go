@@ -28,6 +28,11 @@ type Options struct {
 	Capacity uint64
 	// Log receives a line now and then; may be nil.
 	Log func(format string, args ...any)
+	// Reclaim, when set, gives back the space the filesystem still holds for deleted data
+	// (fs.Reclaimer: nilfs2's checkpoints). The churn calls it when a write finds the
+	// filesystem full, then tries that write once more, and before it removes anything to
+	// make room for the tests.
+	Reclaim func(context.Context) error
 }
 
 // Result is what an aging did.
@@ -45,6 +50,8 @@ type Result struct {
 	Fsyncs  int
 	Renames int
 	Deletes int
+	// Reclaims counts the calls of Options.Reclaim.
+	Reclaims int
 	// EndedEarly says why the churn stopped before its amount (the filesystem was full); "" when
 	// it completed. Trimmed says what was removed afterwards to leave the tests their room.
 	EndedEarly, Trimmed string
@@ -69,7 +76,7 @@ func Age(ctx context.Context, dir string, spec Spec, opt Options) (Result, error
 	}
 	a := &ager{ctx: ctx, dir: dir, r: rand.New(rand.NewPCG(opt.Seed, 0x616765)), seed: opt.Seed,
 		capacity: opt.Capacity, target: uint64(spec.Fullness * float64(opt.Capacity)),
-		churnTarget: uint64(spec.Churn * float64(opt.Capacity)), log: opt.Log, dirs: map[string]bool{}}
+		churnTarget: uint64(spec.Churn * float64(opt.Capacity)), log: opt.Log, dirs: map[string]bool{}, reclaim: opt.Reclaim}
 	a.res.Spec = spec.String()
 	if a.log == nil {
 		a.log = func(string, ...any) {}
@@ -131,6 +138,7 @@ func Age(ctx context.Context, dir string, spec Spec, opt Options) (Result, error
 // available; it returns how many it removed.
 func (a *ager) makeRoom(need uint64) (int, error) {
 	n := 0
+	reclaimed := false
 	for {
 		if err := a.syncfs(); err != nil {
 			return n, err
@@ -142,6 +150,15 @@ func (a *ager) makeRoom(need uint64) (int, error) {
 		// Bfree, not Bavail: fsbench runs as root, which may use ext4's reserved blocks.
 		if st.Bfree*uint64(st.Bsize) >= need {
 			return n, nil
+		}
+		if !reclaimed && a.reclaim != nil {
+			// Space the filesystem still holds for deleted data first: removing packages
+			// would change the tree for nothing.
+			reclaimed = true
+			if err := a.doReclaim(); err != nil {
+				return n, err
+			}
+			continue
 		}
 		for range 8 {
 			switch {
@@ -187,10 +204,24 @@ type ager struct {
 	log         func(string, ...any)
 	res         Result
 	buf         []byte
+	reclaim     func(context.Context) error
+	// sinceReclaim is what was written since the last reclaim: a write that finds the
+	// filesystem full right after one has nothing more to gain from another.
+	sinceReclaim uint64
+}
+
+func (a *ager) doReclaim() error {
+	a.res.Reclaims++
+	a.sinceReclaim = 0
+	if err := a.reclaim(a.ctx); err != nil {
+		return fmt.Errorf("reclaiming deleted data's space: %w", err)
+	}
+	return nil
 }
 
 // wrote counts n bytes written.
 func (a *ager) wrote(n int64) {
+	a.sinceReclaim += uint64(n)
 	if a.filling {
 		a.res.FillBytes += uint64(n)
 	} else {
@@ -223,7 +254,20 @@ func (a *ager) writeFile(path string, size int64, fsync bool) error {
 	return a.writeBytes(path, b, fsync)
 }
 
+// writeBytes writes b to path; when the filesystem is full and Options.Reclaim can give space
+// back, it reclaims and writes once more.
 func (a *ager) writeBytes(path string, b []byte, fsync bool) error {
+	err := a.writeOnce(path, b, fsync)
+	if errors.Is(err, unix.ENOSPC) && a.reclaim != nil && a.sinceReclaim > 0 {
+		if rerr := a.doReclaim(); rerr != nil {
+			return rerr
+		}
+		err = a.writeOnce(path, b, fsync)
+	}
+	return err
+}
+
+func (a *ager) writeOnce(path string, b []byte, fsync bool) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
 )
 
 // TestRealLoopDevice checks Identify, ReadStat, SizeBytes and Discard against a real loop
@@ -26,10 +26,10 @@ func TestRealLoopDevice(t *testing.T) {
 	}
 	img := filepath.Join(dir, "dev.img")
 	const size = 32 << 20
-	if err := target.CreateImage(img, size); err != nil {
+	if err := session.CreateImage(img, size); err != nil {
 		t.Fatal(err)
 	}
-	l, err := target.AttachLoop(img, target.LoopOptions{})
+	l, err := session.AttachLoop(img, session.LoopOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

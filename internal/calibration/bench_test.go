@@ -23,8 +23,9 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
-	"github.com/fsbench/fsbench/internal/target"
+	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -372,7 +373,7 @@ func randioRow(run *results.Run, test string) row {
 // trace: tracefs unavailable, said in the log).
 func runProbe(t *testing.T, bin, profile string) (*probe.Result, *trace.Trace, string, error) {
 	dir := t.TempDir()
-	sc, err := target.StartSimcard(context.Background(), target.SimcardOptions{
+	sc, err := simkind.StartSimcard(context.Background(), simkind.SimcardOptions{
 		Profile: profile, Size: probeCard, Dir: filepath.Join(dir, "mnt"),
 		Backing: filepath.Join(dir, "card.img"), TimeScale: 1, Command: []string{bin},
 	})
@@ -384,7 +385,7 @@ func runProbe(t *testing.T, bin, profile string) (*probe.Result, *trace.Trace, s
 			t.Errorf("stop the %s card's server (pid %d): %v", profile, sc.Pid(), err)
 		}
 	}()
-	l, err := target.AttachLoop(sc.CardPath(), target.LoopOptions{DirectIO: true})
+	l, err := session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true})
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("attach a loop device over %s: %w", sc.CardPath(), err)
 	}

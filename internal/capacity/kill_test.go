@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
-	"github.com/fsbench/fsbench/internal/target"
+	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 )
 
 const (
@@ -163,7 +164,7 @@ func serveLoop(t *testing.T, dir, profile string, size uint64, backing string) s
 	defer cancel()
 	argv, env := simcardtest.Command("TestSimcardHelperProcess", simcardHelperEnv)
 	var log bytes.Buffer
-	sc, err := target.StartSimcard(ctx, target.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
+	sc, err := simkind.StartSimcard(ctx, simkind.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
 		Backing: backing, TimeScale: 0.0001, Command: argv, Env: env, Log: &log, PathOffset: "off"})
 	if err != nil {
 		t.Fatalf("serve %s: %v\n%s", profile, err, log.String())
@@ -173,7 +174,7 @@ func serveLoop(t *testing.T, dir, profile string, size uint64, backing string) s
 			t.Errorf("stop the card: %v\n%s", err, log.String())
 		}
 	})
-	l, err := target.AttachLoop(sc.CardPath(), target.LoopOptions{DirectIO: true})
+	l, err := session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true})
 	if err != nil {
 		t.Fatal(err)
 	}

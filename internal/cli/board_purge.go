@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
 )
 
 // newPurgeRunCmd removes a run directory a host left on this board, if it carries fsbench's
@@ -13,7 +13,7 @@ func newPurgeRunCmd(IO) *cobra.Command {
 		Use: "purge-run DIR", Hidden: true, Args: cobra.ExactArgs(1),
 		Short: "Remove a run directory a host left on this board, if it carries fsbench's marks",
 		RunE: func(_ *cobra.Command, args []string) error {
-			return target.PurgeRun(args[0])
+			return session.PurgeRun(args[0])
 		},
 	}
 }

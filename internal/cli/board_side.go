@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/remote"
 )
 
 // The commands a host runs on a board over SSH. They are hidden: people run them through
@@ -17,7 +17,7 @@ func newFactsCmd(stdio IO) *cobra.Command {
 		Use: "facts", Hidden: true, Args: cobra.NoArgs,
 		Short: "Print what this machine is and which filesystems it can run, as JSON (for a host planning a run here)",
 		RunE: func(*cobra.Command, []string) error {
-			f, err := target.LocalBoardFacts(Version)
+			f, err := remote.LocalBoardFacts(Version)
 			if err != nil {
 				return err
 			}
@@ -34,7 +34,7 @@ func newPackCmd(stdio IO) *cobra.Command {
 		Use: "pack DIR", Hidden: true, Args: cobra.ExactArgs(1),
 		Short: "Write the files of a results directory to standard output as a tar stream",
 		RunE: func(_ *cobra.Command, args []string) error {
-			return target.Pack(stdio.Out, args[0])
+			return remote.Pack(stdio.Out, args[0])
 		},
 	}
 }

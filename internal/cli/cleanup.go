@@ -11,7 +11,9 @@ import (
 	"github.com/fsbench/fsbench/internal/board"
 	"github.com/fsbench/fsbench/internal/capacity"
 	"github.com/fsbench/fsbench/internal/plan"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
+	"github.com/fsbench/fsbench/internal/targets"
+	"github.com/fsbench/fsbench/internal/targets/boards"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -22,7 +24,7 @@ func newCleanupCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes, labgrid places)",
-		Long: `Every run records what it creates in ` + target.DefaultLedgerDir + `. A run that was killed (kill -9,
+		Long: `Every run records what it creates in ` + session.DefaultLedgerDir + `. A run that was killed (kill -9,
 power loss of the host is different: loop devices and mounts vanish with it) leaves that record;
 cleanup unmounts, detaches, stops and deletes exactly what such records name, and nothing else,
 releases the labgrid places such a run acquired (unless they were acquired again since), and
@@ -63,7 +65,7 @@ partial results (--purge removes them).`,
 				return errors.New("fsbench cleanup needs root (it unmounts and detaches loop devices); run it with sudo")
 			}
 			// Each action is both logged and returned: print the returned list only.
-			actions, err := target.CleanupStale(target.DefaultLedgerDir, func(string, ...any) {})
+			actions, err := session.CleanupStale(session.DefaultLedgerDir, func(string, ...any) {})
 			removed, terr := trace.CleanStale()
 			actions = append(actions, removed...)
 			boards, berr := downBoards(board.DefaultStateDir)
@@ -120,7 +122,7 @@ and writes the report there.`,
 			if len(args) == 2 {
 				run = args[1]
 			}
-			if err := target.Claim(out, force); err != nil {
+			if err := session.Claim(out, force); err != nil {
 				return err
 			}
 			r, err := b.Fetch(cmd.Context(), run, out)
@@ -142,8 +144,8 @@ and writes the report there.`,
 
 // openBoard reaches a board for fetch and cleanup: an ssh:// one, or a labgrid place acquired
 // until release is called. A spec that names no board is the user's mistake.
-func openBoard(ctx context.Context, spec plan.TargetSpec, opt target.Options) (*target.Board, func() error, error) {
-	b, release, err := target.OpenBoard(ctx, spec, opt)
+func openBoard(ctx context.Context, spec plan.TargetSpec, opt targets.Options) (*boards.Board, func() error, error) {
+	b, release, err := boards.OpenBoard(ctx, spec, opt)
 	if err != nil && spec.Kind != plan.TargetLabgrid {
 		return nil, release, UsageError{err}
 	}

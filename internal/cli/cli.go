@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	_ "github.com/fsbench/fsbench/internal/targets/all" // every kind of --target registers itself
 )
 
 // Exit codes, documented in the README.

@@ -76,7 +76,7 @@ func runFarm(ctx context.Context, cmd *cobra.Command, f runFlags, targets []stri
 		if err != nil {
 			return UsageError{fmt.Errorf("--target: %w", err)}
 		}
-		members = append(members, runner.FarmMember{Name: runner.FarmMemberName(spec), Target: spec})
+		members = append(members, runner.FarmMember{Name: spec.Short(), Target: spec})
 	}
 	names := make([]string, len(members))
 	for i, m := range members {

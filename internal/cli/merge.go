@@ -11,7 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
 )
 
 func newMergeCmd(stdio IO) *cobra.Command {
@@ -83,8 +83,8 @@ the emulation as much as the filesystem: compare rows from the same source first
 			// Claimed only now, so that a merge that fails leaves no empty directory behind: a new
 			// or empty directory, or with --force one an earlier fsbench run or merge made (its
 			// marker says so); never a directory of the user's.
-			if err := target.Claim(out, force); err != nil {
-				var ee *target.ExistsError
+			if err := session.Claim(out, force); err != nil {
+				var ee *session.ExistsError
 				if errors.As(err, &ee) {
 					return UsageError{err}
 				}

@@ -13,7 +13,8 @@ import (
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets/boards"
+	"github.com/fsbench/fsbench/internal/targets/device"
 )
 
 type probeFlags struct {
@@ -138,7 +139,7 @@ func remoteProbe(cmd *cobra.Command, stdio IO, arg string, f probeFlags) (*probe
 	if f.quiet {
 		logf = func(string, ...any) {}
 	}
-	b, err := target.NewBoard(spec, f.board.options(logf))
+	b, err := boards.NewBoard(spec, f.board.options(logf))
 	if err != nil {
 		return nil, "", UsageError{err}
 	}
@@ -197,7 +198,7 @@ func runProbe(cmd *cobra.Command, stdio IO, dev string, f probeFlags) (*probe.Re
 	return got, dir, nil
 }
 
-// checkWritable applies the --destroy rules: a block device must pass target.CheckDevice;
+// checkWritable applies the --destroy rules: a block device must pass device.CheckDevice;
 // an image file must be named twice too.
 func checkWritable(dev, destroy string) error {
 	st, err := os.Stat(dev)
@@ -212,7 +213,7 @@ func checkWritable(dev, destroy string) error {
 		}
 		return nil
 	}
-	if _, err := target.CheckDevice(dev, destroy); err != nil {
+	if _, err := device.CheckDevice(dev, destroy); err != nil {
 		return UsageError{err}
 	}
 	return nil

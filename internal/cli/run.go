@@ -25,14 +25,14 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets/boards"
 )
 
 type runFlags struct {
 	config, preset, size, variants, tests, suite, scheduler, dataset, datasetSize, videoSize string
 	timeout, results, out, image, target, destroy, tuned, card, kernel, untilStable          string
 	targets                                                                                  []string
-	nandSizes, request, order                                                                string
+	nandSizes, request, order, cardState                                                     string
 	nandNoDelays, force, stopOnEOF, powerCycle, noCapacityCheck                              bool
 	board                                                                                    boardFlags
 	notes                                                                                    func(string, ...any)
@@ -105,6 +105,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.nandSizes, "nand-sizes", "", "suite free-electrons: the NAND partition sizes, each its own variant (default 8M,32M,128M,252M, the 2010 study's)")
 	fl.BoolVar(&f.nandNoDelays, "nand-no-delays", false, "suite free-electrons: no simulated chip timings (nandsim do_delays=0): only the kernel's and CPU's work is timed")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "simcard target: multiply the card's modelled waits by this (e.g. 0.1 for a quick run; recorded in the results)")
+	fl.StringVar(&f.cardState, "card-state", plan.CardFresh, "the card's state at each repetition's mkfs: fresh (the whole device discarded) or used (every block written once and nothing discarded: mkfs is told not to discard; a card in use, whose FTL holds every block as data)")
 	fl.StringVar(&f.order, "order", "", "order of repetitions: interleaved (the default: repetition 1 of every variant in a shuffled order, then 2, ...) or grouped (every repetition of a variant, then the next)")
 	fl.BoolVar(&f.force, "force", false, "reuse a results directory (-o) that holds an earlier run: its results are replaced; nothing else in it is deleted")
 	fl.StringVar(&f.request, "request", "", "carry out a run request written by another fsbench (what a QEMU guest or a board runs)")
@@ -113,7 +114,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.DurationVar(&f.stdinSilence, "stop-on-stdin-silence", 0, "with --stop-on-stdin-eof: stop the run in order when nothing has come on standard input for this long (the host feeds it)")
 	_ = fl.MarkHidden("stop-on-stdin-eof")
 	_ = fl.MarkHidden("stop-on-stdin-silence")
-	fl.DurationVar(&f.linkTimeout, "link-timeout", target.DefaultLinkTimeout, "for a board (ssh://..., labgrid:...): how long the board's run goes on without hearing from this host before it stops in order and cleans up (this host writes to it every quarter of that)")
+	fl.DurationVar(&f.linkTimeout, "link-timeout", boards.DefaultLinkTimeout, "for a board (ssh://..., labgrid:...): how long the board's run goes on without hearing from this host before it stops in order and cleans up (this host writes to it every quarter of that)")
 	fl.BoolVar(&f.powerCycle, "power-cycle", false, "for a labgrid place: power-cycle its board (labgrid-client power cycle) before each variant and wait for its SSH server: every variant starts from a cold board")
 	fl.StringVar(&f.age, "age", "", "also run every variant aged: before each repetition's tests, age the filesystem by a seeded churn: [PROFILE:]FULLNESS%[:CHURNx] (profiles: "+strings.Join(aging.Profiles, ", ")+"; e.g. 80% or updates:80%:1x) or a preset ("+strings.Join(aging.PresetNames(), ", ")+"); see docs/aging.md")
 	f.board.register(fl)
@@ -447,6 +448,12 @@ func runOptions(cmd *cobra.Command, f runFlags, notes func(string, ...any)) (run
 			return runner.Options{}, UsageError{err}
 		}
 		cfg.Age = f.age
+	}
+	if !slices.Contains(plan.CardStates, f.cardState) {
+		return runner.Options{}, usagef("--card-state %q: use fresh or used", f.cardState)
+	}
+	if f.cardState == plan.CardUsed { // fresh is the default: results files leave it out
+		cfg.CardState = f.cardState
 	}
 	if cmd.Flags().Changed("order") {
 		cfg.Order = f.order

@@ -69,7 +69,20 @@ type Config struct {
 	// Age (--age) runs every variant twice: fresh, and aged by this spec (aging.Parse) before
 	// the measured tests of each repetition.
 	Age string `json:"age,omitempty"`
+	// CardState (--card-state) is the state of the card at each repetition's mkfs: CardFresh
+	// (the default: the whole device discarded) or CardUsed (every block written, nothing
+	// discarded, mkfs told not to discard).
+	CardState string `json:"card_state,omitempty"`
 }
+
+// Card states (Config.CardState).
+const (
+	CardFresh = "fresh"
+	CardUsed  = "used"
+)
+
+// CardStates are the values Config.CardState takes.
+var CardStates = []string{CardFresh, CardUsed}
 
 // Repetition orders (Config.Order).
 const (

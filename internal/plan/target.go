@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,16 +43,8 @@ type TargetSpec struct {
 	Port       int
 	// Place is the labgrid place.
 	Place string
-}
-
-// Local reports whether the run happens on this machine (image, simcard, device, nandsim), as
-// opposed to being handed to a guest or a board.
-func (t TargetSpec) Local() bool {
-	switch t.Kind {
-	case TargetVM, TargetSSH, TargetLabgrid:
-		return false
-	}
-	return true
+	// Arg is what follows "KIND:" for a kind that registered its form (RegisterTargetForm).
+	Arg string
 }
 
 // String gives the spec back in the form ParseTarget reads.
@@ -81,7 +74,25 @@ func (t TargetSpec) String() string {
 	case TargetLabgrid:
 		return "labgrid:" + t.Place + t.innerPath()
 	}
+	if t.Arg != "" {
+		return string(t.Kind) + ":" + t.Arg
+	}
 	return string(t.Kind)
+}
+
+// Short is the name a board gets among others (a farm's members): a labgrid place's name, a
+// board's host (and port); other targets their spec.
+func (t TargetSpec) Short() string {
+	switch t.Kind {
+	case TargetLabgrid:
+		return t.Place
+	case TargetSSH:
+		if t.Port != 0 {
+			return fmt.Sprintf("%s:%d", t.Host, t.Port)
+		}
+		return t.Host
+	}
+	return t.String()
 }
 
 // innerPath is the part of an ssh or labgrid spec after the host or place.
@@ -114,10 +125,46 @@ const targetUsage = "image (the default), simcard:PROFILE (e.g. simcard:sd-typic
 	"device:/dev/X with --destroy /dev/X, nandsim (raw NAND, suite free-electrons), vm or vm:simcard:PROFILE (a QEMU guest), " +
 	"ssh://[user@]host[:port]/dev/X (a board, with --destroy /dev/X), or labgrid:PLACE/dev/X (a board of a labgrid farm)"
 
+// targetForm is how a registered kind's --target reads.
+type targetForm struct {
+	usage string
+	parse func(arg string) (TargetSpec, error)
+}
+
+// targetForms are the kinds registered beside the built-in ones; written only by init functions.
+var targetForms = map[TargetKind]targetForm{}
+
+// RegisterTargetForm makes ParseTarget read "KIND" and "KIND:ARG" as a target of kind, for a
+// kind that lives in a package of its own: parse makes its spec from ARG ("" for a bare KIND;
+// nil: the spec {Kind, Arg}), and usage is its form in error messages. It panics on a kind
+// registered twice or a built-in one. Call it from an init function.
+func RegisterTargetForm(kind TargetKind, usage string, parse func(arg string) (TargetSpec, error)) {
+	if _, dup := targetForms[kind]; dup || builtinTarget(kind) {
+		panic("target form " + string(kind) + " registered twice")
+	}
+	if parse == nil {
+		parse = func(arg string) (TargetSpec, error) { return TargetSpec{Kind: kind, Arg: arg}, nil }
+	}
+	targetForms[kind] = targetForm{usage: usage, parse: parse}
+}
+
+func builtinTarget(k TargetKind) bool {
+	switch k {
+	case TargetImage, TargetSimcard, TargetDevice, TargetNandsim, TargetVM, TargetSSH, TargetLabgrid:
+		return true
+	}
+	return false
+}
+
 // ParseTarget reads a --target value.
 func ParseTarget(s string) (TargetSpec, error) {
 	bad := func(why string) (TargetSpec, error) {
-		return TargetSpec{}, fmt.Errorf("target %q: %s; use %s", s, why, targetUsage)
+		usage := []string{targetUsage}
+		for _, f := range targetForms {
+			usage = append(usage, f.usage)
+		}
+		slices.Sort(usage[1:])
+		return TargetSpec{}, fmt.Errorf("target %q: %s; use %s", s, why, strings.Join(usage, ", "))
 	}
 	switch {
 	case s == "" || s == "image":
@@ -188,6 +235,14 @@ func ParseTarget(s string) (TargetSpec, error) {
 			return bad(err.Error())
 		}
 		return TargetSpec{Kind: TargetLabgrid, Place: place, Inner: in}, nil
+	}
+	kind, arg, _ := strings.Cut(s, ":")
+	if f, ok := targetForms[TargetKind(kind)]; ok {
+		t, err := f.parse(arg)
+		if err != nil {
+			return bad(err.Error())
+		}
+		return t, nil
 	}
 	return bad("unknown kind")
 }

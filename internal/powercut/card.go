@@ -3,7 +3,7 @@ package powercut
 import "context"
 
 // Card is a simulated card that records what it receives and builds the card as it is after a
-// power cut (the simulated-card target implements it; package target owns the loop devices).
+// power cut (the simulated-card target implements it; package session owns the loop devices).
 type Card interface {
 	// Record copies the card and records every request after it, up to limit bytes of
 	// written data, in a directory on the host's disk (outside the device under test) that it

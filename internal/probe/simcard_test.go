@@ -12,14 +12,15 @@ import (
 
 	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
-	"github.com/fsbench/fsbench/internal/target"
+	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 )
 
 const simcardHelperEnv = "FSBENCH_PROBE_SIMCARD_HELPER"
 
-// TestSimcardHelperProcess is not a test: target.StartSimcard runs the test binary with it as
+// TestSimcardHelperProcess is not a test: simkind.StartSimcard runs the test binary with it as
 // the card server (the helper re-exec pattern), with the flags of "fsbench simcard serve".
 func TestSimcardHelperProcess(t *testing.T) {
 	if os.Getenv(simcardHelperEnv) != "1" {
@@ -47,7 +48,7 @@ func simcardLoop(t *testing.T, profile string, size uint64) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	argv, env := simcardtest.Command("TestSimcardHelperProcess", simcardHelperEnv)
-	sc, err := target.StartSimcard(ctx, target.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
+	sc, err := simkind.StartSimcard(ctx, simkind.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
 		Backing: filepath.Join(dir, "card.img"), TimeScale: 1,
 		Command: argv, Env: env, Log: &log})
 	if err != nil {
@@ -66,7 +67,7 @@ func simcardLoop(t *testing.T, profile string, size uint64) string {
 			t.Errorf("loop devices left over %s:\n%s", dir, out)
 		}
 	})
-	l, err := target.AttachLoop(sc.CardPath(), target.LoopOptions{DirectIO: true})
+	l, err := session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true})
 	if err != nil {
 		t.Fatalf("attach loop: %v", err)
 	}

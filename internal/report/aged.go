@@ -194,33 +194,38 @@ func rankVerdict(ct catalog.Test, fresh, aged map[string][]float64, alpha float6
 	return s
 }
 
-// WriteAged writes the aged-against-fresh section of the terminal summary; nothing for a run
-// without --age.
-func WriteAged(w io.Writer, r *results.Run) {
-	ar := Aged(r, stats.DefaultAlpha)
-	if ar == nil {
-		return
-	}
-	fmt.Fprintf(w, "\naged (%s) against fresh:\n", ar.Spec)
-	rows := [][]string{{"variant", "aging", "written", "full", "extents", "layout", "free", "free avg", "fsck", "mount", "card"},
+// agedTables are the aged section's tables as text cells, for the terminal and the HTML page
+// alike: the agings (two header rows, then a row per aged variant), notes on them, and each
+// test fresh against aged (one header row).
+type agedTables struct {
+	Agings [][]string
+	Notes  []string
+	Tests  [][]string
+}
+
+// agedLegend explains the tests table's "~" and what is left out of it.
+const agedLegend = "~: no significant difference (Mann-Whitney U, alpha 0.05); mkfs, mount and used_space are left out (an aged repetition takes them before aging, or its tree fills them)."
+
+func (ar *AgedReport) tables() agedTables {
+	var t agedTables
+	t.Agings = [][]string{{"variant", "aging", "written", "full", "extents", "layout", "free", "free avg", "fsck", "mount", "card"},
 		{"", "s", "MiB", "%", "/file", "score", "extents", "KiB", "s", "s", "WA"}}
 	for _, a := range ar.Agings {
-		rows = append(rows, []string{a.Variant, agedNum(a.Seconds, 1), agedNum(a.WrittenMiB, 0), agedNum(100*a.Fullness, 0),
+		t.Agings = append(t.Agings, []string{a.Variant, agedNum(a.Seconds, 1), agedNum(a.WrittenMiB, 0), agedNum(100*a.Fullness, 0),
 			agedNum(a.ExtentsPerFile, 2), agedNum(a.Score, 3), agedNum(a.FreeExtents, 0), agedNum(a.FreeAvgKiB, 0), agedNum(a.FsckSeconds, 2), agedNum(a.MountSeconds, 3), agedNum(a.WA, 2)})
 	}
-	writeTableLeft(w, rows, 1, plain)
 	for _, a := range ar.Agings {
 		if !a.SameListing {
-			fmt.Fprintf(w, "WARNING: %s: the repetitions' aged trees differ (listing digests): the aging is not deterministic here\n", a.Variant)
+			t.Notes = append(t.Notes, fmt.Sprintf("WARNING: %s: the repetitions' aged trees differ (listing digests): the aging is not deterministic here", a.Variant))
 		}
 		if a.EndedEarly != "" {
-			fmt.Fprintf(w, "%s: the churn ended early: %s\n", a.Variant, a.EndedEarly)
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: the churn ended early: %s", a.Variant, a.EndedEarly))
 		}
 		if a.Trimmed != "" {
-			fmt.Fprintf(w, "%s: %s\n", a.Variant, a.Trimmed)
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s", a.Variant, a.Trimmed))
 		}
 	}
-	rows = [][]string{{"test", "variant", "fresh", "aged", "aged/fresh", "p"}}
+	t.Tests = [][]string{{"test", "variant", "fresh", "aged", "aged/fresh", "p"}}
 	for _, x := range ar.Rows {
 		d := "~"
 		if x.Cmp.Significant() {
@@ -229,12 +234,28 @@ func WriteAged(w io.Writer, r *results.Run) {
 				d = fmt.Sprintf("%.2fx better", 1/x.Slowdown())
 			}
 		}
-		rows = append(rows, []string{x.Test, x.Fresh, format(x.Cmp.Old.Median) + " " + x.Unit, format(x.Cmp.New.Median) + " " + x.Unit, d, x.Cmp.PN()})
+		t.Tests = append(t.Tests, []string{x.Test, x.Fresh, format(x.Cmp.Old.Median) + " " + x.Unit, format(x.Cmp.New.Median) + " " + x.Unit, d, x.Cmp.PN()})
+	}
+	return t
+}
+
+// WriteAged writes the aged-against-fresh section of the terminal summary; nothing for a run
+// without --age.
+func WriteAged(w io.Writer, r *results.Run) {
+	ar := Aged(r, stats.DefaultAlpha)
+	if ar == nil {
+		return
+	}
+	t := ar.tables()
+	fmt.Fprintf(w, "\naged (%s) against fresh:\n", ar.Spec)
+	writeTableLeft(w, t.Agings, 1, plain)
+	for _, n := range t.Notes {
+		fmt.Fprintln(w, n)
 	}
 	if len(ar.Rows) > 0 {
 		fmt.Fprintln(w)
-		writeTableLeft(w, rows, 2, plain)
-		fmt.Fprintln(w, "~: no significant difference (Mann-Whitney U, alpha 0.05); mkfs, mount and used_space are left out (an aged repetition takes them before aging, or its tree fills them).")
+		writeTableLeft(w, t.Tests, 2, plain)
+		fmt.Fprintln(w, agedLegend)
 	}
 	if len(ar.Verdicts) > 0 {
 		fmt.Fprintln(w, "ranking, fresh against aged:")
@@ -242,6 +263,23 @@ func WriteAged(w io.Writer, r *results.Run) {
 			fmt.Fprintln(w, "  "+v)
 		}
 	}
+}
+
+// htmlAged is the aged section of the HTML page.
+type htmlAged struct {
+	Spec     string
+	Tables   agedTables
+	Legend   string
+	Verdicts []string
+}
+
+// agedSection is the HTML page's aged section; nil for a run without --age.
+func agedSection(r *results.Run, alpha float64) *htmlAged {
+	ar := Aged(r, alpha)
+	if ar == nil {
+		return nil
+	}
+	return &htmlAged{Spec: ar.Spec, Tables: ar.tables(), Legend: agedLegend, Verdicts: ar.Verdicts}
 }
 
 func agedNum(x float64, prec int) string {

@@ -113,3 +113,19 @@ func TestVerdictsKeepAgedTwinsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestAgedHTMLGolden: the HTML page of a run with --age has the aged section, with the same
+// tables and verdicts as the terminal's.
+func TestAgedHTMLGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, agedRun(), HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`<h2 id="aged">Aged (updates:80%:1x) against fresh</h2>`, "the ranking changed", "<td>ext4@aged80</td>", "3.04x worse"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	golden.Check(t, "aged.html.golden", b.Bytes())
+}

@@ -26,7 +26,7 @@ func cardCheckText(r *results.Run) string {
 			s += fmt.Sprintf(" (%s)", c.Capacity.Why)
 		}
 		parts = append(parts, s)
-	case c.CapacitySkipped != "" && r.Target.Kind == "device":
+	case c.CapacitySkipped != "" && r.Target.Kind == results.KindDevice:
 		parts = append(parts, "capacity not checked ("+c.CapacitySkipped+")")
 	}
 	if d := c.HealthDelta; d != nil && len(d.Changes) > 0 {

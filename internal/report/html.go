@@ -85,6 +85,7 @@ type htmlPage struct {
 	Legend            []htmlCell
 	Suites            []suiteTable
 	PowerCut          *powerCutTable
+	Aged              *htmlAged
 	Flash             *htmlFlash
 	// FE holds the raw-flash variants as the Free Electrons 2010 study's tables.
 	FE *feSection
@@ -244,6 +245,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	}
 	p.Suites = suiteTables(r)
 	p.PowerCut = powerCutDetail(r)
+	p.Aged = agedSection(r, opt.Alpha)
 	p.Raw = rawRows(full)
 	if len(p.Rows) > 0 {
 		// The rules of the matrix and verdicts, which a run of raw-flash variants only lacks.
@@ -552,6 +554,22 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 </div>
+{{end}}{{with .Aged}}<h2 id="aged">Aged ({{.Spec}}) against fresh</h2>
+<p class="muted">Each aged variant was aged before the measured tests of every repetition; medians over the repetitions.</p>
+<div class="scroll">
+<table class="suite">
+{{range $i, $r := .Tables.Agings}}<tr>{{range $r}}{{if lt $i 2}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+</div>
+{{if .Tables.Notes}}<ul>{{range .Tables.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if gt (len .Tables.Tests) 1}}<div class="scroll">
+<table class="suite">
+{{range $i, $r := .Tables.Tests}}<tr>{{range $r}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+</div>
+<p class="muted">{{.Legend}}</p>{{end}}
+{{if .Verdicts}}<p>Ranking, fresh against aged:</p>
+<ul>{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}{{if .Charts}}<h2 id="charts">Charts</h2>
 <p class="muted">One chart per test, best first: the bar is the median, the whisker the minimum and maximum.</p>
 {{range .Charts}}<figure id="{{.ID}}">

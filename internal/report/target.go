@@ -50,7 +50,7 @@ func TargetText(r *results.Run) string {
 		case t.CardVia == results.CardBehindGuestSD:
 			dev += ", behind the guest's emulated SD card (/dev/mmcblk0)"
 		case r.Guest != nil:
-			// The powercut suite in a guest: the card was served in the guest (target vm.go).
+			// The powercut suite in a guest: the card was served in the guest (internal/targets/vm).
 			dev += ", served in the guest on a loop device" + directIO(t)
 		default:
 			dev += ", on a loop device" + directIO(t)

@@ -27,6 +27,9 @@ type Aging struct {
 	// Trimmed says what was removed after the churn so that statfs shows the tests the room
 	// the fullness leaves them (a filesystem whose metadata took more than reckoned).
 	Trimmed string `json:"trimmed,omitempty"`
+	// Reclaims counts the times the churn had the filesystem give back the space it held for
+	// deleted data (nilfs2: a cleaner pass with no protection period), when it was full.
+	Reclaims int `json:"reclaims,omitempty"`
 	// Fullness is the share of the filesystem's capacity in use after the aging (statfs, as df
 	// shows it; metadata included, so above the spec's fullness of file blocks).
 	Fullness float64 `json:"fullness"`

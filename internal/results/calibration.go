@@ -20,7 +20,7 @@ func cardsUsed(r *Run) map[string]string {
 			out[name] = "none recorded"
 		}
 	}
-	if r.Target.Kind == "simcard" {
+	if r.Target.Kind == KindSimcard {
 		unrecorded(r.Target.Profile)
 	}
 	for _, m := range r.Measurements {

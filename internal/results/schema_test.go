@@ -116,7 +116,7 @@ func fullRun() *Run {
 			Wear: []WearBucket{{Erases: 0, Blocks: 70}, {Erases: 1, Blocks: 8}, {Erases: 2, Blocks: 2}}, MaxErases: 2, Endurance: 3000, WornOut: 1, EraseBlocks: 80},
 		Aging: []Aging{{Variant: "ext4@aged80", Rep: 1, Warmup: true, Status: Failed, Error: "aging: no space", Spec: "updates:80%:1x", Seconds: 61.5,
 			FillBytes: 400 << 20, ChurnBytes: 512 << 20, Files: 9000, TreeBytes: 390 << 20, Fsyncs: 20000, Renames: 19000, Deletes: 500,
-			EndedEarly: "the filesystem was full", Trimmed: "3 packages removed", Fullness: 0.83, ListingSHA256: "687d43d5",
+			EndedEarly: "the filesystem was full", Trimmed: "3 packages removed", Reclaims: 2, Fullness: 0.83, ListingSHA256: "687d43d5",
 			Layout:       &AgingLayout{Files: 9000, Mapped: 8800, Extents: 9100, ExtentsPerFile: 1.03, Fragmented: 0.01, MaxExtents: 17, Score: 0.83},
 			MountSeconds: 0.006, FsckSeconds: 0.17, Fsck: "clean", FreeExtents: 700, FreeExtentAvgBytes: 131072, CardHostBytes: 900 << 20, CardFlashBytes: 2 << 30, CardWA: 2.27, CardErases: 512}},
 		CardCalibrations: map[string]int{"sd-typical": 1},

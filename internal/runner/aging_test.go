@@ -7,7 +7,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets"
 )
 
 func TestMakePlanAgedTwins(t *testing.T) {
@@ -34,7 +34,7 @@ func TestMakePlanAgedTwins(t *testing.T) {
 			if tc.suite != "" {
 				cfg.Suite = plan.ParseSuites(tc.suite)
 			}
-			tg, err := target.New(plan.TargetSpec{}, target.Options{})
+			tg, err := targets.New(plan.TargetSpec{}, targets.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/fsbench/fsbench/internal/capacity"
 	"github.com/fsbench/fsbench/internal/cardid"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets"
 )
 
 // checkCard is the run's seam to the card it runs on, called once the target is prepared and
@@ -18,13 +18,12 @@ import (
 // device or a simulated card, a reading of the card's identity and health. The returned finish
 // reads them again after the run, with the delta, into the same CardCheck. Other targets (an
 // image, a guest, a board, which checks its own card) get nil and a no-op.
-func checkCard(ctx context.Context, opt Options, prep *target.Prepared, logf func(string, ...any)) (*results.CardCheck, func(), error) {
-	kind := prep.Result.Kind
-	if (kind != "device" && kind != "simcard") || prep.Device == "" {
+func checkCard(ctx context.Context, opt Options, caps targets.Capability, prep *targets.Prepared, logf func(string, ...any)) (*results.CardCheck, func(), error) {
+	if (!caps.Has(targets.UserDevice) && !caps.Has(targets.CardModel)) || prep.Device == "" {
 		return nil, func() {}, nil
 	}
 	cc := &results.CardCheck{}
-	if kind == "device" {
+	if caps.Has(targets.UserDevice) {
 		if opt.NoCapacityCheck {
 			cc.CapacitySkipped = "--no-capacity-check: the card was not checked for holding what it announces"
 		} else {

@@ -14,8 +14,9 @@ import (
 	"github.com/fsbench/fsbench/internal/capacity"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/suite"
-	"github.com/fsbench/fsbench/internal/target"
+	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 )
 
 // checkHealthDelta checks a simulated-card run's card check: the card identified before and
@@ -88,13 +89,13 @@ func TestDeviceCapacityCheck(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		backing := filepath.Join(dir, "card.img")
-		sc, err := target.StartSimcard(ctx, target.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
+		sc, err := simkind.StartSimcard(ctx, simkind.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
 			Backing: backing, TimeScale: 0.001, Command: []string{bin}, PathOffset: "off"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { sc.Stop() })
-		l, err := target.AttachLoop(sc.CardPath(), target.LoopOptions{DirectIO: true})
+		l, err := session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,8 +13,8 @@ import (
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/suite"
-	"github.com/fsbench/fsbench/internal/target"
 )
 
 // Scaling of the generated data to a block device: the 5 copies of the tree fill ~42 % of it and
@@ -141,7 +141,7 @@ type staged struct {
 // stage makes a tmpfs in the session's work directory and fills it: the dataset in RAM, as
 // Bootlin copied it from a ramfs, so that the source is never the bottleneck nor puts I/O on
 // any device.
-func stage(ctx context.Context, s *target.Session, cfg plan.Config, g group, logf func(string, ...any)) (*staged, error) {
+func stage(ctx context.Context, s *session.Session, cfg plan.Config, g group, logf func(string, ...any)) (*staged, error) {
 	n := g.need
 	d := &staged{dir: filepath.Join(s.Work, "data-"+bytesize.Label(g.size)), copies: copies}
 	if n.flash {

@@ -17,9 +17,10 @@ import (
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/stats"
 	"github.com/fsbench/fsbench/internal/suite"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -31,8 +32,10 @@ type engine struct {
 	cfg  plan.Config
 	plan *Plan
 	run  *results.Run
-	ses  *target.Session
-	prep *target.Prepared
+	ses  *session.Session
+	prep *targets.Prepared
+	// caps are the target's capabilities.
+	caps targets.Capability
 	logf func(string, ...any)
 	save func() error
 
@@ -82,7 +85,7 @@ func (e *engine) setup(user *userData) error {
 		Params: cfg.Params, Card: e.prep.Card, PowerCut: e.prep.PowerCut, CardProfile: e.prep.CardProfile,
 		ModulesAtStart: fs.LoadedModules(),
 	}
-	e.env.AgeSeed = cfg.Seed
+	e.env.AgeSeed, e.env.CardState = cfg.Seed, cfg.CardState
 	e.env.EmitAging = func(a results.Aging) error {
 		e.run.Aging = append(e.run.Aging, a)
 		return e.save()
@@ -401,8 +404,8 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 		return nil, nil, fmt.Errorf("a partition start needs a block device (this target has none)")
 	}
 	size := e.partitionSize()
-	loop, err := target.AttachLoop(e.prep.Underlying, target.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
-		Device: e.prep.Result.Kind == results.KindDevice})
+	loop, err := session.AttachLoop(e.prep.Underlying, session.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
+		Device: e.caps.Has(targets.UserDevice)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the partition at %s: %w", bytesize.Format(start), err)
 	}

@@ -17,7 +17,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
+	"github.com/fsbench/fsbench/internal/targets"
 )
 
 // FarmMember is one board of a farm run: a remote target and the name its rows get in the
@@ -49,19 +50,11 @@ func (e *FarmError) Error() string {
 	return "on " + strings.Join(e.Failed, "; on ")
 }
 
-// FarmMemberName is the name a remote target gets in a farm: a labgrid place's name, a
-// board's host (and port).
-func FarmMemberName(t plan.TargetSpec) string {
-	switch t.Kind {
-	case plan.TargetLabgrid:
-		return t.Place
-	case plan.TargetSSH:
-		if t.Port != 0 {
-			return fmt.Sprintf("%s:%d", t.Host, t.Port)
-		}
-		return t.Host
-	}
-	return t.String()
+// runsElsewhere says whether spec's target hands its run to another fsbench (a board): only
+// those run side by side.
+func runsElsewhere(spec plan.TargetSpec) bool {
+	t, err := targets.New(spec, targets.Options{})
+	return err == nil && t.Caps().Has(targets.RemoteRunner)
 }
 
 // RunFarm runs the same matrix on every member in parallel and merges their results into one
@@ -83,7 +76,7 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 	}
 	seen := map[string]bool{}
 	for _, m := range opt.Members {
-		if m.Target.Local() {
+		if !runsElsewhere(m.Target) {
 			return nil, &plan.InputError{Err: fmt.Errorf("--target %s runs on this machine: only boards (labgrid:PLACE, ssh://...) run side by side in one command; run local targets one after the other and fsbench merge them", m.Target)}
 		}
 		if seen[m.Name] {
@@ -101,9 +94,9 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 	}
 	ledgerDir := opt.LedgerDir
 	if ledgerDir == "" {
-		ledgerDir = target.DefaultLedgerDir
+		ledgerDir = session.DefaultLedgerDir
 	}
-	ses, err := target.OpenSession(target.SessionOptions{Dir: opt.OutDir, Root: opt.Root, Force: opt.Force, LedgerDir: ledgerDir, Log: logf})
+	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: opt.Root, Force: opt.Force, LedgerDir: ledgerDir, Log: logf})
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +169,7 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 
 // runMember runs one board's `fsbench run` as a child and streams its log lines, prefixed
 // with the member's name.
-func runMember(ctx context.Context, ses *target.Session, self []string, opt FarmOptions, m FarmMember, dir string, logf func(string, ...any)) error {
+func runMember(ctx context.Context, ses *session.Session, self []string, opt FarmOptions, m FarmMember, dir string, logf func(string, ...any)) error {
 	args := append(append(append([]string(nil), self[1:]...), "run"), opt.Args...)
 	args = append(args, "--target", m.Target.String(), "-o", dir)
 	if opt.Force {

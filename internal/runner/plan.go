@@ -12,7 +12,7 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 	"github.com/fsbench/fsbench/internal/suite"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets"
 )
 
 // Plan is what a run will do, decided from the configuration, the target and what the machine
@@ -42,7 +42,7 @@ type Plan struct {
 func (p *Plan) Total() int { return len(p.Jobs) * (p.Reps - p.First + 1) }
 
 // MakePlan decides what a run of cfg on t does on a machine with facts.
-func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, error) {
+func MakePlan(cfg plan.Config, t targets.Target, facts targets.Facts) (*Plan, error) {
 	sel, err := suite.Select(cfg.Suite, cfg.Tests)
 	if err != nil {
 		return nil, &plan.InputError{Err: err}
@@ -67,20 +67,20 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 		p.MaxReps = max(cfg.MaxRepetitions, p.Reps)
 		p.Methods["until_stable"] = fmt.Sprintf("each variant repeated until the 95 %% confidence interval of the median of every timed test (times and rates; module_load and byte figures excepted) is within ±%.3g %% of the median, from %d up to %d repetitions; see variants[].repetitions and .unstable", 100*cfg.UntilStable, p.Reps, p.MaxReps)
 	}
-	for k, v := range t.Methods(cfg) {
+	for k, v := range targets.Methods(t, cfg) {
 		if v == "" {
 			delete(p.Methods, k)
 		} else {
 			p.Methods[k] = v
 		}
 	}
-	skipper, _ := t.(target.Skipper)
+	skipper, _ := t.(targets.Skipper)
 	// Variants in a partition window get the device less the largest start (engine.partitionSize).
 	var maxStart uint64
 	for _, v := range cfg.Variants {
 		maxStart = max(maxStart, v.PartitionStart)
 	}
-	for _, e := range t.Expand(cfg) {
+	for _, e := range targets.Expand(t, cfg) {
 		v := e.Variant
 		k, ok := fs.Lookup(v.FS)
 		if !ok {
@@ -104,7 +104,7 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 		}
 		// A real device's size is known once it is checked; the trial mkfs then skips what
 		// does not fit (preflight).
-		sizeKnown := t.Spec().Kind != plan.TargetDevice && e.PartitionBytes == 0
+		sizeKnown := !t.Caps().Has(targets.UserDevice) && e.PartitionBytes == 0
 		size, what := cfg.Size, "device"
 		if v.PartitionStart > 0 && maxStart < size {
 			size, what = (size-maxStart)>>20<<20, "partition (the device less its largest partition start)"
@@ -125,6 +125,9 @@ func MakePlan(cfg plan.Config, t target.Target, facts target.Facts) (*Plan, erro
 		p.Variants = append(p.Variants, rv)
 	}
 	if err := addAgedTwins(cfg, p); err != nil {
+		return nil, err
+	}
+	if err := applyCardState(cfg, p); err != nil {
 		return nil, err
 	}
 	return p, nil

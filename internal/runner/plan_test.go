@@ -8,7 +8,7 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets"
 )
 
 // fakeFacts is a machine whose kernel has the filesystems in fs (and the modules in modules),
@@ -99,7 +99,7 @@ func TestMakePlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tg, err := target.New(spec, target.Options{})
+			tg, err := targets.New(spec, targets.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,8 +124,8 @@ func TestMakePlan(t *testing.T) {
 			if got := strings.Join(jobs, " "); got != tc.jobs {
 				t.Errorf("jobs %q, want %q", got, tc.jobs)
 			}
-			if len(p.Variants) != len(tg.Expand(cfg)) {
-				t.Errorf("%d variants recorded, %d expanded", len(p.Variants), len(tg.Expand(cfg)))
+			if len(p.Variants) != len(targets.Expand(tg, cfg)) {
+				t.Errorf("%d variants recorded, %d expanded", len(p.Variants), len(targets.Expand(tg, cfg)))
 			}
 			for _, v := range p.Variants {
 				want, skip := tc.skipped[v.Name]

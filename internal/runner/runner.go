@@ -22,7 +22,8 @@ import (
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
+	"github.com/fsbench/fsbench/internal/targets"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -48,12 +49,12 @@ type Options struct {
 	// Kernel is the guest kernel of --target vm.
 	Kernel string
 	// SSHOptions, RemoteBinary and RemoteDir are for boards (--target ssh://...): see
-	// target.Options.
+	// targets.Options.
 	SSHOptions              []string
 	RemoteBinary, RemoteDir string
 	LinkTimeout             time.Duration
 	// LabgridCoordinator and PowerCycle are for labgrid places (--target labgrid:PLACE): see
-	// target.Options.
+	// targets.Options.
 	LabgridCoordinator string
 	PowerCycle         bool
 	// Self is the argv prefix that runs fsbench's own command line, used to start the card
@@ -63,7 +64,7 @@ type Options struct {
 	// the image file instead of being answered by the host's page cache a second time.
 	DirectIO bool
 	Version  string
-	// LedgerDir is where the cleanup ledger goes; empty = target.DefaultLedgerDir.
+	// LedgerDir is where the cleanup ledger goes; empty = session.DefaultLedgerDir.
 	LedgerDir string
 	// NoCapacityCheck skips the check that a real device holds what it announces (card.go);
 	// results.json records that it was skipped.
@@ -103,48 +104,75 @@ func (e *SaveError) Unwrap() error { return e.Err }
 // Run carries out the run. The returned Outcome is non-nil as soon as the results directory
 // exists, also with an error, so that the caller can point at what was kept.
 func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
-	logf := opt.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
+	if opt.Log == nil {
+		opt.Log = func(string, ...any) {}
 	}
-	opt.Log = logf
 	if os.Geteuid() != 0 {
 		return nil, errors.New("fsbench run needs root: it makes loop devices, mounts filesystems and drops caches; run it with sudo")
 	}
+	t, err := newTarget(opt)
+	if err != nil {
+		return nil, err
+	}
+	ledgerDir := opt.LedgerDir
+	if ledgerDir == "" {
+		ledgerDir = session.DefaultLedgerDir
+	}
+	if err := cleanStale(ledgerDir, opt.Log); err != nil {
+		return nil, err
+	}
+	if t.Caps().Has(targets.RemoteRunner) {
+		remote, err := targets.AsRemote(t)
+		if err != nil {
+			return nil, err
+		}
+		return runRemote(ctx, opt, remote, ledgerDir)
+	}
+	local, err := targets.AsLocal(t)
+	if err != nil {
+		return nil, err
+	}
+	return runLocal(ctx, opt, local, ledgerDir)
+}
+
+// newTarget makes the run's target and refuses, before anything is made, what it cannot do.
+func newTarget(opt Options) (targets.Target, error) {
 	cfg := opt.Config
-	t, err := target.New(opt.Target, target.Options{Destroy: opt.Destroy, Image: opt.Image, KeepImage: opt.KeepImage,
+	t, err := targets.New(opt.Target, targets.Options{Destroy: opt.Destroy, Image: opt.Image, KeepImage: opt.KeepImage,
 		DirectIO: opt.DirectIO, TimeScale: opt.TimeScale, Self: opt.Self, NANDNoDelays: cfg.NANDNoDelays, Kernel: opt.Kernel,
-		Log: logf, Console: opt.Console, SSHOptions: opt.SSHOptions, RemoteBinary: opt.RemoteBinary, RemoteDir: opt.RemoteDir,
+		Log: opt.Log, Console: opt.Console, SSHOptions: opt.SSHOptions, RemoteBinary: opt.RemoteBinary, RemoteDir: opt.RemoteDir,
 		LabgridCoordinator: opt.LabgridCoordinator, PowerCycle: opt.PowerCycle, LinkTimeout: opt.LinkTimeout})
 	if err != nil {
 		return nil, &plan.InputError{Err: err}
 	}
-	// Everything that can be refused is refused before anything is made.
 	if err := t.Check(cfg); err != nil {
 		return nil, err
 	}
 	if err := checkScheduler(cfg.Scheduler); err != nil {
 		return nil, err
 	}
-	ledgerDir := opt.LedgerDir
-	if ledgerDir == "" {
-		ledgerDir = target.DefaultLedgerDir
-	}
-	// A killed run leaves its ledger behind; undo what it recorded before making anything new.
-	if actions, err := target.CleanupStale(ledgerDir, func(string, ...any) {}); err != nil {
-		return nil, fmt.Errorf("cleaning up after an earlier run: %w", err)
+	return t, nil
+}
+
+// cleanStale undoes what killed runs left behind before anything new is made: what their
+// ledgers recorded, and their trace instances, which hold kernel buffers.
+func cleanStale(ledgerDir string, logf func(string, ...any)) error {
+	if actions, err := session.CleanupStale(ledgerDir, func(string, ...any) {}); err != nil {
+		return fmt.Errorf("cleaning up after an earlier run: %w", err)
 	} else if len(actions) > 0 {
 		logf("cleaned up after an earlier run that was killed: %s", strings.Join(actions, "; "))
 	}
-	// Trace instances of killed runs hold kernel buffers: free them too.
 	if removed, err := trace.CleanStale(); err != nil {
 		logf("warning: %v", err)
 	} else if len(removed) > 0 {
 		logf("cleaned up after an earlier run that was killed: %s", strings.Join(removed, "; "))
 	}
-	if remote, ok := t.(target.Remote); ok {
-		return runRemote(ctx, opt, remote, ledgerDir)
-	}
+	return nil
+}
+
+// runLocal runs the tests on a device the target prepares on this machine.
+func runLocal(ctx context.Context, opt Options, t targets.Local, ledgerDir string) (out *Outcome, err error) {
+	cfg, logf := opt.Config, opt.Log
 	sys, err := fs.HostSystem()
 	if err != nil {
 		return nil, err
@@ -161,7 +189,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			return nil, err
 		}
 	}
-	ses, err := target.OpenSession(target.SessionOptions{Dir: opt.OutDir, Root: cfg.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir,
+	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: cfg.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir,
 		WorkRoot: opt.WorkRoot, Log: logf})
 	if err != nil {
 		return nil, err
@@ -186,7 +214,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 			logf("skipping %s: %s", baseName(rv), rv.Reason)
 		}
 	}
-	eng := &engine{ctx: ctx, opt: opt, cfg: cfg, plan: p, run: run, ses: ses, logf: logf}
+	eng := &engine{ctx: ctx, opt: opt, cfg: cfg, plan: p, run: run, ses: ses, caps: t.Caps(), logf: logf}
 	eng.save = func() error {
 		if err := results.Save(ses.Dir, run); err != nil {
 			return &SaveError{err}
@@ -206,73 +234,23 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 		eng.cgroupWhy = err.Error()
 		logf("note: the noise sentinel works without a cgroup of fsbench's own: %v", err)
 	}
-	prep, err := t.(target.Local).Prepare(ctx, ses, cfg)
-	if err != nil {
+	if err := eng.prepare(t); err != nil {
 		return out, err
 	}
-	for _, n := range prep.Notes {
-		logf("%s", n)
-	}
-	run.Target, run.Device = prep.Result, results.FromIdentity(prep.Identity)
-	if run.Target.CardProfile == "" {
-		// The card its card figures are rated on, recorded, so that no report guesses it: the
-		// simulated card's own, else the default card the traces are replayed through.
-		run.Target.CardProfile = plan.DefaultCardProfile
-		if prep.CardProfile != "" {
-			run.Target.CardProfile = target.CardProfileName(prep.CardProfile)
-		}
-	}
-	eng.prep = prep
-	cardCheck, finishCard, err := checkCard(ctx, opt, prep, logf)
+	cardCheck, finishCard, err := checkCard(ctx, opt, t.Caps(), eng.prep, logf)
 	run.CardCheck = cardCheck
 	if err != nil {
 		run.Status, run.Error = results.RunFailed, err.Error()
 		return out, errors.Join(err, eng.save())
 	}
-	if prep.Card != nil {
-		// The card's final state (its wear histogram) is recorded however the run ends, while
-		// the server still runs (the session's cleanup stops it).
-		defer func() {
-			if c, cerr := prep.Card(); cerr == nil && measured {
-				run.Card = results.FromCounters(c.Counters)
-				if serr := eng.save(); serr != nil && err == nil {
-					err = serr
-				}
-			}
-		}()
-	}
-	// After the run (however it ends): the card's identity and health again, saved.
+	// However the run ends: the card's final state, and its identity and health again, saved.
 	defer func() {
-		if cardCheck == nil {
-			return
-		}
-		finishCard()
-		if !measured {
-			return
-		}
-		if serr := eng.save(); serr != nil && err == nil {
+		if serr := eng.finishCard(cardCheck != nil, finishCard, measured); serr != nil && err == nil {
 			err = serr
 		}
 	}()
-	if cfg.Scheduler != "" && prep.DeviceName != "" {
-		if err := ses.SetScheduler(prep.DeviceName, cfg.Scheduler); err != nil {
-			return out, &plan.InputError{Err: err}
-		}
-		run.Target.Scheduler = cfg.Scheduler
-		logf("I/O scheduler of %s: %s", prep.DeviceName, cfg.Scheduler)
-	} else if run.Target.SimulatedCard() && prep.DeviceName != "" {
-		// A loop device has no scheduler by default (the kernel marks it "no scheduler by
-		// default"), but the kernel gives a real SD card or eMMC mq-deadline, which sorts the
-		// writes waiting for the card by sector. On a card with few open AUs that order decides
-		// how many AU merges the card does (ext4's card time on sd-typical was 25-30 % lower
-		// with it), so the simulated card gets what the card it stands for would get. The loop
-		// device outlives the run and keeps its scheduler for the next user: restored on close.
-		if err := ses.SetScheduler(prep.DeviceName, simcardScheduler); err != nil {
-			logf("warning: the simulated card keeps its loop device's scheduler (a real card gets %s): %v", simcardScheduler, err)
-		} else {
-			run.Target.Scheduler = simcardScheduler
-			logf("I/O scheduler of %s: %s, as the kernel gives an SD card (--scheduler none for the loop device's own)", prep.DeviceName, simcardScheduler)
-		}
+	if err := eng.setScheduler(); err != nil {
+		return out, err
 	}
 	if err := eng.setup(user); err != nil {
 		return out, err
@@ -287,6 +265,86 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	run.Status, run.Finished = results.RunComplete, time.Now()
 	run.Tool.PeakRSSBytes = measure.PeakRSS()
 	return out, eng.save()
+}
+
+// prepare has the target make the device and records what it is.
+func (e *engine) prepare(t targets.Local) error {
+	prep, err := t.Prepare(e.ctx, e.ses, e.cfg)
+	if err != nil {
+		return err
+	}
+	for _, n := range prep.Notes {
+		e.logf("%s", n)
+	}
+	run := e.run
+	run.Target, run.Device = prep.Result, results.FromIdentity(prep.Identity)
+	if run.Target.CardProfile == "" {
+		// The card its card figures are rated on, recorded, so that no report guesses it: the
+		// simulated card's own, else the default card the traces are replayed through.
+		run.Target.CardProfile = plan.DefaultCardProfile
+		if prep.CardProfile != "" {
+			run.Target.CardProfile = targets.CardProfileName(prep.CardProfile)
+		}
+	}
+	e.prep = prep
+	return nil
+}
+
+// finishCard records, once the run ended (however it ended) and if it measured anything, the
+// simulated card's final state (its wear histogram), while its server still runs (the
+// session's cleanup stops it), and the card's identity and health after the run (checked:
+// checkCard read them before), and saves the results again.
+func (e *engine) finishCard(checked bool, finish func(), measured bool) error {
+	if checked {
+		finish()
+	}
+	if !measured {
+		return nil
+	}
+	changed := checked
+	if e.prep.Card != nil {
+		if c, err := e.prep.Card(); err == nil {
+			e.run.Card = results.FromCounters(c.Counters)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return e.save()
+}
+
+// setScheduler sets the I/O scheduler of the run's device: --scheduler's, else, on a
+// simulated card, the one the kernel gives a real card.
+func (e *engine) setScheduler() error {
+	name, run, logf := e.prep.DeviceName, e.run, e.logf
+	if name == "" {
+		return nil
+	}
+	if e.cfg.Scheduler != "" {
+		if err := e.ses.SetScheduler(name, e.cfg.Scheduler); err != nil {
+			return &plan.InputError{Err: err}
+		}
+		run.Target.Scheduler = e.cfg.Scheduler
+		logf("I/O scheduler of %s: %s", name, e.cfg.Scheduler)
+		return nil
+	}
+	if !run.Target.SimulatedCard() {
+		return nil
+	}
+	// A loop device has no scheduler by default (the kernel marks it "no scheduler by
+	// default"), but the kernel gives a real SD card or eMMC mq-deadline, which sorts the
+	// writes waiting for the card by sector. On a card with few open AUs that order decides
+	// how many AU merges the card does (ext4's card time on sd-typical was 25-30 % lower
+	// with it), so the simulated card gets what the card it stands for would get. The loop
+	// device outlives the run and keeps its scheduler for the next user: restored on close.
+	if err := e.ses.SetScheduler(name, simcardScheduler); err != nil {
+		logf("warning: the simulated card keeps its loop device's scheduler (a real card gets %s): %v", simcardScheduler, err)
+		return nil
+	}
+	run.Target.Scheduler = simcardScheduler
+	logf("I/O scheduler of %s: %s, as the kernel gives an SD card (--scheduler none for the loop device's own)", name, simcardScheduler)
+	return nil
 }
 
 // baseName is the configured name of a variant (without the partition size on raw NAND).
@@ -329,7 +387,7 @@ func checkScheduler(name string) error {
 		if err != nil {
 			continue
 		}
-		avail, _ := target.ParseScheduler(string(b))
+		avail, _ := session.ParseScheduler(string(b))
 		for _, a := range avail {
 			if a == name {
 				return nil
@@ -341,8 +399,8 @@ func checkScheduler(name string) error {
 }
 
 // runRemote hands the run to another fsbench (a guest, a board) and keeps its results.
-func runRemote(ctx context.Context, opt Options, t target.Remote, ledgerDir string) (out *Outcome, err error) {
-	ses, err := target.OpenSession(target.SessionOptions{Dir: opt.OutDir, Root: opt.Config.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir, Log: opt.Log})
+func runRemote(ctx context.Context, opt Options, t targets.Remote, ledgerDir string) (out *Outcome, err error) {
+	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: opt.Config.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir, Log: opt.Log})
 	if err != nil {
 		return nil, err
 	}

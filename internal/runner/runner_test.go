@@ -16,8 +16,9 @@ import (
 
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/suite"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/targets/device"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -264,7 +265,7 @@ func checkNoLeftovers(t *testing.T, dir string) {
 			t.Errorf("loop device still attached: %s -> %s", p, b)
 		}
 	}
-	if entries, _ := filepath.Glob(filepath.Join(target.DefaultLedgerDir, "*.json")); len(entries) > 0 {
+	if entries, _ := filepath.Glob(filepath.Join(session.DefaultLedgerDir, "*.json")); len(entries) > 0 {
 		for _, e := range entries {
 			if strings.TrimSuffix(filepath.Base(e), ".json") == strconv.Itoa(os.Getpid()) {
 				t.Errorf("this process's ledger %s was not removed", e)
@@ -551,10 +552,10 @@ func TestDeviceTarget(t *testing.T) {
 	needRoot(t)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "card.img")
-	if err := target.CreateImage(img, 320<<20); err != nil {
+	if err := session.CreateImage(img, 320<<20); err != nil {
 		t.Fatal(err)
 	}
-	loop, err := target.AttachLoop(img, target.LoopOptions{DirectIO: true})
+	loop, err := session.AttachLoop(img, session.LoopOptions{DirectIO: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +567,7 @@ func TestDeviceTarget(t *testing.T) {
 		return Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
 			Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: loop.Path}, Destroy: destroy})
 	}
-	var refused *target.RefusedError
+	var refused *device.RefusedError
 	if _, err := run(""); !errors.As(err, &refused) {
 		t.Errorf("without --destroy: %v, want a refusal", err)
 	}
@@ -588,7 +589,7 @@ func TestDeviceTarget(t *testing.T) {
 		t.Errorf("write on the device: %+v", w)
 	}
 	// The device is still attached (fsbench does not detach what it did not create) and unmounted.
-	if mounted, _ := target.MountsUnder(out.Dir); len(mounted) > 0 {
+	if mounted, _ := session.MountsUnder(out.Dir); len(mounted) > 0 {
 		t.Errorf("left mounted: %v", mounted)
 	}
 	if _, err := os.Stat(filepath.Join("/sys/block", loop.Name, "loop")); err != nil {

@@ -24,9 +24,10 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
-	"github.com/fsbench/fsbench/internal/target"
+	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 )
 
 // The benchmark's fixed parameters. The card is 1 GiB and served in real time (time scale 1):
@@ -121,8 +122,8 @@ type benchCard struct {
 	name  string
 	prof  flash.Profile
 	fig   flash.Figures
-	sc    *target.Simcard
-	loop  *target.Loop
+	sc    *simkind.Simcard
+	loop  *session.Loop
 	cardP string
 }
 
@@ -137,7 +138,7 @@ func startBenchCard(t *testing.T, bin, name string) *benchCard {
 	}
 	tmp := t.TempDir()
 	var rt simcard.RoundTrip
-	sc, err := target.StartSimcard(context.Background(), target.SimcardOptions{
+	sc, err := simkind.StartSimcard(context.Background(), simkind.SimcardOptions{
 		Profile: name, Size: benchCardSize, Dir: filepath.Join(tmp, "mnt"),
 		Backing: filepath.Join(tmp, "card.img"), TimeScale: benchScale,
 		Command: []string{bin}, PathCalibration: &rt,
@@ -153,7 +154,7 @@ func startBenchCard(t *testing.T, bin, name string) *benchCard {
 			t.Errorf("stop %s server (pid %d): %v", name, sc.Pid(), err)
 		}
 	})
-	l, err := target.AttachLoop(sc.CardPath(), target.LoopOptions{DirectIO: true})
+	l, err := session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true})
 	if err != nil {
 		t.Fatalf("attach loop device over %s: %v", sc.CardPath(), err)
 	}

@@ -48,10 +48,11 @@ func (r *rep) ageInto(ctx context.Context, rec *results.Aging) error {
 		return err
 	}
 	card := r.cardCounters()
-	res, err := aging.Age(ctx, filepath.Join(mnt, aging.Dir), sp, aging.Options{Seed: r.env.AgeSeed, Capacity: u.TotalBytes})
+	res, err := aging.Age(ctx, filepath.Join(mnt, aging.Dir), sp, aging.Options{Seed: r.env.AgeSeed, Capacity: u.TotalBytes,
+		Reclaim: fs.Reclaimer(r.env.Run, r.k, r.env.Device, mnt)})
 	rec.Spec, rec.Seconds, rec.FillBytes, rec.ChurnBytes = res.Spec, res.Seconds, res.FillBytes, res.ChurnBytes
 	rec.Files, rec.TreeBytes, rec.Fsyncs, rec.Renames, rec.Deletes = res.Files, res.TreeBytes, res.Fsyncs, res.Renames, res.Deletes
-	rec.EndedEarly, rec.Trimmed = res.EndedEarly, res.Trimmed
+	rec.EndedEarly, rec.Trimmed, rec.Reclaims = res.EndedEarly, res.Trimmed, res.Reclaims
 	if err != nil {
 		return err
 	}
@@ -145,6 +146,9 @@ func describeAging(a results.Aging) string {
 	}
 	if a.Trimmed != "" {
 		s += "; " + a.Trimmed
+	}
+	if a.Reclaims > 0 {
+		s += fmt.Sprintf("; the filesystem gave back the space of deleted data %d times when full (a cleaner pass with no protection period)", a.Reclaims)
 	}
 	return s
 }

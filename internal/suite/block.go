@@ -21,6 +21,7 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/mountinfo"
+	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/trace"
@@ -190,14 +191,20 @@ func writeTrace(path string, t *trace.Trace) error {
 }
 
 func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.discardDevice(ctx); err != nil {
+	args := r.v.MkfsArgs
+	if r.env.CardState == plan.CardUsed {
+		if err := r.fillDevice(ctx); err != nil {
+			return nil, err
+		}
+		args = fs.NoDiscardArgs(r.k, args)
+	} else if err := r.discardDevice(ctx); err != nil {
 		return nil, err
 	}
 	if r.k.ReadOnly {
 		return r.buildImage(ctx)
 	}
 	m, err := r.timed(Mkfs, 0, func() error {
-		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, r.v.MkfsArgs)
+		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, args)
 	})
 	return []results.Measurement{m}, err
 }
@@ -217,6 +224,62 @@ func (r *rep) discardDevice(ctx context.Context) error {
 	}
 	if err := blockdev.Discard(f, 0, size); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
 		return fmt.Errorf("discarding %s before mkfs: %w", r.env.Device, err)
+	}
+	return nil
+}
+
+// fillDevice puts the device in a used card's state before mkfs (--card-state used): every
+// block written once with incompressible data, sequentially, and nothing discarded, so that
+// the card's FTL holds every block as valid data, as on a card that has been in use, and has
+// to copy or merge on the filesystem's writes as such a card does. A fresh card (the default)
+// is discarded instead, which tells the FTL that every block is free. Every repetition fills
+// the device again, so that every variant starts from the same used state. Not measured: it
+// is preparation; its time goes to the log.
+func (r *rep) fillDevice(ctx context.Context) error {
+	f, err := openExclusive(ctx, r.env.Device)
+	if err != nil {
+		return fmt.Errorf("opening %s to fill it: %w", r.env.Device, err)
+	}
+	defer f.Close()
+	size, err := blockdev.SizeBytes(f)
+	if err != nil {
+		return err
+	}
+	// O_DIRECT, set on the open descriptor: the data goes to the card, not through the page
+	// cache (a board with 512 MiB would hold a 512 MiB card's worth of dirty pages).
+	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err == nil {
+		_, err = unix.FcntlInt(f.Fd(), unix.F_SETFL, fl|unix.O_DIRECT)
+	}
+	if err != nil {
+		return fmt.Errorf("filling %s: O_DIRECT: %w", r.env.Device, err)
+	}
+	const chunk = 1 << 20
+	// An anonymous mapping is page-aligned, as O_DIRECT needs.
+	buf, err := unix.Mmap(-1, 0, chunk, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return fmt.Errorf("filling %s: %w", r.env.Device, err)
+	}
+	defer unix.Munmap(buf)
+	copy(buf, patternBuf(r.env.AgeSeed+uint64(r.n)))
+	start := time.Now()
+	for off := uint64(0); off < size; off += chunk {
+		if off/chunk%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		n := min(chunk, size-off)
+		if _, err := f.WriteAt(buf[:n], int64(off)); err != nil {
+			return fmt.Errorf("filling %s at %d: %w", r.env.Device, off, err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("filling %s: %w", r.env.Device, err)
+	}
+	if r.env.Log != nil {
+		d := time.Since(start)
+		r.env.Log("%s rep %d: card state used: wrote all %d MiB of %s before mkfs in %.1f s (%.1f MB/s), nothing discarded", r.v.Name, r.n, size>>20, r.env.Device, d.Seconds(), float64(size)/d.Seconds()/1e6)
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/target"
+	"github.com/fsbench/fsbench/internal/session"
 )
 
 // countingFS is an in-memory fileOps that counts every operation, so that the tests can check
@@ -462,10 +462,10 @@ func mounted(t testing.TB, size uint64, suites string) (*Env, func()) {
 	}
 	dir := t.TempDir()
 	img := filepath.Join(dir, "img")
-	if err := target.CreateImage(img, size); err != nil {
+	if err := session.CreateImage(img, size); err != nil {
 		t.Fatal(err)
 	}
-	loop, err := target.AttachLoop(img, target.LoopOptions{DirectIO: true})
+	loop, err := session.AttachLoop(img, session.LoopOptions{DirectIO: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/powercut"
+	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
-	"github.com/fsbench/fsbench/internal/target"
 	"github.com/fsbench/fsbench/internal/vm"
 )
 
@@ -282,7 +282,7 @@ func referenceOne(ctx context.Context, t *testing.T, v refVariant) (f refFS, err
 	if err := waitFor(filepath.Join(cardDir, simcard.CardFile), served); err != nil {
 		return f, err
 	}
-	cardLoop, err := target.AttachLoop(filepath.Join(cardDir, simcard.CardFile), target.LoopOptions{DirectIO: true})
+	cardLoop, err := session.AttachLoop(filepath.Join(cardDir, simcard.CardFile), session.LoopOptions{DirectIO: true})
 	if err != nil {
 		return f, err
 	}
@@ -297,7 +297,7 @@ func referenceOne(ctx context.Context, t *testing.T, v refVariant) (f refFS, err
 	if err := os.Truncate(logFile, refCardBytes); err != nil {
 		return f, err
 	}
-	logLoop, err := target.AttachLoop(logFile, target.LoopOptions{})
+	logLoop, err := session.AttachLoop(logFile, session.LoopOptions{})
 	if err != nil {
 		return f, err
 	}
@@ -372,7 +372,7 @@ func referenceOne(ctx context.Context, t *testing.T, v refVariant) (f refFS, err
 	if err := sparseCopy(replay.base, filepath.Join(stream, powercut.BaseFile)); err != nil {
 		return f, err
 	}
-	replayLoop, err := target.AttachLoop(replay.base, target.LoopOptions{})
+	replayLoop, err := session.AttachLoop(replay.base, session.LoopOptions{})
 	if err != nil {
 		return f, err
 	}
@@ -472,7 +472,7 @@ func (c *refSimcard) Cut(cut powercut.Cut, _ bool) (powercut.Outcome, error) {
 }
 
 func (c *refSimcard) Attach(context.Context) (string, func() error, error) {
-	l, err := target.AttachLoop(filepath.Join(c.dir, simcard.CutFile), target.LoopOptions{DirectIO: true})
+	l, err := session.AttachLoop(filepath.Join(c.dir, simcard.CutFile), session.LoopOptions{DirectIO: true})
 	if err != nil {
 		return "", nil, err
 	}
@@ -514,7 +514,7 @@ func (c *replayCard) Cut(cut powercut.Cut, _ bool) (powercut.Outcome, error) {
 }
 
 func (c *replayCard) Attach(context.Context) (string, func() error, error) {
-	l, err := target.AttachLoop(c.scratch, target.LoopOptions{})
+	l, err := session.AttachLoop(c.scratch, session.LoopOptions{})
 	if err != nil {
 		return "", nil, err
 	}

@@ -66,7 +66,10 @@ type Env struct {
 	Sentinel *measure.Sentinel
 	// AgeSeed seeds the aging of aged variants (Variant.Age); EmitAging receives each aging's
 	// record, to be saved apart from the measurements.
-	AgeSeed   uint64
+	AgeSeed uint64
+	// CardState is plan.CardUsed to fill the device before each mkfs and make every mkfs keep
+	// from discarding (a used card), "" or plan.CardFresh to discard it (a fresh card).
+	CardState string
 	EmitAging func(results.Aging) error
 	// PartitionStart is where Device starts on the card, in bytes (a partition window): block
 	// traces are shifted by it, so that alignment and the card model see the card's offsets.

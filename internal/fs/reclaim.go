@@ -1,0 +1,54 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Reclaimer returns how to give back the space a filesystem of kind k on dev, mounted at mnt,
+// holds for deleted data it still protects; nil when k frees space at once.
+//
+// nilfs2 keeps every overwritten or deleted block in its checkpoints until nilfs_cleanerd
+// collects them, and the cleaner protects anything younger than its protection period (an
+// hour by default). An aging that compresses a year of updates into minutes would otherwise
+// fill nilfs2 with blocks a real year would long have collected; the reclaim runs one cleaning
+// pass with no protection period (nilfs-clean -p 0), as the hours between updates would have.
+func Reclaimer(run Runner, k Kind, dev, mnt string) func(context.Context) error {
+	if k.Name != "nilfs2" {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		free := func() uint64 {
+			var st unix.Statfs_t
+			if unix.Statfs(mnt, &st) != nil {
+				return 0
+			}
+			return st.Bfree * uint64(st.Bsize)
+		}
+		before := free()
+		if out, err := runner(run)(ctx, "nilfs-clean", "-p", "0", dev); err != nil {
+			return fmt.Errorf("nilfs-clean -p 0 %s (package nilfs-tools): %v: %s", dev, err, strings.TrimSpace(string(out)))
+		}
+		// nilfs-clean only asks the cleaner for a pass; wait until the free space stops
+		// growing (three readings a second apart), at most two minutes.
+		last, still := before, 0
+		deadline := time.Now().Add(2 * time.Minute)
+		for still < 3 && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+			if f := free(); f > last {
+				last, still = f, 0
+			} else {
+				still++
+			}
+		}
+		return nil
+	}
+}

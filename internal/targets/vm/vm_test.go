@@ -1,0 +1,44 @@
+package vm
+
+import (
+	"testing"
+
+	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/targets"
+)
+
+// TestVMGuestServesCard: with the powercut suite on vm:simcard the guest runs the simcard target
+// itself (the card, its recording and the cuts in the guest) at the host's time scale, and the
+// emulated SD card shrinks to the small unused one; other suites keep the card on the host.
+func TestVMGuestServesCard(t *testing.T) {
+	spec, err := plan.ParseTarget("vm:simcard:sd-typical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &vmTarget{spec: spec, opt: targets.Options{TimeScale: 0.1}}
+	cfg := plan.Default()
+	cfg.Size = 256 << 20
+	cfg.Suite = plan.Suites{"powercut"}
+	g, err := tg.guestRequest(plan.Request{Config: cfg, Out: "/r"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Target.Kind != plan.TargetSimcard || g.Target.Profile != "sd-typical" || g.Destroy != "" || g.TimeScale != 0.1 {
+		t.Errorf("guest request target %+v, destroy %q, time scale %g: want simcard:sd-typical at 0.1, nothing to destroy", g.Target, g.Destroy, g.TimeScale)
+	}
+	if got := tg.cardSize(cfg); got != 64<<20 {
+		t.Errorf("emulated SD card %d bytes, want the small unused one", got)
+	}
+	if got := vmMemoryMiB(cfg); got < 1024+2*256 {
+		t.Errorf("guest memory %d MiB: too little for the card, its copy and the write stream in tmpfs", got)
+	}
+
+	cfg.Suite = plan.Suites{"bootlin"}
+	g, err = tg.guestRequest(plan.Request{Config: cfg, Out: "/r"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Target.Kind != plan.TargetDevice || g.Target.Device != GuestCard || tg.cardSize(cfg) != cfg.Size {
+		t.Errorf("bootlin on vm:simcard: guest target %+v, card %d: want the emulated SD card on the host's simulated card", g.Target, tg.cardSize(cfg))
+	}
+}
