@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -453,13 +454,13 @@ func paramsFor(cfg plan.Config) plan.SuiteParams {
 	var out plan.SuiteParams
 	for _, s := range cfg.Suite {
 		switch s {
-		case "bonnie":
+		case catalog.SuiteBonnie:
 			out.Bonnie = cfg.Params.Bonnie
-		case "smallfiles":
+		case catalog.SuiteSmallFiles:
 			out.Smallfiles = cfg.Params.Smallfiles
-		case "randio":
+		case catalog.SuiteRandIO:
 			out.Randio = cfg.Params.Randio
-		case "powercut":
+		case catalog.SuitePowerCut:
 			out.PowerCut = cfg.Params.PowerCut
 		}
 	}
