@@ -213,7 +213,7 @@ func remoteWhy(args []string) (string, bool) {
 	case len(args) > 0 && args[0] == "fetch":
 		return "copies from a board: cmd/fsbench's TestBoardFetchAndCleanup runs it", true
 	case len(args) > 0 && args[0] == "cleanup":
-		return "acts on every killed run's leftovers on this machine: cmd/fsbench's TestKilledRunIsCleanedUpByTheNext runs it", true
+		return "ends every emulated board fsbench board up started on this machine, live ones too, and undoes what killed runs recorded: cmd/fsbench's TestKilledRunIsCleanedUpByTheNext runs it", true
 	case has("labgrid"):
 		return "needs a labgrid farm: cmd/fsbench's TestLabgridFarmTwoPlaces and TestLabgridEmulatedFarm run it on a real coordinator", true
 	case has("ssh://"):
