@@ -20,6 +20,14 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 
+# Issue 29's limits on production code: no function above cyclomatic complexity 30 (gocyclo,
+# fetched at a fixed version and not a dependency of fsbench) or longer than 100 lines. Not part
+# of make test: it reads the code, it does not test it.
+.PHONY: complexity
+complexity:
+	$(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0 -over 30 -ignore '_test\.go$$' .
+	$(GO) run ./tools/funclen -max 100 .
+
 # The README's test command. As root it includes the integration tests that make, mount and
 # measure real filesystems on loop devices over image files; without root those skip. It fuzzes
 # each target for 5 s (FUZZTIME is a target-specific variable: fuzz, its prerequisite, sees it).

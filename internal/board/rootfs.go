@@ -1,7 +1,6 @@
 package board
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,11 +10,11 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/cpio"
+	"github.com/fsbench/fsbench/internal/kmod"
 )
 
 // Image is what a board boots: its kernel and initramfs, built once into the cache.
@@ -50,36 +49,15 @@ var skipPrefixes = []string{"usr/share/doc/", "usr/share/man/", "usr/share/info/
 // downloaded with a private apt state and unpacked there, the kernel's modules chosen and
 // indexed with depmod, and authorizedKey (an OpenSSH public key line) is root's only way in.
 func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []byte, rebuild bool, log func(string, ...any)) (Image, error) {
-	var img Image
 	if !rebuild {
-		if b, err := os.ReadFile(filepath.Join(cache, imageManifest)); err == nil && json.Unmarshal(b, &img) == nil && img.Format == imageFormat {
-			if _, err := os.Stat(img.Initramfs); err == nil {
-				if _, err := os.Stat(img.Kernel); err == nil {
-					return img, nil
-				}
-			}
+		if img, ok := cachedImage(cache); ok {
+			return img, nil
 		}
 	}
+	var img Image
 	start := time.Now()
 	a := apt{dir: filepath.Join(cache, "apt"), arch: arch.Debian, log: log}
-	if err := a.update(ctx, rebuild); err != nil {
-		return img, err
-	}
-	kpkg, err := a.kernelPackage(ctx, arch.KernelPackage)
-	if err != nil {
-		return img, err
-	}
-	pkgs, unknown, err := a.closure(ctx, userPackages)
-	if err != nil {
-		return img, err
-	}
-	for _, u := range unknown {
-		if requiredPackages[u] {
-			return img, fmt.Errorf("Debian's %s archive has no %s, which the board cannot do without", arch.Debian, u)
-		}
-		log("Debian's %s archive has no %s: the board goes without it", arch.Debian, u)
-	}
-	debs, err := a.download(ctx, filepath.Join(cache, "debs"), append(append([]string(nil), pkgs...), kpkg))
+	set, err := fetchPackages(ctx, a, arch, cache, rebuild, log)
 	if err != nil {
 		return img, err
 	}
@@ -90,24 +68,17 @@ func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []by
 			return img, err
 		}
 	}
-	log("unpacking %d packages with dpkg -x into %s", len(pkgs), root)
-	var missing []string
-	for _, p := range pkgs {
-		if err := unpack(ctx, debs[p], root); err != nil {
-			if requiredPackages[p] {
-				return img, err
-			}
-			log("%v: the board goes without %s", err, p)
-			missing = append(missing, p)
-		}
-	}
-	if err := unpack(ctx, debs[kpkg], kroot); err != nil {
+	missing, err := unpackPackages(ctx, set, root, log)
+	if err != nil {
 		return img, err
 	}
-	release := strings.TrimPrefix(kpkg, "linux-image-")
+	if err := unpack(ctx, set.debs[set.kernel], kroot); err != nil {
+		return img, err
+	}
+	release := strings.TrimPrefix(set.kernel, "linux-image-")
 	kernel := filepath.Join(kroot, "boot", "vmlinuz-"+release)
 	if _, err := os.Stat(kernel); err != nil {
-		return img, fmt.Errorf("the kernel package %s: %w", kpkg, err)
+		return img, fmt.Errorf("the kernel package %s: %w", set.kernel, err)
 	}
 	modStage, err := stageModules(ctx, kroot, filepath.Join(cache, "modules"), release)
 	if err != nil {
@@ -122,37 +93,112 @@ func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []by
 	}
 	addBase(t, arch, authorizedKey)
 	initrd := filepath.Join(cache, "initramfs.cpio")
-	tmp := initrd + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return img, fmt.Errorf("initramfs: %w", err)
-	}
-	err = t.Write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, initrd)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := writeArchive(t, initrd); err != nil {
 		return img, fmt.Errorf("initramfs: %w", err)
 	}
 	fi, _ := os.Stat(initrd)
 	var installed []string
-	for _, p := range pkgs {
+	for _, p := range set.pkgs {
 		if !slicesContains(missing, p) {
 			installed = append(installed, p)
 		}
 	}
 	img = Image{Format: imageFormat, Kernel: kernel, Initramfs: initrd, KernelRelease: release, Packages: installed,
-		Missing: append(unknown, missing...), Bytes: fi.Size()}
+		Missing: append(set.unknown, missing...), Bytes: fi.Size()}
 	b, _ := json.MarshalIndent(img, "", "  ")
 	if err := os.WriteFile(filepath.Join(cache, imageManifest), b, 0o644); err != nil {
 		return img, err
 	}
 	log("built the %s board's initramfs (%d MiB, %d packages, kernel %s) in %s", arch.Name, img.Bytes>>20, len(installed), release, time.Since(start).Round(time.Second))
 	return img, nil
+}
+
+// cachedImage is the image an earlier build left in cache, when its manifest is of this
+// format and its kernel and initramfs are still there.
+func cachedImage(cache string) (Image, bool) {
+	var img Image
+	b, err := os.ReadFile(filepath.Join(cache, imageManifest))
+	if err != nil || json.Unmarshal(b, &img) != nil || img.Format != imageFormat {
+		return img, false
+	}
+	if _, err := os.Stat(img.Initramfs); err != nil {
+		return img, false
+	}
+	if _, err := os.Stat(img.Kernel); err != nil {
+		return img, false
+	}
+	return img, true
+}
+
+// packageSet is what a build downloaded: the user-space packages, the kernel package, the
+// names the archive does not have, and each package's .deb file.
+type packageSet struct {
+	pkgs    []string
+	kernel  string
+	unknown []string
+	debs    map[string]string
+}
+
+// fetchPackages updates the private apt state and downloads the packages the board needs,
+// with their dependencies; a required package the archive lacks is an error, another is
+// logged and left out.
+func fetchPackages(ctx context.Context, a apt, arch Arch, cache string, rebuild bool, log func(string, ...any)) (packageSet, error) {
+	var set packageSet
+	if err := a.update(ctx, rebuild); err != nil {
+		return set, err
+	}
+	var err error
+	if set.kernel, err = a.kernelPackage(ctx, arch.KernelPackage); err != nil {
+		return set, err
+	}
+	if set.pkgs, set.unknown, err = a.closure(ctx, userPackages); err != nil {
+		return set, err
+	}
+	for _, u := range set.unknown {
+		if requiredPackages[u] {
+			return set, fmt.Errorf("Debian's %s archive has no %s, which the board cannot do without", arch.Debian, u)
+		}
+		log("Debian's %s archive has no %s: the board goes without it", arch.Debian, u)
+	}
+	set.debs, err = a.download(ctx, filepath.Join(cache, "debs"), append(append([]string(nil), set.pkgs...), set.kernel))
+	return set, err
+}
+
+// unpackPackages unpacks the user-space packages into root and returns those that failed
+// and the board goes without (a required one that fails is an error).
+func unpackPackages(ctx context.Context, set packageSet, root string, log func(string, ...any)) ([]string, error) {
+	log("unpacking %d packages with dpkg -x into %s", len(set.pkgs), root)
+	var missing []string
+	for _, p := range set.pkgs {
+		if err := unpack(ctx, set.debs[p], root); err != nil {
+			if requiredPackages[p] {
+				return nil, err
+			}
+			log("%v: the board goes without %s", err, p)
+			missing = append(missing, p)
+		}
+	}
+	return missing, nil
+}
+
+// writeArchive writes t to path atomically: a reader sees the old archive or the whole new one.
+func writeArchive(t *cpio.Archive, path string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	err = t.Write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // skipped reports whether a path of the unpacked packages (relative, slash-separated) stays
@@ -328,12 +374,12 @@ func stageModules(ctx context.Context, kroot, dst, release string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	deps, err := readModulesDep(f)
+	deps, err := kmod.ReadDep(f)
 	f.Close()
 	if err != nil {
 		return "", err
 	}
-	mods := selectModules(deps, append(append([]string(nil), bootModules...), fsModules...), wholeModuleDirs)
+	mods, _ := kmod.Select(deps, append(append([]string(nil), bootModules...), fsModules...), wholeModuleDirs)
 	out := filepath.Join(dst, "lib", "modules", release)
 	for _, m := range append(mods, "modules.builtin", "modules.builtin.modinfo", "modules.order") {
 		if err := copyFile(filepath.Join(out, m), filepath.Join(src, m)); err != nil && !os.IsNotExist(err) {
@@ -344,67 +390,6 @@ func stageModules(ctx context.Context, kroot, dst, release string) (string, erro
 		return "", fmt.Errorf("depmod -b %s %s: %w: %s", dst, release, err, bytes.TrimSpace(b))
 	}
 	return out, nil
-}
-
-// readModulesDep parses modules.dep: module path → the paths it depends on.
-func readModulesDep(f *os.File) (map[string][]string, error) {
-	deps := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		mod, rest, ok := strings.Cut(sc.Text(), ":")
-		if ok {
-			deps[strings.TrimSpace(mod)] = strings.Fields(rest)
-		}
-	}
-	return deps, sc.Err()
-}
-
-// modName is a module's name as modprobe spells it: kernel/fs/nls/nls_iso8859-1.ko → nls_iso8859_1.
-func modName(p string) string {
-	base := path.Base(p)
-	if i := strings.Index(base, ".ko"); i >= 0 {
-		base = base[:i]
-	}
-	return strings.ReplaceAll(base, "-", "_")
-}
-
-// selectModules returns, sorted, the modules named in roots with what they depend on, and every
-// module under the directories whole. A name modules.dep does not list is built in (or absent).
-func selectModules(deps map[string][]string, roots, whole []string) []string {
-	byName := map[string]string{}
-	for p := range deps {
-		byName[modName(p)] = p
-	}
-	seen := map[string]bool{}
-	var visit func(string)
-	visit = func(p string) {
-		if seen[p] {
-			return
-		}
-		seen[p] = true
-		for _, d := range deps[p] {
-			visit(d)
-		}
-	}
-	for _, r := range roots {
-		if p, ok := byName[r]; ok {
-			visit(p)
-		}
-	}
-	for p := range deps {
-		for _, d := range whole {
-			if strings.HasPrefix(p, d+"/") {
-				visit(p)
-			}
-		}
-	}
-	var mods []string
-	for p := range seen {
-		mods = append(mods, p)
-	}
-	sort.Strings(mods)
-	return mods
 }
 
 func copyFile(dst, src string) error {

@@ -95,24 +95,6 @@ func TestLookupArch(t *testing.T) {
 	}
 }
 
-func TestSelectModules(t *testing.T) {
-	deps := map[string][]string{
-		"kernel/fs/f2fs/f2fs.ko":               {"kernel/lib/lz4/lz4_compress.ko"},
-		"kernel/lib/lz4/lz4_compress.ko":       nil,
-		"kernel/crypto/crc32c_generic.ko":      nil,
-		"kernel/drivers/gpu/drm/drm.ko":        nil,
-		"kernel/fs/nls/nls_iso8859-1.ko":       nil,
-		"kernel/drivers/mmc/host/sdhci-pci.ko": {"kernel/drivers/mmc/host/sdhci.ko"},
-		"kernel/drivers/mmc/host/sdhci.ko":     nil,
-	}
-	got := selectModules(deps, []string{"f2fs", "sdhci_pci", "not_there"}, []string{"kernel/crypto", "kernel/fs/nls"})
-	want := []string{"kernel/crypto/crc32c_generic.ko", "kernel/drivers/mmc/host/sdhci-pci.ko", "kernel/drivers/mmc/host/sdhci.ko",
-		"kernel/fs/f2fs/f2fs.ko", "kernel/fs/nls/nls_iso8859-1.ko", "kernel/lib/lz4/lz4_compress.ko"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("selectModules = %v\nwant %v", got, want)
-	}
-}
-
 func TestCpioGolden(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "f")

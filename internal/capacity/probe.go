@@ -290,28 +290,68 @@ const mib = 1 << 20
 
 func (p *prober) run(resol uint64) error {
 	ref := uint64(mib)
-	res := p.res
 	// 1. The reference block.
-	if err := p.write([]uint64{ref}); err != nil {
+	kept, err := p.referenceBlock(ref)
+	if err != nil || !kept {
 		return err
+	}
+	// 2. Wrap: reads only.
+	L, err := p.findWrap(ref)
+	if err != nil {
+		return err
+	}
+	// 3. Rounds between a good block (lo) and the first bad one (hi; 0: none yet).
+	s := search{ref: ref, wrap: L, lo: ref}
+	for round := 1; ; round++ {
+		if err := p.ctx.Err(); err != nil {
+			return err
+		}
+		more, err := p.round(round, &s, resol)
+		if err != nil || s.refLost {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	p.judge(s)
+	if !p.reset {
+		p.res.CacheBound = p.cacheBound
+	}
+	return nil
+}
+
+// referenceBlock writes the reference block at ref and reads it back; when it does not come
+// back the card keeps nothing, and that is the verdict (kept false).
+func (p *prober) referenceBlock(ref uint64) (kept bool, err error) {
+	res := p.res
+	if err := p.write([]uint64{ref}); err != nil {
+		return false, err
 	}
 	obs, settle, err := p.check([]uint64{ref}, false)
 	if err != nil {
-		return err
+		return false, err
 	}
 	res.Steps = append(res.Steps, Step{What: "reference block at 1 MiB", Wrote: []uint64{ref}, Read: obs, Settle: settle})
 	if !obs[0].Good() {
 		res.Verdict, res.Usable, res.Uncertainty = VerdictDamaged, 0, ref+p.B
 		res.Why = fmt.Sprintf("the block written at 1 MiB did not come back (%s): the card keeps nothing there", describe(obs[0]))
-		return nil
+		return false, nil
 	}
-	// 2. Wrap: reads only.
+	return true, nil
+}
+
+// findWrap looks for the reference block at ref + 2^k by reading only, and confirms a hit
+// with a write (a cache may show it without a wrap). It returns the wrap's period, p.N when
+// the card does not wrap.
+func (p *prober) findWrap(ref uint64) (uint64, error) {
+	res := p.res
 	L := p.N
 	var aliasReads []Observation
 	for k := uint64(2 * mib); ref+k+p.B <= p.N; k *= 2 {
 		o, err := p.read(ref + k)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		aliasReads = append(aliasReads, o)
 		if o.State == StateOverwritten && o.By == ref {
@@ -320,102 +360,116 @@ func (p *prober) run(resol uint64) error {
 		}
 	}
 	wrapStep := Step{What: "wrap: read 1 MiB + 2^k (k ≥ 21) for the reference block", Read: aliasReads}
-	if L < p.N {
-		// Confirm with a write: a wrap lands it on the reference block.
-		p.limit = L
-		if err := p.write([]uint64{ref + L}); err != nil {
-			return err
-		}
-		obs, settle, err := p.check([]uint64{ref}, false)
-		if err != nil {
-			return err
-		}
-		wrapStep.Wrote, wrapStep.Settle = []uint64{ref + L}, settle
-		wrapStep.Read = append(wrapStep.Read, obs...)
-		if obs[0].State == StateOverwritten && obs[0].By == ref+L {
-			wrapStep.Note = fmt.Sprintf("the block at %s holds the reference block, and a write there replaced it: the card wraps every %s", size(ref+L), size(L))
-			res.Wrap = L
-			// The reference block is checked again in every round: write it back.
-			if err := p.write([]uint64{ref}); err != nil {
-				return err
-			}
-		} else {
-			wrapStep.Note = fmt.Sprintf("the block at %s read as the reference block, but a write there did not land on it (%s): a cache, not a wrap", size(ref+L), describe(obs[0]))
-			L = p.N
-			p.limit = L
+	if L == p.N {
+		wrapStep.Note = "no address holds the reference block: the card does not wrap"
+		res.Steps = append(res.Steps, wrapStep)
+		return L, nil
+	}
+	// Confirm with a write: a wrap lands it on the reference block.
+	p.limit = L
+	if err := p.write([]uint64{ref + L}); err != nil {
+		return 0, err
+	}
+	obs, settle, err := p.check([]uint64{ref}, false)
+	if err != nil {
+		return 0, err
+	}
+	wrapStep.Wrote, wrapStep.Settle = []uint64{ref + L}, settle
+	wrapStep.Read = append(wrapStep.Read, obs...)
+	if obs[0].State == StateOverwritten && obs[0].By == ref+L {
+		wrapStep.Note = fmt.Sprintf("the block at %s holds the reference block, and a write there replaced it: the card wraps every %s", size(ref+L), size(L))
+		res.Wrap = L
+		// The reference block is checked again in every round: write it back.
+		if err := p.write([]uint64{ref}); err != nil {
+			return 0, err
 		}
 	} else {
-		wrapStep.Note = "no address holds the reference block: the card does not wrap"
+		wrapStep.Note = fmt.Sprintf("the block at %s read as the reference block, but a write there did not land on it (%s): a cache, not a wrap", size(ref+L), describe(obs[0]))
+		L = p.N
+		p.limit = L
 	}
 	res.Steps = append(res.Steps, wrapStep)
+	return L, nil
+}
 
-	// 3. Rounds between a good block (lo) and the first bad one (hi; 0: none yet).
-	lo, hi := ref, uint64(0)
-	var damaged []Observation
-	for round := 1; ; round++ {
-		if err := p.ctx.Err(); err != nil {
-			return err
-		}
-		var pos []uint64
-		if hi == 0 {
-			pos = p.grid(lo, L-p.B, true)
-		} else {
-			pos = p.grid(lo, hi, false)
-		}
-		if len(pos) == 0 {
-			break
-		}
-		if err := p.write(pos); err != nil {
-			return err
-		}
-		obs, settle, err := p.check(append(slices.Clone(pos), ref), true)
-		if err != nil {
-			return err
-		}
-		refObs := obs[len(obs)-1]
-		obs = obs[:len(obs)-1]
-		step := Step{What: fmt.Sprintf("round %d: %d blocks over %s", round, len(pos), span(pos)), Wrote: pos, Read: obs, Settle: settle}
-		if !refObs.Good() {
-			step.Read = append(step.Read, refObs)
-			res.Steps = append(res.Steps, step)
-			res.Verdict, res.Usable, res.Uncertainty = VerdictDamaged, 0, ref+p.B
-			res.Why = fmt.Sprintf("the reference block at 1 MiB, good at first, read back %s after more writes: the card held it only in a cache and keeps nothing", describe(refObs))
-			return nil
-		}
-		first := -1
-		for i, o := range obs {
-			if !o.Good() {
-				first = i
-				break
-			}
-		}
-		if first >= 0 {
-			for _, o := range obs[first+1:] {
-				if o.Good() {
-					damaged = append(damaged, o)
-				}
-			}
-			if first > 0 {
-				lo = pos[first-1]
-			}
-			hi = pos[first]
-			p.firstBad = obs[first]
-			step.Note = fmt.Sprintf("first block not kept: %s (%s); last kept before it: %s", size(hi), describe(obs[first]), size(lo))
-		} else {
-			lo = pos[len(pos)-1]
-			step.Note = fmt.Sprintf("all kept, up to %s", size(lo))
-		}
+// search is the state of the rounds that close in on the end of the kept space.
+type search struct {
+	ref, wrap uint64 // the reference block; the wrap's period (p.N: none)
+	lo, hi    uint64 // the last block kept, the first not kept (0: none yet)
+	// damaged are blocks kept above a lost one: failing flash, not a counterfeit's end.
+	damaged []Observation
+	// refLost is set when the reference block was lost during the rounds: that is the verdict.
+	refLost bool
+}
+
+// round writes a grid of blocks between s.lo and s.hi (or the end), reads them and the
+// reference block back, and narrows s. It returns whether another round is worth it.
+func (p *prober) round(round int, s *search, resol uint64) (more bool, err error) {
+	res := p.res
+	var pos []uint64
+	if s.hi == 0 {
+		pos = p.grid(s.lo, s.wrap-p.B, true)
+	} else {
+		pos = p.grid(s.lo, s.hi, false)
+	}
+	if len(pos) == 0 {
+		return false, nil
+	}
+	if err := p.write(pos); err != nil {
+		return false, err
+	}
+	obs, settle, err := p.check(append(slices.Clone(pos), s.ref), true)
+	if err != nil {
+		return false, err
+	}
+	refObs := obs[len(obs)-1]
+	obs = obs[:len(obs)-1]
+	step := Step{What: fmt.Sprintf("round %d: %d blocks over %s", round, len(pos), span(pos)), Wrote: pos, Read: obs, Settle: settle}
+	if !refObs.Good() {
+		step.Read = append(step.Read, refObs)
 		res.Steps = append(res.Steps, step)
-		p.logf("capacity: %s: %s", step.What, step.Note)
-		if hi == 0 || hi-lo <= resol {
-			break
+		res.Verdict, res.Usable, res.Uncertainty = VerdictDamaged, 0, s.ref+p.B
+		res.Why = fmt.Sprintf("the reference block at 1 MiB, good at first, read back %s after more writes: the card held it only in a cache and keeps nothing", describe(refObs))
+		s.refLost = true
+		return false, nil
+	}
+	step.Note = p.narrow(s, pos, obs)
+	res.Steps = append(res.Steps, step)
+	p.logf("capacity: %s: %s", step.What, step.Note)
+	return s.hi != 0 && s.hi-s.lo > resol, nil
+}
+
+// narrow moves s.lo and s.hi to the blocks around the first one of pos not kept, and notes
+// the kept ones above it; it returns the round's note.
+func (p *prober) narrow(s *search, pos []uint64, obs []Observation) string {
+	first := slices.IndexFunc(obs, func(o Observation) bool { return !o.Good() })
+	if first < 0 {
+		s.lo = pos[len(pos)-1]
+		return fmt.Sprintf("all kept, up to %s", size(s.lo))
+	}
+	for _, o := range obs[first+1:] {
+		if o.Good() {
+			s.damaged = append(s.damaged, o)
 		}
 	}
+	if first > 0 {
+		s.lo = pos[first-1]
+	}
+	s.hi = pos[first]
+	p.firstBad = obs[first]
+	return fmt.Sprintf("first block not kept: %s (%s); last kept before it: %s", size(s.hi), describe(obs[first]), size(s.lo))
+}
+
+// judge gives the verdict of a search that ended: failing flash, genuine, a wraparound, or a
+// counterfeit whose space ends between s.lo and s.hi (limbo, or chain when it also wraps).
+func (p *prober) judge(s search) {
+	res := p.res
+	lo, hi, L := s.lo, s.hi, s.wrap
 	switch {
-	case len(damaged) > 0:
+	case len(s.damaged) > 0:
 		res.Verdict = VerdictDamaged
 		res.Usable, res.Uncertainty = lo+p.B, hi-lo
-		res.Why = fmt.Sprintf("blocks are lost from %s on, yet %d blocks above it were kept (the first at %s): not a counterfeit's pattern but failing flash", size(hi), len(damaged), size(damaged[0].Offset))
+		res.Why = fmt.Sprintf("blocks are lost from %s on, yet %d blocks above it were kept (the first at %s): not a counterfeit's pattern but failing flash", size(hi), len(s.damaged), size(s.damaged[0].Offset))
 	case hi == 0 && L == p.N:
 		res.Verdict, res.Usable = VerdictGenuine, p.t.Size
 		res.Why = fmt.Sprintf("every block written, up to the last one at %s, came back as written, and no address wraps", size(L-p.B))
@@ -438,10 +492,6 @@ func (p *prober) run(resol uint64) error {
 			res.Why += fmt.Sprintf("; above %s addresses wrap onto the first %s", size(L), size(L))
 		}
 	}
-	if !p.reset {
-		res.CacheBound = p.cacheBound
-	}
-	return nil
 }
 
 // grid returns up to fanout block offsets spread over (lo, hi) (with last, hi itself is the

@@ -119,14 +119,8 @@ func classify(b []byte, nonce, off uint64, scratch []byte) Observation {
 	return o
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
+// allZero reports whether b holds only zero bytes: nothing is left once they are trimmed.
+func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
 // sectorIsOurs says whether a sector holds any intact stamp of this run (for the undo log's
 // check that a card is the one it was taken from).

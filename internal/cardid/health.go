@@ -254,14 +254,8 @@ func ParseNVMeSMART(raw []byte, source string) (*Health, error) {
 	return &Health{Format: FormatNVMe, Source: source, Values: v, Summary: sum}, nil
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
+// allZero reports whether b holds only zero bytes: nothing is left once they are trimmed.
+func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
 func orDash(s string) string {
 	if s == "" {

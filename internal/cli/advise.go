@@ -76,12 +76,12 @@ gives commands to paste.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&asJSON, "json", false, "print the advice as JSON")
-	fl.BoolVar(&f.write, "write", false, "when probing a device: also run the write tests (DESTROYS ALL DATA; needs --destroy)")
-	fl.StringVar(&f.destroy, "destroy", "", "the device again, to confirm --write")
-	fl.StringVarP(&f.out, "out", "o", "", "when probing a device: directory for probe.json (default ./fsbench-probe/<time>)")
-	fl.StringVar(&f.maxBlock, "max-block", "64M", "when probing: largest block of the read sweep")
-	fl.StringVar(&f.maxAln, "max-align", "64M", "when probing: largest alignment of the alignment test")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	f.register(fl, probeHelp{
+		write:   "when probing a device: also run the write tests (DESTROYS ALL DATA; needs --destroy)",
+		destroy: "the device again, to confirm --write",
+		out:     "when probing a device: directory for probe.json (default ./fsbench-probe/<time>)",
+		sweep:   "when probing: ",
+	})
 	f.board.register(fl)
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -25,6 +26,20 @@ type probeFlags struct {
 	positions, tries int
 	board            boardFlags
 	capacity         capacityFlags
+}
+
+// probeHelp is the help of the probe flags in one command: what --write, --destroy and --out
+// do there, and the prefix of the read sweep's flags (advise uses them only when it probes).
+type probeHelp struct{ write, destroy, out, sweep string }
+
+// register adds the flags probe and advise (which probes a device first) share.
+func (f *probeFlags) register(fl *pflag.FlagSet, h probeHelp) {
+	fl.BoolVar(&f.write, "write", false, h.write)
+	fl.StringVar(&f.destroy, "destroy", "", h.destroy)
+	fl.StringVarP(&f.out, "out", "o", "", h.out)
+	fl.StringVar(&f.maxBlock, "max-block", "64M", h.sweep+"largest block of the read sweep")
+	fl.StringVar(&f.maxAln, "max-align", "64M", h.sweep+"largest alignment of the alignment test")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
 
 func newProbeCmd(stdio IO) *cobra.Command {
@@ -95,12 +110,11 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.write, "write", false, "also run the write tests: DESTROYS ALL DATA on the device (needs --destroy)")
-	fl.StringVar(&f.destroy, "destroy", "", "the device again, to confirm that --write may destroy it")
-	fl.StringVarP(&f.out, "out", "o", "", "directory for probe.json and the charts (default ./fsbench-probe/<time>)")
-	fl.StringVar(&f.maxBlock, "max-block", "64M", "largest block of the read sweep")
-	fl.StringVar(&f.maxAln, "max-align", "64M", "largest alignment of the alignment test")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	f.register(fl, probeHelp{
+		write:   "also run the write tests: DESTROYS ALL DATA on the device (needs --destroy)",
+		destroy: "the device again, to confirm that --write may destroy it",
+		out:     "directory for probe.json and the charts (default ./fsbench-probe/<time>)",
+	})
 	fl.IntVar(&f.positions, "align-positions", 0, "boundaries read per alignment (default 64; more resolve smaller steps)")
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
 	f.board.register(fl)

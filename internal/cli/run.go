@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/advise"
 	"github.com/fsbench/fsbench/internal/aging"
@@ -127,7 +127,9 @@ func planOptions() plan.Options {
 }
 
 // resolveConfig applies defaults, the config file, then the flags that were given. What it did
-// that a person should know (variants --tuned added) goes to f.notes, when set.
+// that a person should know (variants --tuned added) goes to f.notes, when set. The rules of
+// what a config may hold live in plan (Validate, SetFault, ApplySuiteDefaults, SelectVariants);
+// this reads the flags into it.
 func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	note := func(format string, args ...any) {
 		if f.notes != nil {
@@ -135,6 +137,38 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 		}
 	}
 	opt := planOptions()
+	cfg, err := baseConfig(f, opt)
+	if err != nil {
+		return cfg, err
+	}
+	fl := cmd.Flags()
+	if err := applySizeFlags(&cfg, fl, f); err != nil {
+		return cfg, err
+	}
+	if err := applyRunFlags(&cfg, fl, f); err != nil {
+		return cfg, err
+	}
+	tuned, err := addTunedVariants(&cfg, f.tuned, note)
+	if err != nil {
+		return cfg, err
+	}
+	if fl.Changed("variants") {
+		if err := selectVariants(&cfg, f.variants, tuned, note); err != nil {
+			return cfg, err
+		}
+	}
+	if err := cfg.Validate(opt); err != nil {
+		return cfg, UsageError{err}
+	}
+	// The tests must belong to the chosen suites (Validate knows only all test names).
+	if _, err := suite.Select(cfg.Suite, cfg.Tests); err != nil {
+		return cfg, UsageError{err}
+	}
+	return cfg, nil
+}
+
+// baseConfig is what the flags start from: the config file (-c), a preset, or the defaults.
+func baseConfig(f runFlags, opt plan.Options) (plan.Config, error) {
 	cfg := plan.Default()
 	switch {
 	case f.config != "" && f.preset != "":
@@ -153,7 +187,12 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 			return cfg, fmt.Errorf("preset %s: %w", f.preset, err) // a bug in fsbench, not the user's
 		}
 	}
-	fl := cmd.Flags()
+	return cfg, nil
+}
+
+// applySizeFlags reads the image and dataset size flags that were given (--size,
+// --dataset-size, --video-size) in plan's size grammar.
+func applySizeFlags(cfg *plan.Config, fl *pflag.FlagSet, f runFlags) error {
 	size := func(name, val string, dst *uint64) error {
 		if !fl.Changed(name) {
 			return nil
@@ -166,14 +205,20 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 		return nil
 	}
 	if err := size("size", f.size, &cfg.Size); err != nil {
-		return cfg, err
+		return err
 	}
 	if err := size("dataset-size", f.datasetSize, &cfg.DatasetSize); err != nil {
-		return cfg, err
+		return err
 	}
 	if err := size("video-size", f.videoSize, &cfg.VideoSize); err != nil {
-		return cfg, err
+		return err
 	}
+	return nil
+}
+
+// applyRunFlags reads the other flags that were given over the config: repetitions, suite,
+// power cuts, NAND sizes, tests, dataset, seed, timeout and results directory.
+func applyRunFlags(cfg *plan.Config, fl *pflag.FlagSet, f runFlags) error {
 	if fl.Changed("repetitions") {
 		cfg.Repetitions = f.repetitions
 	}
@@ -185,28 +230,21 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	}
 	if fl.Changed("cuts") {
 		if f.cuts < 1 {
-			return cfg, usagef("--cuts must be at least 1, not %d", f.cuts)
+			return usagef("--cuts must be at least 1, not %d", f.cuts)
 		}
 		cfg.Params.PowerCut.Cuts = f.cuts
 	}
-	switch f.fault {
-	case "":
-	case "merge-loss":
-		cfg.Params.PowerCut.MergeLoss = true
-	default:
-		return cfg, usagef("--fault %q: the known fault is merge-loss", f.fault)
+	if err := cfg.SetFault(f.fault); err != nil {
+		return usagef("--fault %v", err)
 	}
-	if cfg.FlashSuite() && reflect.DeepEqual(cfg.Variants, plan.DefaultVariants()) {
-		// The default variants are block filesystems: on raw NAND the study's ones run.
-		cfg.Variants = plan.FlashVariants()
-	}
+	cfg.ApplySuiteDefaults()
 	if fl.Changed("nand-sizes") {
 		sizes, err := plan.ParseSizeList(splitList(f.nandSizes))
 		if err != nil {
-			return cfg, usagef("--nand-sizes: %v", err)
+			return usagef("--nand-sizes: %v", err)
 		}
 		if len(sizes) == 0 {
-			return cfg, usagef("--nand-sizes is empty: give sizes like 8M,32M, or leave the flag out for the study's 8M,32M,128M,252M")
+			return usagef("--nand-sizes is empty: give sizes like 8M,32M, or leave the flag out for the study's 8M,32M,128M,252M")
 		}
 		cfg.NANDSizes = sizes
 	}
@@ -219,7 +257,7 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	if fl.Changed("dataset") {
 		abs, err := filepath.Abs(f.dataset)
 		if err != nil {
-			return cfg, err
+			return err
 		}
 		cfg.Dataset = abs
 	}
@@ -229,63 +267,59 @@ func resolveConfig(cmd *cobra.Command, f runFlags) (plan.Config, error) {
 	if fl.Changed("timeout") {
 		d, err := time.ParseDuration(f.timeout)
 		if err != nil {
-			return cfg, usagef("--timeout: %v (use a duration like 90s or 10m)", err)
+			return usagef("--timeout: %v (use a duration like 90s or 10m)", err)
 		}
 		cfg.Timeout = plan.Duration{Duration: d}
 	}
 	if fl.Changed("results") {
 		cfg.ResultsDir = f.results
 	}
+	return nil
+}
+
+// addTunedVariants adds the variants advise derives from the probe result at path (--tuned;
+// "" adds none) and returns their names.
+func addTunedVariants(cfg *plan.Config, path string, note func(string, ...any)) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	pr, err := probe.Load(path)
+	if err != nil {
+		return nil, usagef("--tuned: %v (make one with fsbench probe DEVICE)", err)
+	}
+	g := advise.FromProbe(pr)
 	var tuned []string
-	if f.tuned != "" {
-		pr, err := probe.Load(f.tuned)
-		if err != nil {
-			return cfg, usagef("--tuned: %v (make one with fsbench probe DEVICE)", err)
-		}
-		g := advise.FromProbe(pr)
-		for _, v := range advise.TunedVariants(g) {
-			cfg.Variants = append(cfg.Variants, v)
-			tuned = append(tuned, v.Name)
-		}
-		note("--tuned added %s (from %s)", strings.Join(tuned, ", "), f.tuned)
-		// The tuned variants are only as good as the geometry: a run that says "tuned is no
-		// better" from a wrong AU would discredit advice that was never measured.
-		for _, c := range g.Cautions {
-			note("--tuned: %s", c)
+	for _, v := range advise.TunedVariants(g) {
+		cfg.Variants = append(cfg.Variants, v)
+		tuned = append(tuned, v.Name)
+	}
+	note("--tuned added %s (from %s)", strings.Join(tuned, ", "), path)
+	// The tuned variants are only as good as the geometry: a run that says "tuned is no
+	// better" from a wrong AU would discredit advice that was never measured.
+	for _, c := range g.Cautions {
+		note("--tuned: %s", c)
+	}
+	return tuned, nil
+}
+
+// selectVariants keeps the variants --variants names, and says which --tuned variants that
+// leaves out (a person who gave both most likely meant to run them).
+func selectVariants(cfg *plan.Config, list string, tuned []string, note func(string, ...any)) error {
+	want, err := variantList(list, cfg.Variants)
+	if err != nil {
+		return UsageError{fmt.Errorf("--variants: %w", err)}
+	}
+	var dropped []string
+	for _, n := range tuned {
+		if !slices.Contains(want, n) {
+			dropped = append(dropped, n)
 		}
 	}
-	if fl.Changed("variants") {
-		want, err := variantList(f.variants, cfg.Variants)
-		if err != nil {
-			return cfg, UsageError{fmt.Errorf("--variants: %w", err)}
-		}
-		var kept []plan.Variant
-		for _, name := range want {
-			for _, v := range cfg.Variants {
-				if v.Name == name {
-					kept = append(kept, v)
-				}
-			}
-		}
-		var dropped []string
-		for _, n := range tuned {
-			if !slices.Contains(want, n) {
-				dropped = append(dropped, n)
-			}
-		}
-		if len(dropped) > 0 {
-			note("--variants leaves out the --tuned variants %s: name them in --variants to run them", strings.Join(dropped, ", "))
-		}
-		cfg.Variants = kept
+	if len(dropped) > 0 {
+		note("--variants leaves out the --tuned variants %s: name them in --variants to run them", strings.Join(dropped, ", "))
 	}
-	if err := cfg.Validate(opt); err != nil {
-		return cfg, UsageError{err}
-	}
-	// The tests must belong to the chosen suites (Validate knows only all test names).
-	if _, err := suite.Select(cfg.Suite, cfg.Tests); err != nil {
-		return cfg, UsageError{err}
-	}
-	return cfg, nil
+	cfg.SelectVariants(want)
+	return nil
 }
 
 // variantList reads --variants: names separated by commas. A name that holds a comma (the

@@ -151,25 +151,15 @@ const hexDigits = "0123456789abcdef"
 
 // genLine generates one line into g.line and returns its length. The longest possible line
 // (12 indentation + 12 tokens of at most 34 bytes + 2) fits in g.line with room for the
-// 16-byte word stores.
+// 16-byte word stores. The random stream is drawn in a fixed order (the line's number, then
+// one number per token and more for hex strings and punctuation), so a seed always makes
+// the same text.
 func (g *textGen) genLine() int {
 	l := &g.line
 	i := 0
 	r := g.rng.Uint64()
 	if !g.nul {
-		// Indentation drifts by at most one level per line.
-		switch r & 7 {
-		case 0:
-			if g.indent < 3 {
-				g.indent++
-			}
-		case 1, 2:
-			if g.indent > 0 {
-				g.indent--
-			}
-		}
-		*(*[16]byte)(l[0:]) = [16]byte{' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '}
-		i = g.indent * 4
+		i = g.indentLine(r)
 	}
 	if r>>60 < stockLines && g.v.stock != nil {
 		st := g.v.stock[g.v.stockPick[r>>40&0x3ff]]
@@ -177,7 +167,6 @@ func (g *textGen) genLine() int {
 	}
 	nwords := 2 + int(r>>3&7) + int(r>>6&3) // 2..12, mean ~6.5
 	special := r >> 8                       // bits for punctuation
-	v := g.v
 	for w := 0; w < nwords; w++ {
 		if w > 0 {
 			if special&15 == 0 && !g.nul {
@@ -194,66 +183,108 @@ func (g *textGen) genLine() int {
 		x := g.rng.Uint64()
 		switch x >> 56 { // 8 bits: the token kind
 		case 0, 1, 2, 3:
-			// A number such as 1.2.34 or 4096.
-			n := x & 0xffff
-			i += len(appendUint(l[i:i], n%1000))
-			if x>>55&1 == 0 {
-				l[i] = '.'
-				i++
-				i += len(appendUint(l[i:i], n>>10%100))
-			}
+			i = g.number(i, x)
 		case 4:
-			// A hex string: checksums, addresses, UUID parts (8-32 digits).
-			k := min(8<<(x>>50&3), 32)
-			h := g.rng.Uint64()
-			for j := range k {
-				if j == 16 {
-					h = g.rng.Uint64()
-				}
-				l[i] = hexDigits[h&15]
-				i++
-				h >>= 4
-			}
+			i = g.hex(i, x)
 		default:
-			// Up to three words from one random number.
-			k := v.pick[x&0xffff]
-			*(*[16]byte)(l[i:]) = v.words[k]
-			i += int(v.lens[k])
-			if w+1 < nwords && x>>16&3 != 0 {
-				w++
-				k = v.pick[x>>18&0xffff]
-				l[i] = ' '
-				*(*[16]byte)(l[i+1:]) = v.words[k]
-				i += 1 + int(v.lens[k])
-				if w+1 < nwords && x>>34&3 != 0 {
-					w++
-					k = v.pick[x>>36&0xffff]
-					l[i] = ' '
-					*(*[16]byte)(l[i+1:]) = v.words[k]
-					i += 1 + int(v.lens[k])
-				}
-			}
+			i, w = g.words(i, x, w, nwords)
 		}
 	}
-	if g.nul {
-		l[i] = 0
-		i++
-	} else {
-		switch special & 7 {
-		case 0:
-			l[i] = '.'
-			i++
-		case 1:
-			l[i] = ';'
-			i++
-		case 2:
-			l[i] = ':'
-			i++
+	return g.endLine(i, special)
+}
+
+// indentLine writes the line's indentation, which drifts by at most one level per line, and
+// returns its length.
+func (g *textGen) indentLine(r uint64) int {
+	switch r & 7 {
+	case 0:
+		if g.indent < 3 {
+			g.indent++
 		}
-		l[i] = '\n'
+	case 1, 2:
+		if g.indent > 0 {
+			g.indent--
+		}
+	}
+	*(*[16]byte)(g.line[0:]) = [16]byte{' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '}
+	return g.indent * 4
+}
+
+// number writes a number such as 1.2.34 or 4096 at i, from x, and returns the new end.
+func (g *textGen) number(i int, x uint64) int {
+	l := &g.line
+	n := x & 0xffff
+	i += len(appendUint(l[i:i], n%1000))
+	if x>>55&1 == 0 {
+		l[i] = '.'
 		i++
+		i += len(appendUint(l[i:i], n>>10%100))
 	}
 	return i
+}
+
+// hex writes a hex string at i (checksums, addresses, UUID parts: 8-32 digits, as x says)
+// and returns the new end.
+func (g *textGen) hex(i int, x uint64) int {
+	l := &g.line
+	k := min(8<<(x>>50&3), 32)
+	h := g.rng.Uint64()
+	for j := range k {
+		if j == 16 {
+			h = g.rng.Uint64()
+		}
+		l[i] = hexDigits[h&15]
+		i++
+		h >>= 4
+	}
+	return i
+}
+
+// words writes up to three words from one random number x, as token w of nwords, and
+// returns the new end and the last token written.
+func (g *textGen) words(i int, x uint64, w, nwords int) (int, int) {
+	l, v := &g.line, g.v
+	k := v.pick[x&0xffff]
+	*(*[16]byte)(l[i:]) = v.words[k]
+	i += int(v.lens[k])
+	if w+1 < nwords && x>>16&3 != 0 {
+		w++
+		k = v.pick[x>>18&0xffff]
+		l[i] = ' '
+		*(*[16]byte)(l[i+1:]) = v.words[k]
+		i += 1 + int(v.lens[k])
+		if w+1 < nwords && x>>34&3 != 0 {
+			w++
+			k = v.pick[x>>36&0xffff]
+			l[i] = ' '
+			*(*[16]byte)(l[i+1:]) = v.words[k]
+			i += 1 + int(v.lens[k])
+		}
+	}
+	return i, w
+}
+
+// endLine ends the line at i: a NUL in NUL-separated text, else the punctuation special
+// draws and a newline. It returns the line's length.
+func (g *textGen) endLine(i int, special uint64) int {
+	l := &g.line
+	if g.nul {
+		l[i] = 0
+		return i + 1
+	}
+	switch special & 7 {
+	case 0:
+		l[i] = '.'
+		i++
+	case 1:
+		l[i] = ';'
+		i++
+	case 2:
+		l[i] = ':'
+		i++
+	}
+	l[i] = '\n'
+	return i + 1
 }
 
 func appendUint(b []byte, n uint64) []byte {

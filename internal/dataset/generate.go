@@ -186,112 +186,174 @@ func (p *planner) skeleton() {
 	p.file("var/lib/dpkg/status", contentText, 0o644, float64(p.target)/300, 0.1)
 }
 
-// pkg plans the files of one package, spread over the tree like dpkg unpacks them.
+// pkg plans the files of one package, spread over the tree like dpkg unpacks them. Each part
+// of a package is a step that draws whether the package has it; a step that finds the tree
+// full returns false and the later parts are not drawn, so the random stream (and with it the
+// tree a seed makes) stays what it was.
 func (p *planner) pkg(name string) {
-	r := p.r
-	chance := func(x float64) bool { return r.Float64() < x }
+	ok := p.pkgDocs(name) && p.pkgBinaries(name) && p.pkgLibrary(name) && p.pkgPlugins(name) &&
+		p.pkgLocales(name) && p.pkgConfig(name) && p.pkgData(name) && p.pkgPython(name) && p.pkgIcons(name)
+	p.pkgDpkgInfo(name, ok)
+}
+
+// chance draws true with probability x.
+func (p *planner) chance(x float64) bool { return p.r.Float64() < x }
+
+// files plans n files named by name(i), each of a size drawn as file draws it, and stops
+// when the tree is full (false).
+func (p *planner) files(n int, name func(i int) string, content uint8, mode uint32, median, sigma float64) bool {
+	for i := range n {
+		if !p.file(name(i), content, mode, median, sigma) {
+			return false
+		}
+	}
+	return true
+}
+
+// pkgDocs plans usr/share/doc/NAME: every package has a copyright and a changelog.
+func (p *planner) pkgDocs(name string) bool {
 	doc := "usr/share/doc/" + name
-	libdir := "usr/lib/" + arch
 	ok := p.file(doc+"/copyright", contentText, 0o644, 1500, 0.8) &&
 		p.file(doc+"/changelog.Debian.gz", contentCompressed, 0o644, 1200, 1.0)
-	if ok && chance(0.25) {
+	if ok && p.chance(0.25) {
 		ok = p.file(doc+"/README", contentText, 0o644, 3000, 1.0)
 	}
-	if ok && chance(0.15) {
+	if ok && p.chance(0.15) {
 		ok = p.file(doc+"/NEWS.gz", contentCompressed, 0o644, 4000, 1.2)
 	}
-	if ok && chance(0.55) {
-		dir := "usr/bin/"
-		if chance(0.2) {
-			dir = "usr/sbin/"
+	return ok
+}
+
+// pkgBinaries plans the package's programs with their man pages and, rarely, an alternatives
+// link pair.
+func (p *planner) pkgBinaries(name string) bool {
+	r := p.r
+	if !p.chance(0.55) {
+		return true
+	}
+	dir := "usr/bin/"
+	if p.chance(0.2) {
+		dir = "usr/sbin/"
+	}
+	ok := true
+	for i := range 1 + r.IntN(2) + r.IntN(2)*r.IntN(4) {
+		bin := name
+		if i > 0 {
+			bin += []string{"ctl", "d", "-config", "-helper", "info", "-dump"}[i%6] + strconv.Itoa(i/6)
 		}
-		for i := range 1 + r.IntN(2) + r.IntN(2)*r.IntN(4) {
-			bin := name
-			if i > 0 {
-				bin += []string{"ctl", "d", "-config", "-helper", "info", "-dump"}[i%6] + strconv.Itoa(i/6)
-			}
-			if ok = p.file(dir+bin, contentBinary, 0o755, 40000, 1.4); !ok {
-				break
-			}
-			if chance(0.6) {
-				ok = p.file("usr/share/man/man1/"+bin+".1.gz", contentCompressed, 0o644, 1600, 0.9)
-			}
-			if ok && chance(0.04) {
-				alt := bin + "-alt"
-				p.link("etc/alternatives/"+alt, "/"+dir+bin)
-				p.link("usr/bin/"+alt, "/etc/alternatives/"+alt)
-			}
+		if ok = p.file(dir+bin, contentBinary, 0o755, 40000, 1.4); !ok {
+			break
+		}
+		if p.chance(0.6) {
+			ok = p.file("usr/share/man/man1/"+bin+".1.gz", contentCompressed, 0o644, 1600, 0.9)
+		}
+		if ok && p.chance(0.04) {
+			alt := bin + "-alt"
+			p.link("etc/alternatives/"+alt, "/"+dir+bin)
+			p.link("usr/bin/"+alt, "/etc/alternatives/"+alt)
 		}
 	}
-	if ok && chance(0.35) {
-		// A shared library and its soname link: libfoo.so.1 -> libfoo.so.1.2.3.
-		maj := r.IntN(4)
-		so := "lib" + name + ".so." + strconv.Itoa(maj)
-		real := so + "." + strconv.Itoa(r.IntN(20)) + "." + strconv.Itoa(r.IntN(10))
-		if ok = p.file(libdir+"/"+real, contentBinary, 0o644, 90000, 1.5); ok {
-			p.link(libdir+"/"+so, real)
+	return ok
+}
+
+// pkgLibrary plans a shared library and its soname link: libfoo.so.1 -> libfoo.so.1.2.3.
+func (p *planner) pkgLibrary(name string) bool {
+	r := p.r
+	if !p.chance(0.35) {
+		return true
+	}
+	libdir := "usr/lib/" + arch
+	maj := r.IntN(4)
+	so := "lib" + name + ".so." + strconv.Itoa(maj)
+	real := so + "." + strconv.Itoa(r.IntN(20)) + "." + strconv.Itoa(r.IntN(10))
+	ok := p.file(libdir+"/"+real, contentBinary, 0o644, 90000, 1.5)
+	if ok {
+		p.link(libdir+"/"+so, real)
+	}
+	return ok
+}
+
+// pkgPlugins plans plugins in a private directory.
+func (p *planner) pkgPlugins(name string) bool {
+	if !p.chance(0.12) {
+		return true
+	}
+	return p.files(2+p.r.IntN(10), func(i int) string { return "usr/lib/" + arch + "/" + name + "/mod" + strconv.Itoa(i) + ".so" },
+		contentBinary, 0o644, 20000, 1.2)
+}
+
+// pkgLocales plans message catalogues: strings plus a hash table, they compress like text.
+func (p *planner) pkgLocales(name string) bool {
+	r := p.r
+	if !p.chance(0.2) {
+		return true
+	}
+	first := r.IntN(len(locales))
+	langs := locales[first:min(len(locales), first+3+r.IntN(25))]
+	return p.files(len(langs), func(i int) string { return "usr/share/locale/" + langs[i] + "/LC_MESSAGES/" + name + ".mo" },
+		contentText, 0o644, 7000, 1.0)
+}
+
+// pkgConfig plans configuration files under etc/NAME.
+func (p *planner) pkgConfig(name string) bool {
+	if !p.chance(0.3) {
+		return true
+	}
+	return p.files(1+p.r.IntN(3), func(i int) string { return "etc/" + name + "/" + name + strconv.Itoa(i) + ".conf" },
+		contentText, 0o644, 1200, 1.1)
+}
+
+// pkgData plans data files under usr/share/NAME, their content by extension.
+func (p *planner) pkgData(name string) bool {
+	r := p.r
+	if !p.chance(0.3) {
+		return true
+	}
+	exts := []string{".png", ".svg", ".xml", ".dat", ".py", ".jpg", ".txt", ".bin"}
+	for i := range 2 + r.IntN(r.IntN(30)+1) {
+		ext := exts[r.IntN(len(exts))]
+		kind := contentText
+		switch ext {
+		case ".png", ".jpg":
+			kind = contentCompressed
+		case ".dat", ".bin":
+			kind = contentBinary
+		}
+		if !p.file("usr/share/"+name+"/data"+strconv.Itoa(i)+ext, kind, 0o644, 2500, 1.4) {
+			return false
 		}
 	}
-	if ok && chance(0.12) {
-		// Plugins in a private directory.
-		for i := range 2 + r.IntN(10) {
-			if ok = p.file(libdir+"/"+name+"/mod"+strconv.Itoa(i)+".so", contentBinary, 0o644, 20000, 1.2); !ok {
-				break
-			}
-		}
+	return true
+}
+
+// pkgPython plans a Python module directory with an empty __init__.py.
+func (p *planner) pkgPython(name string) bool {
+	if !p.chance(0.12) {
+		return true
 	}
-	if ok && chance(0.2) {
-		// Message catalogues: strings plus a hash table, compress like text.
-		first := r.IntN(len(locales))
-		for _, lang := range locales[first:min(len(locales), first+3+r.IntN(25))] {
-			if ok = p.file("usr/share/locale/"+lang+"/LC_MESSAGES/"+name+".mo", contentText, 0o644, 7000, 1.0); !ok {
-				break
-			}
-		}
+	py := "usr/lib/python3/dist-packages/" + name
+	p.add(py+"/__init__.py", contentText, 0o644, 0)
+	return p.files(3+p.r.IntN(15), func(i int) string { return py + "/m" + strconv.Itoa(i) + ".py" },
+		contentText, 0o644, 5000, 1.1)
+}
+
+// pkgIcons plans the application icon at the usual sizes.
+func (p *planner) pkgIcons(name string) bool {
+	if !p.chance(0.06) {
+		return true
 	}
-	if ok && chance(0.3) {
-		for i := range 1 + r.IntN(3) {
-			if ok = p.file("etc/"+name+"/"+name+strconv.Itoa(i)+".conf", contentText, 0o644, 1200, 1.1); !ok {
-				break
-			}
-		}
-	}
-	if ok && chance(0.3) {
-		exts := []string{".png", ".svg", ".xml", ".dat", ".py", ".jpg", ".txt", ".bin"}
-		for i := range 2 + r.IntN(r.IntN(30)+1) {
-			ext := exts[r.IntN(len(exts))]
-			kind := contentText
-			switch ext {
-			case ".png", ".jpg":
-				kind = contentCompressed
-			case ".dat", ".bin":
-				kind = contentBinary
-			}
-			if ok = p.file("usr/share/"+name+"/data"+strconv.Itoa(i)+ext, kind, 0o644, 2500, 1.4); !ok {
-				break
-			}
-		}
-	}
-	if ok && chance(0.12) {
-		py := "usr/lib/python3/dist-packages/" + name
-		p.add(py+"/__init__.py", contentText, 0o644, 0)
-		for i := range 3 + r.IntN(15) {
-			if ok = p.file(py+"/m"+strconv.Itoa(i)+".py", contentText, 0o644, 5000, 1.1); !ok {
-				break
-			}
-		}
-	}
-	if ok && chance(0.06) {
-		for _, sz := range []string{"16x16", "32x32", "48x48", "256x256"} {
-			if ok = p.file("usr/share/icons/hicolor/"+sz+"/apps/"+name+".png", contentCompressed, 0o644, 3000, 1.0); !ok {
-				break
-			}
-		}
-	}
+	sizes := []string{"16x16", "32x32", "48x48", "256x256"}
+	return p.files(len(sizes), func(i int) string { return "usr/share/icons/hicolor/" + sizes[i] + "/apps/" + name + ".png" },
+		contentCompressed, 0o644, 3000, 1.0)
+}
+
+// pkgDpkgInfo plans the package's dpkg database entries; ok is false when an earlier part
+// found the tree full, and then none is added.
+func (p *planner) pkgDpkgInfo(name string, ok bool) {
 	info := "var/lib/dpkg/info/" + name
 	ok = ok && p.file(info+".list", contentText, 0o644, 900, 0.9) &&
 		p.file(info+".md5sums", contentText, 0o644, 1000, 0.9)
-	if ok && chance(0.3) {
+	if ok && p.chance(0.3) {
 		p.file(info+".postinst", contentText, 0o755, 1500, 0.8)
 	}
 }

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -51,7 +52,7 @@ func (d *dirReader) read(fd int) ([]dirent, error) {
 			}
 			typ := b[18]
 			nameb := b[19:reclen]
-			if i := indexByte(nameb, 0); i >= 0 {
+			if i := bytes.IndexByte(nameb, 0); i >= 0 {
 				nameb = nameb[:i]
 			}
 			b = b[reclen:]
@@ -73,34 +74,9 @@ func (d *dirReader) read(fd int) ([]dirent, error) {
 	return ents, nil
 }
 
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func modeToDT(mode uint32) uint8 {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		return unix.DT_REG
-	case unix.S_IFDIR:
-		return unix.DT_DIR
-	case unix.S_IFLNK:
-		return unix.DT_LNK
-	case unix.S_IFCHR:
-		return unix.DT_CHR
-	case unix.S_IFBLK:
-		return unix.DT_BLK
-	case unix.S_IFIFO:
-		return unix.DT_FIFO
-	case unix.S_IFSOCK:
-		return unix.DT_SOCK
-	}
-	return unix.DT_UNKNOWN
-}
+// modeToDT is the directory-entry type of a file of mode: the kernel's IFTODT, the file
+// type bits shifted down (DT_REG is S_IFREG>>12, and so on for every type).
+func modeToDT(mode uint32) uint8 { return uint8((mode & unix.S_IFMT) >> 12) }
 
 // openDir opens a directory below dirfd without following a symlink in its place.
 func openDir(dirfd int, name string) (int, error) {

@@ -801,23 +801,24 @@ type pagePool struct {
 // into, so it starts while one is still left.
 const reserveBlocks = 2
 
+// newPagePool is the page-mapped pool: the blocks logical pages fill, and op of them again as
+// spare (at least one more than garbage collection reserves).
 func newPagePool(m *Model, logical, ppb uint64, op float64) *pagePool {
 	data := (logical + ppb - 1) / ppb
 	spare := uint64(float64(data)*op + 0.999999)
 	spare = max(spare, reserveBlocks+1)
-	n := int(data + spare)
-	pp := &pagePool{m: m, ppb: uint32(ppb), base: len(m.erases), fwd: make([]uint32, logical),
-		rev: make([]uint32, uint64(n)*ppb), validCnt: make([]uint32, n), dirty: make([]bool, n), active: -1}
-	for i := 0; i < n; i++ {
-		pp.free = append(pp.free, i)
-	}
-	m.erases = append(m.erases, make([]uint32, n)...)
-	return pp
+	return newPool(m, logical, ppb, int(data+spare))
 }
 
 // newLogPool is a pool of blocks erase blocks over a logical space larger than it: the
 // random-write log, whose owner keeps the mapped pages below what the blocks hold.
 func newLogPool(m *Model, logical, ppb uint64, blocks int) *pagePool {
+	return newPool(m, logical, ppb, blocks)
+}
+
+// newPool is a pool of blocks erase blocks of ppb pages each, all free, mapping logical
+// pages; its blocks' erase counts are m's, after those of the pools made before it.
+func newPool(m *Model, logical, ppb uint64, blocks int) *pagePool {
 	pp := &pagePool{m: m, ppb: uint32(ppb), base: len(m.erases), fwd: make([]uint32, logical),
 		rev: make([]uint32, uint64(blocks)*ppb), validCnt: make([]uint32, blocks), dirty: make([]bool, blocks), active: -1}
 	for i := 0; i < blocks; i++ {

@@ -243,8 +243,26 @@ func keyLines(data []byte) map[string]int {
 
 func isPow2(n uint64) bool { return n != 0 && n&(n-1) == 0 }
 
-// validate returns the offending key with the error.
+// validate returns the offending key with the error. The checks run in the order of the
+// profile's keys, each group after the ones it depends on (the geometry first: the FTL's
+// sizes are multiples of it); it fills in the defaults that depend on other keys.
 func (p *Profile) validate() (string, error) {
+	for _, check := range []func() (string, error){p.validateGeometry, p.validateFTL, p.validateTimes} {
+		if key, err := check(); err != nil {
+			return key, err
+		}
+	}
+	if p.Fake != nil {
+		if key, err := p.Fake.validate(); err != nil {
+			return key, err
+		}
+	}
+	return "", nil
+}
+
+// validateGeometry checks the FTL kind and the flash's sizes: page, erase block, AU and plane
+// group, each a multiple of the one before.
+func (p *Profile) validateGeometry() (string, error) {
 	switch p.FTL {
 	case FTLAU, FTLPage:
 	default:
@@ -268,6 +286,12 @@ func (p *Profile) validate() (string, error) {
 	if p.PlaneGroup%p.PageSize != 0 || p.AUSize%p.PlaneGroup != 0 {
 		return "plane_group", fmt.Errorf("must be a multiple of page_size that divides au_size, not %d", p.PlaneGroup)
 	}
+	return "", nil
+}
+
+// validateFTL checks how the FTL uses the flash: open AUs, write order, the page-mapped area
+// and its spare, the cache and the random-write log.
+func (p *Profile) validateFTL() (string, error) {
 	if p.OpenAUs < 1 || p.OpenAUs > 1024 {
 		return "open_aus", fmt.Errorf("must be between 1 and 1024, not %d", p.OpenAUs)
 	}
@@ -301,6 +325,12 @@ func (p *Profile) validate() (string, error) {
 	if p.Calibration < 0 {
 		return "calibration", fmt.Errorf("must be 0 (never calibrated) or a positive version, not %d", p.Calibration)
 	}
+	return "", nil
+}
+
+// validateTimes checks the timing model: no negative time, the page times and the endurance
+// set.
+func (p *Profile) validateTimes() (string, error) {
 	for _, d := range []struct {
 		key string
 		v   Duration
@@ -319,11 +349,6 @@ func (p *Profile) validate() (string, error) {
 	}
 	if p.Endurance == 0 {
 		return "endurance", errors.New("must be set: rated program/erase cycles per block")
-	}
-	if p.Fake != nil {
-		if key, err := p.Fake.validate(); err != nil {
-			return key, err
-		}
 	}
 	return "", nil
 }

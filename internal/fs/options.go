@@ -238,91 +238,114 @@ func positional(w string) error {
 // check reads args as the tool's getopt (GNU, which permutes: a positional word anywhere is a
 // device or file) and judges every option and value.
 func (g grammar) check(args []string) error {
-	next := func(i *int, spelled string) (string, error) {
-		if *i+1 >= len(args) {
-			return "", fmt.Errorf("option %s needs a value", spelled)
-		}
-		*i++
-		return args[*i], nil
-	}
-	for i := 0; i < len(args); i++ {
-		w := args[i]
+	a := &argv{args: args}
+	for ; a.i < len(args); a.i++ {
+		w := args[a.i]
+		var err error
 		switch {
 		case w == "--":
 			return fmt.Errorf("the word \"--\" ends the options, so what follows would be taken as devices or files; give options only")
 		case w == "" || w[0] != '-' || w == "-":
 			return positional(w)
 		case g.single != nil:
-			j := slices.IndexFunc(g.single, func(o longOpt) bool { return o.name == w })
-			if j < 0 {
-				return unknownOption(w)
-			}
-			val, has := "", false
-			if g.single[j].arg == reqArg {
-				v, err := next(&i, w)
-				if err != nil {
-					return err
-				}
-				val, has = v, true
-			}
-			if err := g.judge(w, w, val, has); err != nil {
+			err = g.checkSingle(a, w)
+		case strings.HasPrefix(w, "--"):
+			err = g.checkLong(a, w)
+		default:
+			err = g.checkCluster(a, w)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// argv is the arguments being read and the index of the word read now.
+type argv struct {
+	args []string
+	i    int
+}
+
+// value takes the next word as the value of the option spelled so.
+func (a *argv) value(spelled string) (string, error) {
+	if a.i+1 >= len(a.args) {
+		return "", fmt.Errorf("option %s needs a value", spelled)
+	}
+	a.i++
+	return a.args[a.i], nil
+}
+
+// checkSingle judges w for a tool whose options are all whole words after one dash
+// (g.single), a value being the next word.
+func (g grammar) checkSingle(a *argv, w string) error {
+	j := slices.IndexFunc(g.single, func(o longOpt) bool { return o.name == w })
+	if j < 0 {
+		return unknownOption(w)
+	}
+	val, has := "", false
+	if g.single[j].arg == reqArg {
+		v, err := a.value(w)
+		if err != nil {
+			return err
+		}
+		val, has = v, true
+	}
+	return g.judge(w, w, val, has)
+}
+
+// checkLong judges a long option w (--name or --name=value, the value possibly the next
+// word), under the name its short form or alias has in the rules.
+func (g grammar) checkLong(a *argv, w string) error {
+	name, val, has := strings.Cut(w[2:], "=")
+	o, err := g.lookupLong(name)
+	if err != nil {
+		return err
+	}
+	spelled := "--" + o.name
+	switch {
+	case o.arg == noArg && has:
+		return fmt.Errorf("option %s takes no value (%q)", spelled, w)
+	case o.arg == reqArg && !has:
+		if val, err = a.value(spelled); err != nil {
+			return err
+		}
+		has = true
+	}
+	canon := spelled
+	switch {
+	case o.short != 0:
+		canon = "-" + string(o.short)
+	case o.as != "":
+		canon = "--" + o.as
+	}
+	return g.judge(canon, spelled, val, has)
+}
+
+// checkCluster judges a cluster of short options: each letter is an option until one that
+// takes a value, which takes the rest of the word (or the next word).
+func (g grammar) checkCluster(a *argv, w string) error {
+	for j := 1; j < len(w); j++ {
+		opt := "-" + w[j:j+1]
+		arg, ok := g.shortArg(w[j])
+		if !ok {
+			return unknownOption(opt)
+		}
+		if arg == noArg {
+			if err := g.judge(opt, opt, "", false); err != nil {
 				return err
 			}
-		case strings.HasPrefix(w, "--"):
-			name, val, has := strings.Cut(w[2:], "=")
-			o, err := g.lookupLong(name)
+			continue
+		}
+		val, has := w[j+1:], j+1 < len(w)
+		if arg == reqArg && !has {
+			v, err := a.value(opt)
 			if err != nil {
 				return err
 			}
-			spelled := "--" + o.name
-			switch {
-			case o.arg == noArg && has:
-				return fmt.Errorf("option %s takes no value (%q)", spelled, w)
-			case o.arg == reqArg && !has:
-				if val, err = next(&i, spelled); err != nil {
-					return err
-				}
-				has = true
-			}
-			canon := spelled
-			switch {
-			case o.short != 0:
-				canon = "-" + string(o.short)
-			case o.as != "":
-				canon = "--" + o.as
-			}
-			if err := g.judge(canon, spelled, val, has); err != nil {
-				return err
-			}
-		default:
-			// A cluster of short options: each letter is an option until one that takes a
-			// value, which takes the rest of the word (or the next word).
-			for j := 1; j < len(w); j++ {
-				opt := "-" + w[j:j+1]
-				arg, ok := g.shortArg(w[j])
-				if !ok {
-					return unknownOption(opt)
-				}
-				if arg == noArg {
-					if err := g.judge(opt, opt, "", false); err != nil {
-						return err
-					}
-					continue
-				}
-				val, has := w[j+1:], j+1 < len(w)
-				if arg == reqArg && !has {
-					v, err := next(&i, opt)
-					if err != nil {
-						return err
-					}
-					val, has = v, true
-				}
-				if err := g.judge(opt, opt, val, has); err != nil {
-					return err
-				}
-				break
-			}
+			val, has = v, true
 		}
+		return g.judge(opt, opt, val, has)
 	}
 	return nil
 }

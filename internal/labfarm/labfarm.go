@@ -413,6 +413,47 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return f, err
 	}
+	if err := f.startBoards(ctx, opt); err != nil {
+		return f, err
+	}
+	if err := f.startRelay(opt.Places); err != nil {
+		return f, err
+	}
+	for _, place := range opt.Places {
+		f.Names[place] = f.Boards[place].Address
+		if opt.ProxyRequired {
+			f.Names[place] = proxiedName(place)
+		}
+	}
+	if opt.ProxyRequired {
+		if err := f.startProxy(bin, opt); err != nil {
+			return f, err
+		}
+	}
+	if err := f.writeSSHConfig(opt); err != nil {
+		return f, err
+	}
+	if err := f.startCoordinator(bin, opt.Dir); err != nil {
+		return f, err
+	}
+	if err := f.startExporter(ctx, bin, opt); err != nil {
+		return f, err
+	}
+	for _, place := range opt.Places {
+		if _, err := f.Client1(ctx, "-p", place, "create"); err != nil {
+			return f, err
+		}
+		if _, err := f.Client1(ctx, "-p", place, "add-match", "fsbench-farm/"+place+"/*"); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// startBoards gives every place its board: the one in opt.Boards, else an emulated ARM board
+// (opt.Emulated), else an sshd of its own on this machine. What started is in f, so that Stop
+// ends it also after an error.
+func (f *Farm) startBoards(ctx context.Context, opt Options) error {
 	if opt.Emulated != nil {
 		var todo []string
 		for _, place := range opt.Places {
@@ -423,7 +464,7 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 		boards, views, err := startEmulated(ctx, opt.Emulated, opt.Dir, todo)
 		f.Emulated = boards // Stop ends those that booted, also after an error
 		if err != nil {
-			return f, err
+			return err
 		}
 		for place, b := range views {
 			f.Boards[place] = b
@@ -437,17 +478,21 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 		if !ok {
 			s, err := StartSSHD(filepath.Join(opt.Dir, "board-"+place))
 			if err != nil {
-				return f, fmt.Errorf("board of place %s: %w", place, err)
+				return fmt.Errorf("board of place %s: %w", place, err)
 			}
 			f.sshds = append(f.sshds, s)
 			b = s.Board
 		}
 		f.Boards[place] = b
 	}
+	return nil
+}
+
+// startRelay starts the power relay; outlet i switches the emulated board of places[i].
+func (f *Farm) startRelay(places []string) (err error) {
 	if f.Relay, err = StartRelay(); err != nil {
-		return f, err
+		return err
 	}
-	places := opt.Places
 	f.Relay.OnSet = func(index int, on bool) error {
 		if index < 0 || index >= len(places) {
 			return nil
@@ -463,18 +508,13 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 		}
 		return e.PowerOff()
 	}
-	for _, place := range opt.Places {
-		f.Names[place] = f.Boards[place].Address
-		if opt.ProxyRequired {
-			f.Names[place] = proxiedName(place)
-		}
-	}
-	if opt.ProxyRequired {
-		if err := f.startProxy(bin, opt); err != nil {
-			return f, err
-		}
-	}
-	// The client configuration: each board by its name and port, with its own host key checked.
+	return nil
+}
+
+// writeSSHConfig writes the client configuration (f.SSHConfig) and its known_hosts: each
+// board by its name and port, with its own host key checked, and the exporter's host when the
+// boards are behind it. It also numbers the places' outlets (f.Index).
+func (f *Farm) writeSSHConfig(opt Options) error {
 	var known, conf strings.Builder
 	conf.WriteString("# fsbench test farm\n")
 	for i, place := range opt.Places {
@@ -492,11 +532,10 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 	if f.ProxySSHD != nil {
 		pb := f.ProxySSHD.Board
 		fmt.Fprintf(&known, "[%s]:%d %s\n", pb.Address, pb.Port, pb.HostKey)
-		fmt.Fprintf(&conf, "Host %s\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
-			f.Proxy, pb.Address, pb.Port, pb.User, pb.Key, knownPath)
+		sshHost(&conf, f.Proxy, fmt.Sprintf("  HostName %s\n  Port %d\n  User %s\n", pb.Address, pb.Port, pb.User), pb.Key, knownPath)
 	}
 	if err := os.WriteFile(knownPath, []byte(known.String()), 0o600); err != nil {
-		return f, err
+		return err
 	}
 	seen := map[string]bool{}
 	for _, place := range opt.Places {
@@ -508,36 +547,50 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 		seen[name+b.Key] = true
 		if b.HostKey == "" {
 			// A board whose host key changes at each boot (an emulated one): nothing to pin.
-			fmt.Fprintf(&conf, "Host %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
-				name, b.Key)
+			sshHost(&conf, name, "", b.Key, "")
 			continue
 		}
-		fmt.Fprintf(&conf, "Host %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
-			name, b.Key, knownPath)
+		sshHost(&conf, name, "", b.Key, knownPath)
 	}
 	f.SSHConfig = filepath.Join(opt.Dir, "ssh_config")
-	if err := os.WriteFile(f.SSHConfig, []byte(conf.String()), 0o600); err != nil {
-		return f, err
+	return os.WriteFile(f.SSHConfig, []byte(conf.String()), 0o600)
+}
+
+// sshHost writes one Host entry of an ssh client configuration: head holds the lines that
+// come before the key (HostName, Port, User); knownHosts "" checks no host key.
+func sshHost(w *strings.Builder, host, head, key, knownHosts string) {
+	check := "UserKnownHostsFile " + knownHosts + "\n  StrictHostKeyChecking yes"
+	if knownHosts == "" {
+		check = "UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no"
 	}
+	fmt.Fprintf(w, "Host %s\n%s  IdentityFile %s\n  IdentitiesOnly yes\n  %s\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 30\n",
+		host, head, key, check)
+}
+
+// startCoordinator starts labgrid's coordinator on a free port (f.Coordinator) and waits for
+// it to listen. It keeps its places in places.yaml and resources.yaml in its working
+// directory: its own, so that runs do not see each other's places.
+func (f *Farm) startCoordinator(bin, dir string) error {
 	port, err := FreePort()
 	if err != nil {
-		return f, err
+		return err
 	}
 	f.Coordinator = fmt.Sprintf("127.0.0.1:%d", port)
-	// The coordinator keeps its places in places.yaml and resources.yaml in its working
-	// directory: its own, so that runs do not see each other's places.
-	coordDir := filepath.Join(opt.Dir, "coordinator")
+	coordDir := filepath.Join(dir, "coordinator")
 	if err := os.MkdirAll(coordDir, 0o755); err != nil {
-		return f, err
+		return err
 	}
-	coord, err := start("labgrid-coordinator", filepath.Join(opt.Dir, "coordinator.log"), coordDir, filepath.Join(bin, "labgrid-coordinator"), "-l", f.Coordinator)
+	coord, err := start("labgrid-coordinator", filepath.Join(dir, "coordinator.log"), coordDir, filepath.Join(bin, "labgrid-coordinator"), "-l", f.Coordinator)
 	if err != nil {
-		return f, err
+		return err
 	}
 	f.procs = append(f.procs, coord)
-	if err := waitPort(coord, port, 60*time.Second); err != nil {
-		return f, err
-	}
+	return waitPort(coord, port, 60*time.Second)
+}
+
+// startExporter exports each place's board (a NetworkService) and its outlet on the relay (a
+// NetworkPowerPort), and waits until the coordinator has them all.
+func (f *Farm) startExporter(ctx context.Context, bin string, opt Options) error {
 	var exp strings.Builder
 	for _, place := range opt.Places {
 		b := f.Boards[place]
@@ -546,7 +599,7 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 	}
 	expPath := filepath.Join(opt.Dir, "exporter.yaml")
 	if err := os.WriteFile(expPath, []byte(exp.String()), 0o644); err != nil {
-		return f, err
+		return err
 	}
 	exArgs := []string{filepath.Join(bin, "labgrid-exporter"), "-c", f.Coordinator, "-n", "fsbench-farm", "--hostname", "127.0.0.1"}
 	if opt.ProxyRequired {
@@ -554,21 +607,10 @@ func Start(ctx context.Context, opt Options) (f *Farm, err error) {
 	}
 	ex, err := start("labgrid-exporter", filepath.Join(opt.Dir, "exporter.log"), opt.Dir, append(exArgs, expPath)...)
 	if err != nil {
-		return f, err
+		return err
 	}
 	f.procs = append(f.procs, ex)
-	if err := f.waitResources(ctx, ex, len(opt.Places)*2); err != nil {
-		return f, err
-	}
-	for _, place := range opt.Places {
-		if _, err := f.Client1(ctx, "-p", place, "create"); err != nil {
-			return f, err
-		}
-		if _, err := f.Client1(ctx, "-p", place, "add-match", "fsbench-farm/"+place+"/*"); err != nil {
-			return f, err
-		}
-	}
-	return f, nil
+	return f.waitResources(ctx, ex, len(opt.Places)*2)
 }
 
 // proxiedName is the name of place's board behind the exporter: .invalid (RFC 2606) so that

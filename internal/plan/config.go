@@ -228,15 +228,18 @@ func (c Config) Validate(opt Options) error {
 // of Variants[variant]; 0 when unknown.
 type locator func(key string, variant int) int
 
-// validate adds to p every problem of c. loc, when not nil, places them in the file.
-func validate(c Config, opt Options, p *problems, loc locator) {
-	at := func(key string, variant int) int {
-		if loc == nil {
-			return 0
-		}
-		return loc(key, variant)
+// line is the configuration-file line of key, or 0 when loc is nil or does not know it.
+func (loc locator) line(key string, variant int) int {
+	if loc == nil {
+		return 0
 	}
+	return loc(key, variant)
+}
 
+// validate adds to p every problem of c. loc, when not nil, places them in the file. The
+// order of the checks is the order of the messages for values that have no line (flags).
+func validate(c Config, opt Options, p *problems, loc locator) {
+	at := loc.line
 	if c.Size < MinSize {
 		p.add(at("size", -1), "size %s is too small: use at least %s (mkfs.xfs refuses less than 300 MiB "+
 			"and mkfs.btrfs less than 114 MB; 1 GiB, the default, suits every filesystem)",
@@ -245,6 +248,34 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 	if c.Repetitions < 1 {
 		p.add(at("repetitions", -1), "repetitions must be at least 1, not %d", c.Repetitions)
 	}
+	validateSelection(c, opt, p, at)
+	validateFit(c, p, at)
+	if c.Timeout.Duration <= 0 {
+		p.add(at("timeout", -1), "timeout must be positive, not %s; e.g. \"10m\"", c.Timeout)
+	}
+	if c.Order != "" && c.Order != OrderGrouped && c.Order != OrderInterleaved {
+		p.add(at("order", -1), "order %q: use %q or %q", c.Order, OrderGrouped, OrderInterleaved)
+	}
+	if strings.TrimSpace(c.ResultsDir) == "" {
+		p.add(at("results", -1), "results directory is empty; e.g. %q", DefaultResultsDir)
+	}
+	validateVariants(c, opt, p, at)
+}
+
+// validateFit checks that the dataset and the video fit in the device.
+func validateFit(c Config, p *problems, at locator) {
+	if c.DatasetSize > c.Size {
+		p.add(at("dataset_size", -1), "dataset_size %s is larger than size %s: the tree could not fit; "+
+			"make it smaller or size larger", bytesize.Format(c.DatasetSize), bytesize.Format(c.Size))
+	}
+	if c.VideoSize > c.Size {
+		p.add(at("video_size", -1), "video_size %s is larger than size %s: the video could not fit; "+
+			"make it smaller or size larger", bytesize.Format(c.VideoSize), bytesize.Format(c.Size))
+	}
+}
+
+// validateSelection checks the suites and tests chosen against the known ones.
+func validateSelection(c Config, opt Options, p *problems, at locator) {
 	if len(c.Suite) == 0 {
 		p.add(at("suite", -1), "suite is empty%s", knownSuffix(opt.KnownSuites))
 	} else if opt.KnownSuites != nil {
@@ -267,24 +298,10 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 		}
 		seen[t] = true
 	}
-	if c.DatasetSize > c.Size {
-		p.add(at("dataset_size", -1), "dataset_size %s is larger than size %s: the tree could not fit; "+
-			"make it smaller or size larger", bytesize.Format(c.DatasetSize), bytesize.Format(c.Size))
-	}
-	if c.VideoSize > c.Size {
-		p.add(at("video_size", -1), "video_size %s is larger than size %s: the video could not fit; "+
-			"make it smaller or size larger", bytesize.Format(c.VideoSize), bytesize.Format(c.Size))
-	}
-	if c.Timeout.Duration <= 0 {
-		p.add(at("timeout", -1), "timeout must be positive, not %s; e.g. \"10m\"", c.Timeout)
-	}
-	if c.Order != "" && c.Order != OrderGrouped && c.Order != OrderInterleaved {
-		p.add(at("order", -1), "order %q: use %q or %q", c.Order, OrderGrouped, OrderInterleaved)
-	}
-	if strings.TrimSpace(c.ResultsDir) == "" {
-		p.add(at("results", -1), "results directory is empty; e.g. %q", DefaultResultsDir)
-	}
+}
 
+// validateVariants checks each variant and that no two share a name.
+func validateVariants(c Config, opt Options, p *problems, at locator) {
 	first := map[string]int{} // name → index of the first variant with it
 	for i, v := range c.Variants {
 		// Without a line, say which variant; with one, do not: the variants expanded from
@@ -293,47 +310,60 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 		if at("fs", i) == 0 {
 			prefix = fmt.Sprintf("variant %q: ", v.Name)
 		}
-		if strings.TrimSpace(v.Name) == "" {
-			p.add(at("name", i), "%svariant name is empty; give a name or leave it out to use the fs", prefix)
-		} else if strings.ContainsAny(v.Name, "\x00\n\r\t") {
-			p.add(at("name", i), "%svariant name %q contains a control character", prefix, v.Name)
-		}
-		if v.FS == "" {
-			p.add(at("fs", i), "%sfs is empty; give a filesystem type, e.g. fs = \"ext4\"%s", prefix, knownSuffix(opt.KnownFS))
-		} else if opt.KnownFS != nil && !slices.Contains(opt.KnownFS, v.FS) {
-			p.add(at("fs", i), "%sunknown filesystem %q%s (known: %s)",
-				prefix, v.FS, didYouMean(v.FS, opt.KnownFS), knownList(opt.KnownFS))
-		}
-		if msg := checkMountOptions(v.MountOptions); msg != "" {
-			p.add(at("mount", i), "%s%s", prefix, msg)
-		} else if opt.CheckMount != nil && v.FS != "" {
-			if err := opt.CheckMount(v.FS, v.MountOptions); err != nil {
-				p.add(at("mount", i), "%s%v", prefix, err)
-			}
-		}
-		if opt.CheckMkfs != nil && v.FS != "" && (opt.KnownFS == nil || slices.Contains(opt.KnownFS, v.FS)) {
-			if err := opt.CheckMkfs(v.FS, v.MkfsArgs); err != nil {
-				p.add(at("mkfs", i), "%s%v", prefix, err)
-			}
-		}
-		if v.PartitionStart > 0 && (v.PartitionStart >= c.Size || c.Size-v.PartitionStart < MinSize) {
-			p.add(at("partition_start", i), "%spartition_start %s leaves less than %s of the %s device for the partition: "+
-				"start earlier or make size larger", prefix, bytesize.Format(v.PartitionStart), bytesize.Format(MinSize), bytesize.Format(c.Size))
-		}
+		validateVariant(c, i, opt, p, at, prefix)
 		if j, dup := first[v.Name]; dup {
-			switch other := c.Variants[j].Line; {
-			case v.Line > 0 && other == v.Line:
-				p.add(v.Line, "duplicate variant name %q: this [[variant]] makes it twice; "+
-					"remove the repeated value from its lists", v.Name)
-			case v.Line > 0 && other > 0:
-				p.add(v.Line, "duplicate variant name %q (the [[variant]] at line %d makes it too); "+
-					"add name = \"...\" to one of them", v.Name, other)
-			default:
-				p.add(v.Line, "duplicate variant name %q; give each variant its own name", v.Name)
-			}
+			duplicateVariant(v, c.Variants[j].Line, p)
 		} else {
 			first[v.Name] = i
 		}
+	}
+}
+
+// validateVariant checks variant i's name, filesystem, mount options, mkfs arguments and
+// partition; prefix names the variant where the message has no line to point at.
+func validateVariant(c Config, i int, opt Options, p *problems, at locator, prefix string) {
+	v := c.Variants[i]
+	if strings.TrimSpace(v.Name) == "" {
+		p.add(at("name", i), "%svariant name is empty; give a name or leave it out to use the fs", prefix)
+	} else if strings.ContainsAny(v.Name, "\x00\n\r\t") {
+		p.add(at("name", i), "%svariant name %q contains a control character", prefix, v.Name)
+	}
+	if v.FS == "" {
+		p.add(at("fs", i), "%sfs is empty; give a filesystem type, e.g. fs = \"ext4\"%s", prefix, knownSuffix(opt.KnownFS))
+	} else if opt.KnownFS != nil && !slices.Contains(opt.KnownFS, v.FS) {
+		p.add(at("fs", i), "%sunknown filesystem %q%s (known: %s)",
+			prefix, v.FS, didYouMean(v.FS, opt.KnownFS), knownList(opt.KnownFS))
+	}
+	if msg := checkMountOptions(v.MountOptions); msg != "" {
+		p.add(at("mount", i), "%s%s", prefix, msg)
+	} else if opt.CheckMount != nil && v.FS != "" {
+		if err := opt.CheckMount(v.FS, v.MountOptions); err != nil {
+			p.add(at("mount", i), "%s%v", prefix, err)
+		}
+	}
+	if opt.CheckMkfs != nil && v.FS != "" && (opt.KnownFS == nil || slices.Contains(opt.KnownFS, v.FS)) {
+		if err := opt.CheckMkfs(v.FS, v.MkfsArgs); err != nil {
+			p.add(at("mkfs", i), "%s%v", prefix, err)
+		}
+	}
+	if v.PartitionStart > 0 && (v.PartitionStart >= c.Size || c.Size-v.PartitionStart < MinSize) {
+		p.add(at("partition_start", i), "%spartition_start %s leaves less than %s of the %s device for the partition: "+
+			"start earlier or make size larger", prefix, bytesize.Format(v.PartitionStart), bytesize.Format(MinSize), bytesize.Format(c.Size))
+	}
+}
+
+// duplicateVariant reports v's name as made twice, pointing at the other variant's line
+// (other) where the file has one.
+func duplicateVariant(v Variant, other int, p *problems) {
+	switch {
+	case v.Line > 0 && other == v.Line:
+		p.add(v.Line, "duplicate variant name %q: this [[variant]] makes it twice; "+
+			"remove the repeated value from its lists", v.Name)
+	case v.Line > 0 && other > 0:
+		p.add(v.Line, "duplicate variant name %q (the [[variant]] at line %d makes it too); "+
+			"add name = \"...\" to one of them", v.Name, other)
+	default:
+		p.add(v.Line, "duplicate variant name %q; give each variant its own name", v.Name)
 	}
 }
 

@@ -69,24 +69,55 @@ func Parse(filename string, data []byte, opt Options) (Config, error) {
 	var raw rawFile
 	md, err := toml.Decode(string(data), &raw)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			msg := pe.Message
-			if pe.LastKey != "" {
-				msg += fmt.Sprintf(" (last key %q)", pe.LastKey)
-			}
-			p.addErr(pe.Position.Line, pe, "%s", msg)
-		} else {
-			p.addErr(0, err, "%v", err)
-		}
+		addTOMLError(p, err)
 		return Config{}, p.err()
 	}
 	kl := scanKeyLines(string(data))
+	unknownTopKeys(p, md, kl)
+	c := Default()
+	d := decoder{p: p, kl: kl}
+	d.topLevel(raw, &c)
+	var origin []int // origin[i]: index of the [[variant]] table that made c.Variants[i]
+	if raw.Variant != nil {
+		c.Variants, origin = d.variants(raw.Variant)
+	}
+	// Semantic checks run even after type errors, so that one run reports everything: a
+	// value that could not be read kept its valid default, and a table that could not be
+	// read made no variant to check.
+	validate(c, opt, p, func(key string, vi int) int {
+		if vi < 0 {
+			return kl.topKey(key)
+		}
+		if origin == nil || vi >= len(origin) {
+			return 0 // a default variant: it is not in the file
+		}
+		return kl.variantKey(origin[vi], key)
+	})
+	if err := p.err(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
 
-	// Unknown top-level keys. Undecoded lists the keys no field took (and all keys inside
-	// [[variant]] tables, checked later). Keys() is scanned as well because the decoder
-	// matches field names case-insensitively ("Size" fills Size), while TOML keys are
-	// case-sensitive and fsbench documents only the lower-case ones.
+// addTOMLError reports a file that is not TOML, at the line the decoder names.
+func addTOMLError(p *problems, err error) {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if pe.LastKey != "" {
+			msg += fmt.Sprintf(" (last key %q)", pe.LastKey)
+		}
+		p.addErr(pe.Position.Line, pe, "%s", msg)
+	} else {
+		p.addErr(0, err, "%v", err)
+	}
+}
+
+// unknownTopKeys reports the top-level keys fsbench does not know. Undecoded lists the keys
+// no field took (and all keys inside [[variant]] tables, checked later). Keys() is scanned as
+// well because the decoder matches field names case-insensitively ("Size" fills Size), while
+// TOML keys are case-sensitive and fsbench documents only the lower-case ones.
+func unknownTopKeys(p *problems, md toml.MetaData, kl *keyLines) {
 	reported := map[string]bool{}
 	for _, keys := range [][]toml.Key{md.Undecoded(), md.Keys()} {
 		for _, k := range keys {
@@ -103,9 +134,12 @@ func Parse(filename string, data []byte, opt Options) (Config, error) {
 				name, hint, strings.Join(topKeys, ", "))
 		}
 	}
+}
 
-	c := Default()
-	d := decoder{p: p, kl: kl}
+// topLevel reads the top-level keys of raw into c, each checked where it is read; a value
+// that cannot be read keeps c's default.
+func (d decoder) topLevel(raw rawFile, c *Config) {
+	p, kl := d.p, d.kl
 	d.size(raw.Size, "size", &c.Size)
 	if n, ok := d.integer(raw.Repetitions, "repetitions"); ok {
 		if n < 1 || n > maxRepetitions {
@@ -132,21 +166,7 @@ func Parse(filename string, data []byte, opt Options) (Config, error) {
 			c.Tests = tests
 		}
 	}
-	if raw.Timeout != nil {
-		line := kl.topKey("timeout")
-		switch v := raw.Timeout.(type) {
-		case string:
-			if t, err := time.ParseDuration(v); err != nil {
-				p.addErr(line, err, "bad timeout %q: write a number with a unit, e.g. \"90s\", \"10m\", \"1h30m\"", v)
-			} else {
-				c.Timeout = Duration{t}
-			}
-		case int64:
-			p.add(line, "timeout needs a unit: write it as a string, e.g. timeout = \"%ds\" or \"10m\"", v)
-		default:
-			d.typeErr("timeout", v, `a string such as "10m"`)
-		}
-	}
+	d.timeout(raw.Timeout, c)
 	d.str(raw.Dataset, "dataset", &c.Dataset)
 	d.str(raw.Scheduler, "scheduler", &c.Scheduler)
 	d.size(raw.DatasetSize, "dataset_size", &c.DatasetSize)
@@ -169,27 +189,26 @@ func Parse(filename string, data []byte, opt Options) (Config, error) {
 			}
 		}
 	}
+}
 
-	var origin []int // origin[i]: index of the [[variant]] table that made c.Variants[i]
-	if raw.Variant != nil {
-		c.Variants, origin = d.variants(raw.Variant)
+// timeout reads the timeout key: a string with a unit.
+func (d decoder) timeout(v any, c *Config) {
+	if v == nil {
+		return
 	}
-	// Semantic checks run even after type errors, so that one run reports everything: a
-	// value that could not be read kept its valid default, and a table that could not be
-	// read made no variant to check.
-	validate(c, opt, p, func(key string, vi int) int {
-		if vi < 0 {
-			return kl.topKey(key)
+	line := d.kl.topKey("timeout")
+	switch v := v.(type) {
+	case string:
+		if t, err := time.ParseDuration(v); err != nil {
+			d.p.addErr(line, err, "bad timeout %q: write a number with a unit, e.g. \"90s\", \"10m\", \"1h30m\"", v)
+		} else {
+			c.Timeout = Duration{t}
 		}
-		if origin == nil || vi >= len(origin) {
-			return 0 // a default variant: it is not in the file
-		}
-		return kl.variantKey(origin[vi], key)
-	})
-	if err := p.err(); err != nil {
-		return Config{}, err
+	case int64:
+		d.p.add(line, "timeout needs a unit: write it as a string, e.g. timeout = \"%ds\" or \"10m\"", v)
+	default:
+		d.typeErr("timeout", v, `a string such as "10m"`)
 	}
-	return c, nil
 }
 
 // decoder reads values of rawFile, reporting problems at the lines of their keys.

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -194,47 +195,17 @@ func ParseTarget(s string) (TargetSpec, error) {
 		}
 		return TargetSpec{Kind: TargetVM, Inner: &in}, nil
 	case strings.HasPrefix(s, "ssh://"):
-		u, err := url.Parse(s)
+		t, err := parseSSHTarget(s)
 		if err != nil {
 			return bad(err.Error())
 		}
-		t := TargetSpec{Kind: TargetSSH, Host: u.Hostname()}
-		if t.Host == "" {
-			return bad("no host after ssh://")
-		}
-		if p := u.Port(); p != "" {
-			n, err := strconv.Atoi(p)
-			if err != nil || n <= 0 || n > 65535 {
-				return bad("port " + p + " is not a TCP port")
-			}
-			t.Port = n
-		}
-		if u.User != nil {
-			t.User = u.User.Username()
-		}
-		if u.RawQuery != "" || u.Fragment != "" {
-			return bad("a query or fragment means nothing here")
-		}
-		in, err := boardTarget(u.Path)
-		if err != nil {
-			return bad(err.Error())
-		}
-		t.Inner = in
 		return t, nil
 	case strings.HasPrefix(s, "labgrid:"):
-		rest := strings.TrimPrefix(s, "labgrid:")
-		place, path, _ := strings.Cut(rest, "/")
-		if place == "" {
-			return bad("no place after labgrid:")
-		}
-		if path != "" {
-			path = "/" + path
-		}
-		in, err := boardTarget(path)
+		t, err := parseLabgridTarget(strings.TrimPrefix(s, "labgrid:"))
 		if err != nil {
 			return bad(err.Error())
 		}
-		return TargetSpec{Kind: TargetLabgrid, Place: place, Inner: in}, nil
+		return t, nil
 	}
 	kind, arg, _ := strings.Cut(s, ":")
 	if f, ok := targetForms[TargetKind(kind)]; ok {
@@ -245,6 +216,52 @@ func ParseTarget(s string) (TargetSpec, error) {
 		return t, nil
 	}
 	return bad("unknown kind")
+}
+
+// parseSSHTarget reads ssh://[user@]host[:port][PATH]; its error says what is wrong, for
+// ParseTarget to add the forms to.
+func parseSSHTarget(s string) (TargetSpec, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return TargetSpec{}, err
+	}
+	t := TargetSpec{Kind: TargetSSH, Host: u.Hostname()}
+	if t.Host == "" {
+		return TargetSpec{}, errors.New("no host after ssh://")
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 {
+			return TargetSpec{}, errors.New("port " + p + " is not a TCP port")
+		}
+		t.Port = n
+	}
+	if u.User != nil {
+		t.User = u.User.Username()
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return TargetSpec{}, errors.New("a query or fragment means nothing here")
+	}
+	if t.Inner, err = boardTarget(u.Path); err != nil {
+		return TargetSpec{}, err
+	}
+	return t, nil
+}
+
+// parseLabgridTarget reads what follows labgrid: (PLACE[PATH]); its error says what is wrong.
+func parseLabgridTarget(rest string) (TargetSpec, error) {
+	place, path, _ := strings.Cut(rest, "/")
+	if place == "" {
+		return TargetSpec{}, errors.New("no place after labgrid:")
+	}
+	if path != "" {
+		path = "/" + path
+	}
+	in, err := boardTarget(path)
+	if err != nil {
+		return TargetSpec{}, err
+	}
+	return TargetSpec{Kind: TargetLabgrid, Place: place, Inner: in}, nil
 }
 
 // boardTarget reads the path of an ssh:// or labgrid: target: /dev/X is that device on the

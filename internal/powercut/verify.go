@@ -11,10 +11,10 @@ import (
 	"sort"
 )
 
-// Check is what the check of a filesystem after a cut found.
-type Check struct {
-	// Files is how many files the manifest had something to say about at the cut.
-	Files int `json:"files"`
+// FileCounts are what the check of a filesystem after a cut found, file by file: broken
+// promises and expected loss. A run's results sum them over its cuts in results.FileCounts,
+// the same fields (a struct conversion turns one into the other).
+type FileCounts struct {
 	// AckedLost are acknowledged files missing, AckedCorrupt acknowledged files whose
 	// content is neither the acknowledged one nor a later one (nor, for a write in flight, a
 	// block-by-block mix of them), AckedUnreadable acknowledged files whose read failed (an
@@ -35,18 +35,26 @@ type Check struct {
 	// append reads back, in part or whole, as zeroes: the size reached the card before the
 	// data. Expected loss too, counted apart because a careless reader takes it for data.
 	ZeroTails int `json:"zero_tails,omitempty"`
-	// Problems names each violation, for the report's detail.
-	Problems []string `json:"problems,omitempty"`
 }
 
 // Violations is the number of broken promises: acknowledged data not given back, deletions
 // undone, and atomic replaces torn.
-func (c Check) Violations() int { return c.AckedLoss() + c.TornRenames }
+func (c FileCounts) Violations() int { return c.AckedLoss() + c.TornRenames }
 
 // AckedLoss is the number of broken durability promises (fsync, fdatasync, syncfs, and the
 // directory fsync of an unlink): acknowledged files missing, wrong, unreadable or undeleted.
-func (c Check) AckedLoss() int {
+func (c FileCounts) AckedLoss() int {
 	return c.AckedLost + c.AckedCorrupt + c.AckedUnreadable + c.Resurrected
+}
+
+// Check is what the check of a filesystem after a cut found.
+type Check struct {
+	// Files is how many files the manifest had something to say about at the cut.
+	Files int `json:"files"`
+	// FileCounts are the files the check found damaged or lost, by kind.
+	FileCounts
+	// Problems names each violation, for the report's detail.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // LastAckBefore is the last acknowledgement given at or before the card's request position cut.
@@ -76,68 +84,93 @@ func (m *Manifest) Verify(dir string, cut uint64) (Check, error) {
 // at a time and acknowledges each (but the unsynced ones, which only create new files), so
 // of those later versions only the last can have been in flight at the cut.
 func checkFile(c *Check, dir string, f *File, cut uint64) error {
-	r := -1
+	fc := fileAtCut{f: f, r: -1}
 	for i, v := range f.Versions {
 		if v.Ack != 0 && v.Ack <= cut {
-			r = i
+			fc.r = i
 		}
 	}
-	var later []Version
-	for _, v := range f.Versions[r+1:] {
+	for _, v := range f.Versions[fc.r+1:] {
 		if v.Started < cut {
-			later = append(later, v)
+			fc.later = append(fc.later, v)
 		}
 	}
-	if r < 0 && len(later) == 0 {
+	if fc.r < 0 && len(fc.later) == 0 {
 		return nil // nothing of this file had reached the card
 	}
 	c.Files++
 	got, err := os.ReadFile(filepath.Join(dir, f.Path))
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
+	switch {
+	case err == nil:
+		fc.judgeContent(c, got)
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrNotExist):
+		fc.judgeMissing(c)
+	default:
 		// An I/O error: the filesystem refused to return what it could not vouch for.
-		if r < 0 {
+		if fc.r < 0 {
 			c.UnackedLost++
 		} else {
 			c.AckedUnreadable++
-			c.Problems = append(c.Problems, fmt.Sprintf("%s: unreadable (%v), acknowledged by the %s at request %d", f.Path, errors.Unwrap(err), f.Versions[r].Op, f.Versions[r].Ack))
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: unreadable (%v), acknowledged by the %s at request %d", f.Path, errors.Unwrap(err), f.Versions[fc.r].Op, f.Versions[fc.r].Ack))
 		}
-		return nil
 	}
-	allowed := later
-	if r >= 0 {
-		allowed = append([]Version{f.Versions[r]}, later...)
+	return nil
+}
+
+// fileAtCut is one file as the cut left its promises: r is the index of the last version
+// acknowledged by then (-1: none), later the versions started before the cut after it.
+type fileAtCut struct {
+	f     *File
+	r     int
+	later []Version
+}
+
+// allowed are the versions the file may show: the acknowledged one and the later ones.
+func (fc fileAtCut) allowed() []Version {
+	if fc.r >= 0 {
+		return append([]Version{fc.f.Versions[fc.r]}, fc.later...)
 	}
-	if !exists {
-		switch {
-		case r < 0:
-			c.UnackedLost++ // never promised
-		case f.Versions[r].Deleted:
-		case slices.ContainsFunc(later, func(v Version) bool { return v.Deleted }):
-			// A deletion in flight may have reached the card.
-		default:
-			c.AckedLost++
-			c.Problems = append(c.Problems, fmt.Sprintf("%s: missing, acknowledged by the %s at request %d", f.Path, f.Versions[r].Op, f.Versions[r].Ack))
-		}
-		return nil
+	return fc.later
+}
+
+// judgeMissing counts a file that is not there: a promise broken unless it was never
+// promised or its deletion was acknowledged or in flight.
+func (fc fileAtCut) judgeMissing(c *Check) {
+	f, r := fc.f, fc.r
+	switch {
+	case r < 0:
+		c.UnackedLost++ // never promised
+	case f.Versions[r].Deleted:
+	case slices.ContainsFunc(fc.later, func(v Version) bool { return v.Deleted }):
+		// A deletion in flight may have reached the card.
+	default:
+		c.AckedLost++
+		c.Problems = append(c.Problems, fmt.Sprintf("%s: missing, acknowledged by the %s at request %d", f.Path, f.Versions[r].Op, f.Versions[r].Ack))
 	}
+}
+
+// judgeContent counts what the file's content got says: a whole allowed version, a file
+// back from an acknowledged deletion, expected loss, a torn replace, a mix of a write in
+// flight, a zero tail, or acknowledged data corrupted.
+func (fc fileAtCut) judgeContent(c *Check, got []byte) {
+	f, r, later, allowed := fc.f, fc.r, fc.later, fc.allowed()
 	h := hash(got)
 	for _, v := range allowed {
 		if !v.Deleted && v.Hash == h && v.Size == int64(len(got)) {
-			return nil // whole: the acknowledged version or a later one
+			return // whole: the acknowledged version or a later one
 		}
 	}
 	if r >= 0 && f.Versions[r].Deleted && !slices.ContainsFunc(later, func(v Version) bool { return !v.Deleted }) {
 		c.Resurrected++
 		c.Problems = append(c.Problems, fmt.Sprintf("%s: back, though its deletion was acknowledged at request %d", f.Path, f.Versions[r].Ack))
-		return nil
+		return
 	}
 	// Not a whole version. What an unacknowledged plain write left half-done (a file created
 	// and never synced, caught empty or with blocks not written yet) is expected loss, even
 	// when an atomic replace of it was in flight: the replace's old side was never promised.
 	if r < 0 && partialOf(got, unpromised(allowed)) {
 		c.UnackedLost++
-		return nil
+		return
 	}
 	// An atomic replace in flight may only show one whole version: the old or the new. The
 	// rule is the replace's, so it applies only while the replace is in flight; an overwrite
@@ -145,26 +178,25 @@ func checkFile(c *Check, dir string, f *File, cut uint64) error {
 	if i := slices.IndexFunc(later, func(v Version) bool { return v.Atomic }); i >= 0 {
 		c.TornRenames++
 		c.Problems = append(c.Problems, fmt.Sprintf("%s: %d bytes, neither the old content nor the new one of the atomic replace in flight (started at request %d)", f.Path, len(got), later[i].Started))
-		return nil
+		return
 	}
 	// A write in flight: block by block, the content must come from the allowed versions.
 	if mixOf(got, allowed) {
 		if r < 0 {
 			c.UnackedLost++
 		}
-		return nil
+		return
 	}
 	if r < 0 {
 		c.UnackedLost++ // garbage in a file nobody was promised
-		return nil
+		return
 	}
 	if zeroTail(got, f.Versions[r], later) {
 		c.ZeroTails++
-		return nil
+		return
 	}
 	c.AckedCorrupt++
 	c.Problems = append(c.Problems, fmt.Sprintf("%s: %d bytes, neither the version acknowledged at request %d nor a later one", f.Path, len(got), f.Versions[r].Ack))
-	return nil
 }
 
 // zeroTail reports whether got is the acknowledged version acked, intact, followed by an
@@ -197,14 +229,8 @@ func zeroTail(got []byte, acked Version, later []Version) bool {
 	return zeroes
 }
 
-func allZero(b []byte) bool {
-	for _, x := range b {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
-}
+// allZero reports whether b holds only zero bytes: nothing is left once they are trimmed.
+func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
 // mixOf reports whether every 4 KiB block of got equals the same block of one of the versions
 // (a write caught in flight), and its size is within the versions' sizes.

@@ -124,131 +124,170 @@ const blockSize = 4096
 // from the seed and the operation, so that a run is reproducible.
 func (w Workload) Run(ctx context.Context, dir string) (*Manifest, error) {
 	spec := w.Spec.withDefaults()
-	rng := rand.New(rand.NewPCG(spec.Seed, 0x706f776572637574))
-	m := &Manifest{Seed: spec.Seed}
-	files := map[string]*File{}
-	var live []string // paths that exist now
-	start := time.Now()
-	pos := func() (uint64, error) {
-		if w.Pos == nil {
-			return 0, nil
-		}
-		return w.Pos()
-	}
-	history := func(p string) *File {
-		f, ok := files[p]
-		if !ok {
-			f = &File{Path: p}
-			files[p] = f
-			m.Files = append(m.Files, f)
-		}
-		return f
-	}
-	ack := func() (uint64, error) {
-		p, err := pos()
-		if err != nil {
-			return 0, err
-		}
-		m.Acks = append(m.Acks, Ack{Pos: p, At: time.Since(start)})
-		return p, nil
-	}
-	next := 0
+	r := &workloadRun{w: w, dir: dir, rng: rand.New(rand.NewPCG(spec.Seed, 0x706f776572637574)),
+		m: &Manifest{Seed: spec.Seed}, files: map[string]*File{}, start: time.Now()}
 	for i := 0; i < spec.Ops; i++ {
 		if err := ctx.Err(); err != nil {
-			return m, err
+			return r.m, err
 		}
-		before, err := pos()
-		if err != nil {
-			return m, err
+		if err := r.step(spec); err != nil {
+			return r.m, err
 		}
-		op := pickOp(rng, len(live), spec.Files)
-		seed := rng.Uint64()
-		var v Version
-		var path string
-		switch op {
-		case OpCreate, OpLarge, OpUnsynced:
-			path = fmt.Sprintf("d%d/f%04d", next%4, next)
-			next++
-			size := 1024 + rng.IntN(63*1024)
-			if op == OpLarge {
-				size = spec.LargeBytes
-			}
-			data := content(seed, size)
-			if err := writeNew(filepath.Join(dir, path), data, op == OpCreate); err != nil {
-				return m, err
-			}
-			v = version(data, op)
-			live = append(live, path)
-		case OpAppend:
-			path = live[rng.IntN(len(live))]
-			prev := current(history(path))
-			data := append(readExpected(dir, path, prev), content(seed, 4096+rng.IntN(28*1024))...)
-			if err := appendFile(filepath.Join(dir, path), data[prev.Size:]); err != nil {
-				return m, err
-			}
-			v = version(data, op)
-		case OpOverwrite:
-			path = live[rng.IntN(len(live))]
-			prev := current(history(path))
-			data := readExpected(dir, path, prev)
-			if len(data) == 0 {
-				continue
-			}
-			off := rng.IntN(len(data))
-			n := min(len(data)-off, 4096+rng.IntN(16*1024))
-			patch := content(seed, n)
-			copy(data[off:], patch)
-			if err := overwrite(filepath.Join(dir, path), int64(off), patch); err != nil {
-				return m, err
-			}
-			v = version(data, op)
-		case OpReplace:
-			path = live[rng.IntN(len(live))]
-			data := content(seed, 1024+rng.IntN(31*1024))
-			if err := replace(filepath.Join(dir, path), data); err != nil {
-				return m, err
-			}
-			v = version(data, op)
-			v.Atomic = true
-		case OpDelete:
-			k := rng.IntN(len(live))
-			path = live[k]
-			if err := remove(filepath.Join(dir, path)); err != nil {
-				return m, err
-			}
-			live = append(live[:k], live[k+1:]...)
-			v = Version{Deleted: true, Op: op}
-		case OpSyncfs:
-			if err := syncfs(dir); err != nil {
-				return m, err
-			}
-			p, err := ack()
-			if err != nil {
-				return m, err
-			}
-			// Everything written before it is durable now.
-			for _, f := range m.Files {
-				for j := range f.Versions {
-					if f.Versions[j].Ack == 0 {
-						f.Versions[j].Ack = p
-					}
-				}
-			}
-			continue
-		}
-		v.Started = before
-		v.At = time.Since(start)
-		if op != OpLarge && op != OpUnsynced {
-			if v.Ack, err = ack(); err != nil {
-				return m, err
-			}
-		}
-		f := history(path)
-		f.Versions = append(f.Versions, v)
 	}
-	end, err := pos()
-	m.End = end
-	return m, err
+	end, err := r.pos()
+	r.m.End = end
+	return r.m, err
+}
+
+// workloadRun is a workload in progress: the random stream, the manifest so far and the files
+// that exist now.
+type workloadRun struct {
+	w     Workload
+	dir   string
+	rng   *rand.Rand
+	m     *Manifest
+	files map[string]*File
+	live  []string // paths that exist now
+	next  int      // the number of the next file created
+	start time.Time
+}
+
+// pos is the card's request position now (0 without a Pos).
+func (r *workloadRun) pos() (uint64, error) {
+	if r.w.Pos == nil {
+		return 0, nil
+	}
+	return r.w.Pos()
+}
+
+// history is the manifest's entry of path, made on first use.
+func (r *workloadRun) history(p string) *File {
+	f, ok := r.files[p]
+	if !ok {
+		f = &File{Path: p}
+		r.files[p] = f
+		r.m.Files = append(r.m.Files, f)
+	}
+	return f
+}
+
+// ack records an acknowledgement at the card's position now, and returns that position.
+func (r *workloadRun) ack() (uint64, error) {
+	p, err := r.pos()
+	if err != nil {
+		return 0, err
+	}
+	r.m.Acks = append(r.m.Acks, Ack{Pos: p, At: time.Since(r.start)})
+	return p, nil
+}
+
+// step performs one operation and records its version, acknowledged unless the operation
+// is one that is not synced.
+func (r *workloadRun) step(spec Spec) error {
+	before, err := r.pos()
+	if err != nil {
+		return err
+	}
+	op := pickOp(r.rng, len(r.live), spec.Files)
+	seed := r.rng.Uint64()
+	if op == OpSyncfs {
+		return r.syncfs()
+	}
+	path, v, done, err := r.write(op, seed, spec)
+	if err != nil || !done {
+		return err
+	}
+	v.Started = before
+	v.At = time.Since(r.start)
+	if op != OpLarge && op != OpUnsynced {
+		if v.Ack, err = r.ack(); err != nil {
+			return err
+		}
+	}
+	f := r.history(path)
+	f.Versions = append(f.Versions, v)
+	return nil
+}
+
+// write performs op, which changes one file, and returns the file and its new version; done
+// is false when there was nothing to do (an overwrite of an empty file).
+func (r *workloadRun) write(op string, seed uint64, spec Spec) (path string, v Version, done bool, err error) {
+	rng, dir := r.rng, r.dir
+	switch op {
+	case OpCreate, OpLarge, OpUnsynced:
+		path = fmt.Sprintf("d%d/f%04d", r.next%4, r.next)
+		r.next++
+		size := 1024 + rng.IntN(63*1024)
+		if op == OpLarge {
+			size = spec.LargeBytes
+		}
+		data := content(seed, size)
+		if err := writeNew(filepath.Join(dir, path), data, op == OpCreate); err != nil {
+			return "", v, false, err
+		}
+		v = version(data, op)
+		r.live = append(r.live, path)
+	case OpAppend:
+		path = r.live[rng.IntN(len(r.live))]
+		prev := current(r.history(path))
+		data := append(readExpected(dir, path, prev), content(seed, 4096+rng.IntN(28*1024))...)
+		if err := appendFile(filepath.Join(dir, path), data[prev.Size:]); err != nil {
+			return "", v, false, err
+		}
+		v = version(data, op)
+	case OpOverwrite:
+		path = r.live[rng.IntN(len(r.live))]
+		prev := current(r.history(path))
+		data := readExpected(dir, path, prev)
+		if len(data) == 0 {
+			return "", v, false, nil
+		}
+		off := rng.IntN(len(data))
+		n := min(len(data)-off, 4096+rng.IntN(16*1024))
+		patch := content(seed, n)
+		copy(data[off:], patch)
+		if err := overwrite(filepath.Join(dir, path), int64(off), patch); err != nil {
+			return "", v, false, err
+		}
+		v = version(data, op)
+	case OpReplace:
+		path = r.live[rng.IntN(len(r.live))]
+		data := content(seed, 1024+rng.IntN(31*1024))
+		if err := replace(filepath.Join(dir, path), data); err != nil {
+			return "", v, false, err
+		}
+		v = version(data, op)
+		v.Atomic = true
+	case OpDelete:
+		k := rng.IntN(len(r.live))
+		path = r.live[k]
+		if err := remove(filepath.Join(dir, path)); err != nil {
+			return "", v, false, err
+		}
+		r.live = append(r.live[:k], r.live[k+1:]...)
+		v = Version{Deleted: true, Op: op}
+	}
+	return path, v, true, nil
+}
+
+// syncfs syncs the whole filesystem: everything written before it is durable now, so every
+// version not acknowledged yet is acknowledged by it.
+func (r *workloadRun) syncfs() error {
+	if err := syncfs(r.dir); err != nil {
+		return err
+	}
+	p, err := r.ack()
+	if err != nil {
+		return err
+	}
+	for _, f := range r.m.Files {
+		for j := range f.Versions {
+			if f.Versions[j].Ack == 0 {
+				f.Versions[j].Ack = p
+			}
+		}
+	}
+	return nil
 }
 
 // pickOp chooses the next operation: creates until there are files to work on, then a mix

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -128,7 +129,7 @@ func alignTest(ctx context.Context, dev Device, buf []byte, opts Options) (Align
 		logPoint(p, "")
 		t.Points = append(t.Points, p)
 	}
-	slices.SortFunc(t.Points, func(x, y AlignPoint) int { return cmpU64(x.Align, y.Align) })
+	slices.SortFunc(t.Points, func(x, y AlignPoint) int { return cmp.Compare(x.Align, y.Align) })
 
 	// One noisy moment must not decide the AU. When the analysis rests on points it cannot
 	// confirm (see suspects), those alignments are read again with twice the tries, keeping
@@ -171,16 +172,6 @@ func suspects(t AlignTest, au Estimate) []int {
 		out = append(out, i)
 	}
 	return out
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // minThresholdNs is the smallest step analyzeAlign believes whatever the measured noise: the
@@ -232,6 +223,31 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 		page.Evidence = au.Evidence
 		return au, page
 	}
+	s := newAlignSweep(pts)
+	t.NoiseNs = s.sigma
+	t.ThresholdNs = s.thr(len(pts[0].Diffs), len(pts[0].Diffs)) // the threshold between two well-sampled levels
+	t.Steps = s.steps()
+	s.markContradictions()
+	lo, pool := s.topPlateau()
+	au = s.estimateAU(au, t, lo, pool)
+	page = s.estimatePage(page)
+	return au, page
+}
+
+// alignSweep is the alignment data with its noise model and the points taken as noise, shared
+// by the steps of analyzeAlign.
+type alignSweep struct {
+	pts []AlignPoint
+	// sigma is the noise of one diff (the median over alignments of 1.4826 × MAD); floor is
+	// the smallest threshold believed whatever sigma says.
+	sigma, floor float64
+	// noise marks the points whose diffs do not set a plateau's level; noisy describes them
+	// for the evidence.
+	noise []bool
+	noisy []string
+}
+
+func newAlignSweep(pts []AlignPoint) *alignSweep {
 	var sigmas, reads []float64
 	for _, p := range pts {
 		if len(p.Diffs) >= 4 {
@@ -239,93 +255,114 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 		}
 		reads = append(reads, (p.PreNs+p.PostNs)/2)
 	}
-	sigma := median(sigmas)
-	floor := max(minThresholdNs, 0.02*median(reads))
-	thr := func(n, m int) float64 {
-		v := 1 / float64(max(n, 1))
-		if m > 0 {
-			v += 1 / float64(m)
-		}
-		return max(zSteps*1.2533*sigma*math.Sqrt(v), floor)
+	return &alignSweep{
+		pts:   pts,
+		sigma: median(sigmas),
+		floor: max(minThresholdNs, 0.02*median(reads)),
+		noise: make([]bool, len(pts)),
 	}
-	t.NoiseNs = sigma
-	t.ThresholdNs = thr(len(pts[0].Diffs), len(pts[0].Diffs)) // the threshold between two well-sampled levels
+}
 
-	t.Steps = nil
-	for i := 1; i < len(pts); i++ {
-		if pts[i].DiffNs-pts[i-1].DiffNs > thr(len(pts[i].Diffs), len(pts[i-1].Diffs)) {
-			t.Steps = append(t.Steps, pts[i].Align)
+// thr is T(n, m), how far apart two medians of n and m diffs must be to count as different
+// (m == 0: one median against zero).
+func (s *alignSweep) thr(n, m int) float64 {
+	v := 1 / float64(max(n, 1))
+	if m > 0 {
+		v += 1 / float64(m)
+	}
+	return max(zSteps*1.2533*s.sigma*math.Sqrt(v), s.floor)
+}
+
+// steps lists the alignments whose diff is clearly above the one below them.
+func (s *alignSweep) steps() []uint64 {
+	var out []uint64
+	for i := 1; i < len(s.pts); i++ {
+		if s.pts[i].DiffNs-s.pts[i-1].DiffNs > s.thr(len(s.pts[i].Diffs), len(s.pts[i-1].Diffs)) {
+			out = append(out, s.pts[i].Align)
 		}
 	}
+	return out
+}
 
-	// Points that contradict the sweep are noise: a spike (one alignment clearly above or
-	// below both neighbours while those agree) and a largest alignment clearly below the one
-	// under it (a boundary of a larger alignment is also one of every smaller one, so the
-	// true diff never falls as the alignment grows). Both are typical of the largest
-	// alignments, of which two or four boundaries fit in the device, read during a burst of
-	// host load; taken at face value, one of them made "an AU of at least 64 MiB" out of a
-	// sweep whose steps said 4 MiB. They stay members of the plateau they sit in, but their
-	// diffs do not set its level.
-	near := func(i, j int) bool {
-		return math.Abs(pts[i].DiffNs-pts[j].DiffNs) <= thr(len(pts[i].Diffs), len(pts[j].Diffs))
-	}
-	noise := make([]bool, len(pts))
-	var noisy []string
+// markNoise takes point i as noise and says so in the evidence.
+func (s *alignSweep) markNoise(i int) {
+	p := s.pts[i]
+	s.noise[i] = true
+	s.noisy = append(s.noisy, fmt.Sprintf("%s (%.1f µs over %d boundaries)", formatSize(p.Align), p.DiffNs/1e3, len(p.Diffs)))
+}
+
+// near says whether points i and j read at the same level.
+func (s *alignSweep) near(i, j int) bool {
+	pts := s.pts
+	return math.Abs(pts[i].DiffNs-pts[j].DiffNs) <= s.thr(len(pts[i].Diffs), len(pts[j].Diffs))
+}
+
+// markContradictions marks the points that contradict the sweep as noise: a spike (one
+// alignment clearly above or below both neighbours while those agree) and a largest alignment
+// clearly below the one under it (a boundary of a larger alignment is also one of every
+// smaller one, so the true diff never falls as the alignment grows). Both are typical of the
+// largest alignments, of which two or four boundaries fit in the device, read during a burst
+// of host load; taken at face value, one of them made "an AU of at least 64 MiB" out of a
+// sweep whose steps said 4 MiB. They stay members of the plateau they sit in, but their diffs
+// do not set its level.
+func (s *alignSweep) markContradictions() {
+	pts := s.pts
 	for i := 1; i < len(pts); i++ {
-		spike := i+1 < len(pts) && near(i-1, i+1) && !near(i, i-1) && !near(i, i+1) &&
+		spike := i+1 < len(pts) && s.near(i-1, i+1) && !s.near(i, i-1) && !s.near(i, i+1) &&
 			(pts[i].DiffNs > pts[i-1].DiffNs) == (pts[i].DiffNs > pts[i+1].DiffNs)
-		fallsAtTop := i == len(pts)-1 && !noise[i-1] && pts[i-1].DiffNs-pts[i].DiffNs > thr(len(pts[i].Diffs), len(pts[i-1].Diffs))
+		fallsAtTop := i == len(pts)-1 && !s.noise[i-1] && pts[i-1].DiffNs-pts[i].DiffNs > s.thr(len(pts[i].Diffs), len(pts[i-1].Diffs))
 		if spike || fallsAtTop {
-			noise[i] = true
-			noisy = append(noisy, fmt.Sprintf("%s (%.1f µs over %d boundaries)", formatSize(pts[i].Align), pts[i].DiffNs/1e3, len(pts[i].Diffs)))
+			s.markNoise(i)
 		}
 	}
+}
 
-	// dip returns how many points from i down (1 or 2) are a dip the sweep climbs back out of:
-	// the two alignments below them read at the plateau's level again. The true diff never
-	// rises again below the AU (a smaller alignment's boundaries include none of the larger
-	// structure), so a return to the level means the low readings were the host's. Seen on
-	// sd-cheap-old (then an AU of 128 KiB) with QEMU guests running beside the probe: 8 and 4 MiB read
-	// low together while 2 MiB down to 128 KiB sat at the level, which made a 16 MiB AU.
-	dip := func(i int, pool []float64) int {
-		atLevel := func(j int) bool {
-			return j >= 0 && median(pool)-pts[j].DiffNs <= thr(len(pts[j].Diffs), len(pool))
-		}
-		for k := 1; k <= 2; k++ {
-			if atLevel(i-k) && atLevel(i-k-1) {
-				return k
-			}
-			if i-k < 0 {
-				break
-			}
-		}
-		return 0
+// dip returns how many points from i down (1 or 2) are a dip the sweep climbs back out of:
+// the two alignments below them read at the plateau's level again. The true diff never
+// rises again below the AU (a smaller alignment's boundaries include none of the larger
+// structure), so a return to the level means the low readings were the host's. Seen on
+// sd-cheap-old (then an AU of 128 KiB) with QEMU guests running beside the probe: 8 and 4 MiB read
+// low together while 2 MiB down to 128 KiB sat at the level, which made a 16 MiB AU.
+func (s *alignSweep) dip(i int, pool []float64) int {
+	atLevel := func(j int) bool {
+		return j >= 0 && median(pool)-s.pts[j].DiffNs <= s.thr(len(s.pts[j].Diffs), len(pool))
 	}
+	for k := 1; k <= 2; k++ {
+		if atLevel(i-k) && atLevel(i-k-1) {
+			return k
+		}
+		if i-k < 0 {
+			break
+		}
+	}
+	return 0
+}
 
-	// Top plateau.
-	top := len(pts) - 1
-	seed := top
-	for seed > 0 && noise[seed] {
+// topPlateau walks down from the largest alignment and returns the index of the plateau's
+// smallest member and the diffs that set its level.
+func (s *alignSweep) topPlateau() (lo int, pool []float64) {
+	pts := s.pts
+	seed := len(pts) - 1
+	for seed > 0 && s.noise[seed] {
 		seed--
 	}
-	pool := slices.Clone(pts[seed].Diffs)
-	lo := seed
+	pool = slices.Clone(pts[seed].Diffs)
+	lo = seed
 	for i := seed - 1; i >= 0; i-- {
-		if noise[i] {
+		if s.noise[i] {
 			lo = i
 			continue
 		}
 		// Only a clearly lower level ends the plateau: a higher one below it contradicts the
 		// sweep (the true diff never falls as the alignment grows), so the plateau's own
 		// points read low, and the level is better taken with it.
-		if median(pool)-pts[i].DiffNs > thr(len(pts[i].Diffs), len(pool)) {
-			k := dip(i, pool)
+		if median(pool)-pts[i].DiffNs > s.thr(len(pts[i].Diffs), len(pool)) {
+			k := s.dip(i, pool)
 			if k == 0 {
 				break
 			}
 			for j := i; j > i-k; j-- {
-				noise[j] = true
-				noisy = append(noisy, fmt.Sprintf("%s (%.1f µs over %d boundaries)", formatSize(pts[j].Align), pts[j].DiffNs/1e3, len(pts[j].Diffs)))
+				s.markNoise(j)
 			}
 			lo = i - k + 1
 			i -= k - 1
@@ -334,63 +371,83 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 		pool = append(pool, pts[i].Diffs...)
 		lo = i
 	}
-	for lo < seed && noise[lo] { // a spike at the bottom of the plateau is not its edge
+	for lo < seed && s.noise[lo] { // a spike at the bottom of the plateau is not its edge
 		lo++
 	}
+	return lo, pool
+}
+
+// estimateAU reads the AU off the top plateau starting at lo: none when its level is within
+// the noise or it spans the whole sweep, else its smallest member, with the confidence the
+// plateau's width and the step below it give.
+func (s *alignSweep) estimateAU(au Estimate, t *AlignTest, lo int, pool []float64) Estimate {
+	pts := s.pts
+	top := len(pts) - 1
 	level := median(pool)
 	switch {
-	case level <= thr(len(pool), 0):
-		au.Evidence = fmt.Sprintf("no boundary costs extra: diff at the largest alignments %.1f µs, within the noise (%.1f µs)", level/1e3, thr(len(pool), 0)/1e3)
+	case level <= s.thr(len(pool), 0):
+		au.Evidence = fmt.Sprintf("no boundary costs extra: diff at the largest alignments %.1f µs, within the noise (%.1f µs)", level/1e3, s.thr(len(pool), 0)/1e3)
+		return au
 	case lo == 0:
 		au.Evidence = fmt.Sprintf("diff %.1f µs at every alignment from %s to %s: no step, so no AU boundary inside that range", level/1e3, formatSize(pts[0].Align), formatSize(pts[top].Align))
-	default:
-		below := pts[lo-1]
-		step := level - below.DiffNs
-		st := thr(len(below.Diffs), len(pool))
-		au.Value = pts[lo].Align
-		au.AtLeast = lo == top
-		plateau := top - lo + 1
-		score := 0
-		if plateau >= 2 {
-			score++
-		}
-		if step >= 2*st {
-			score++
-		}
-		au.Confidence = [...]string{Low, Medium, High}[score]
-		if au.AtLeast {
-			au.Confidence = Low
-		}
-		au.Evidence = fmt.Sprintf("diff %.1f µs at %s and every larger alignment tested (%d up to %s), %.1f µs at %s: a step of %.1f µs against a threshold of %.1f µs (noise σ %.1f µs)",
-			level/1e3, formatSize(pts[lo].Align), plateau, formatSize(pts[top].Align), below.DiffNs/1e3, formatSize(below.Align), step/1e3, st/1e3, sigma/1e3)
-		if au.AtLeast {
-			au.Evidence += "; the plateau was not seen above it, so the AU may be larger: probe a larger device or raise --max-align"
-			var lower []string
-			for _, a := range t.Steps {
-				if a < au.Value && a >= smallestAU {
-					lower = append(lower, formatSize(a))
-				}
-			}
-			if len(lower) > 0 {
-				// Say what the table shows, so that the reader can weigh the two readings.
-				au.Evidence += fmt.Sprintf("; the table also steps at %s: if the top step is the host's noise, the AU is %s (probe again on a quiet machine)",
-					strings.Join(lower, ", "), lower[len(lower)-1])
-			}
-		}
-		if len(noisy) > 0 {
-			au.Evidence += "; taken as noise: " + strings.Join(noisy, ", ")
-		}
-		if len(t.Rechecked) > 0 {
-			au.Evidence += fmt.Sprintf("; %d alignments read again with twice the tries", len(t.Rechecked))
+		return au
+	}
+	below := pts[lo-1]
+	step := level - below.DiffNs
+	st := s.thr(len(below.Diffs), len(pool))
+	au.Value = pts[lo].Align
+	au.AtLeast = lo == top
+	plateau := top - lo + 1
+	score := 0
+	if plateau >= 2 {
+		score++
+	}
+	if step >= 2*st {
+		score++
+	}
+	au.Confidence = [...]string{Low, Medium, High}[score]
+	if au.AtLeast {
+		au.Confidence = Low
+	}
+	au.Evidence = fmt.Sprintf("diff %.1f µs at %s and every larger alignment tested (%d up to %s), %.1f µs at %s: a step of %.1f µs against a threshold of %.1f µs (noise σ %.1f µs)",
+		level/1e3, formatSize(pts[lo].Align), plateau, formatSize(pts[top].Align), below.DiffNs/1e3, formatSize(below.Align), step/1e3, st/1e3, s.sigma/1e3)
+	if au.AtLeast {
+		au.Evidence += atLeastEvidence(t.Steps, au.Value)
+	}
+	if len(s.noisy) > 0 {
+		au.Evidence += "; taken as noise: " + strings.Join(s.noisy, ", ")
+	}
+	if len(t.Rechecked) > 0 {
+		au.Evidence += fmt.Sprintf("; %d alignments read again with twice the tries", len(t.Rechecked))
+	}
+	return au
+}
+
+// atLeastEvidence explains an AU that is only a lower bound, and names the lower steps the
+// table shows, so that the reader can weigh the two readings.
+func atLeastEvidence(steps []uint64, au uint64) string {
+	out := "; the plateau was not seen above it, so the AU may be larger: probe a larger device or raise --max-align"
+	var lower []string
+	for _, a := range steps {
+		if a < au && a >= smallestAU {
+			lower = append(lower, formatSize(a))
 		}
 	}
+	if len(lower) > 0 {
+		out += fmt.Sprintf("; the table also steps at %s: if the top step is the host's noise, the AU is %s (probe again on a quiet machine)",
+			strings.Join(lower, ", "), lower[len(lower)-1])
+	}
+	return out
+}
 
-	// Page.
+// estimatePage finds the page: the smallest alignment from which on every diff is clearly
+// above zero. A page boundary costs a whole extra page read: the diff falls from that to about
+// zero below the page. A small positive diff under a level many times its size is noise (seen:
+// 29 µs under 646 µs on a busy host, which made an 8 KiB page of a 16 KiB one).
+func (s *alignSweep) estimatePage(page Estimate) Estimate {
+	pts := s.pts
 	first := len(pts)
-	// A page boundary costs a whole extra page read: the diff falls from that to about zero
-	// below the page. A small positive diff under a level many times its size is noise (seen:
-	// 29 µs under 646 µs on a busy host, which made an 8 KiB page of a 16 KiB one).
-	for i := len(pts) - 1; i >= 0 && pts[i].DiffNs > thr(len(pts[i].Diffs), 0) &&
+	for i := len(pts) - 1; i >= 0 && pts[i].DiffNs > s.thr(len(pts[i].Diffs), 0) &&
 		(i == len(pts)-1 || pts[i].DiffNs >= pts[i+1].DiffNs/4); i-- {
 		first = i
 	}
@@ -405,14 +462,14 @@ func analyzeAlign(t *AlignTest) (au, page Estimate) {
 		p, b := pts[first], pts[first-1]
 		page.Value = p.Align
 		step := p.DiffNs - b.DiffNs
-		st := thr(len(p.Diffs), len(b.Diffs))
+		st := s.thr(len(p.Diffs), len(b.Diffs))
 		page.Confidence = Medium
 		if step >= 2*st {
 			page.Confidence = High
 		}
 		page.Evidence = fmt.Sprintf("diff %.1f µs at %s, %.1f µs at %s (threshold %.1f µs)", p.DiffNs/1e3, formatSize(p.Align), b.DiffNs/1e3, formatSize(b.Align), st/1e3)
 	}
-	return au, page
+	return page
 }
 
 func median(xs []float64) float64 {

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -410,7 +411,7 @@ func parseFlashbenchAlign(out string) ([]benchFBPoint, error) {
 	if len(pts) < 5 {
 		return nil, fmt.Errorf("%d alignment lines in flashbench's output, want a dozen or more:\n%s", len(pts), out)
 	}
-	slices.SortFunc(pts, func(a, b benchFBPoint) int { return cmpU64(a.align, b.align) })
+	slices.SortFunc(pts, func(a, b benchFBPoint) int { return cmp.Compare(a.align, b.align) })
 	return pts, nil
 }
 
@@ -434,7 +435,7 @@ func parseFBDuration(s string) (time.Duration, error) {
 // (internal/simcard's benchmark uses the same rule.)
 func benchPlateauStart(pts []benchFBPoint) uint64 {
 	sorted := slices.Clone(pts)
-	slices.SortFunc(sorted, func(a, b benchFBPoint) int { return cmpU64(b.align, a.align) })
+	slices.SortFunc(sorted, func(a, b benchFBPoint) int { return cmp.Compare(b.align, a.align) })
 	top := []time.Duration{sorted[0].diff, sorted[1].diff, sorted[2].diff}
 	slices.Sort(top)
 	level := top[1]

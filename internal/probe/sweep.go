@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -211,15 +212,7 @@ func analyzePage(pts []SweepPoint) Estimate {
 			pts[i].MBps = float64(p.BlockSize) / float64(p.MedianNs) * 1e3
 		}
 	}
-	best := slices.MaxFunc(pts, func(a, b SweepPoint) int {
-		switch {
-		case a.MBps < b.MBps:
-			return -1
-		case a.MBps > b.MBps:
-			return 1
-		}
-		return 0
-	}).MBps
+	best := slices.MaxFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.MBps, b.MBps) }).MBps
 	for i, p := range pts {
 		if p.MBps < nearFull*best {
 			continue
@@ -406,20 +399,10 @@ func analyzeFAT(pts []FATPoint, au uint64) Estimate {
 		return e
 	}
 	e.Evidence = fmt.Sprintf("the first %d AU(s) take random 4 KiB writes at %.3f–%.3f MB/s, the middle of the device at %.3f MB/s", lead,
-		slices.MinFunc(pts[:lead], func(a, b FATPoint) int { return cmpF(a.MBps, b.MBps) }).MBps,
-		slices.MaxFunc(pts[:lead], func(a, b FATPoint) int { return cmpF(a.MBps, b.MBps) }).MBps, ref.MBps)
+		slices.MinFunc(pts[:lead], func(a, b FATPoint) int { return cmp.Compare(a.MBps, b.MBps) }).MBps,
+		slices.MaxFunc(pts[:lead], func(a, b FATPoint) int { return cmp.Compare(a.MBps, b.MBps) }).MBps, ref.MBps)
 	if lead < len(pts)-1 {
 		e.Evidence += fmt.Sprintf(", AU %d at %.3f MB/s", lead, pts[lead].MBps)
 	}
 	return e
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -89,6 +89,7 @@ type feSection struct {
 	// footnoted are the measurements the notes stand for (variant + "\x00" + test), which
 	// the list of failed cells leaves out.
 	footnoted map[string]bool
+	noteNum   map[string]int // a footnote's number by its text
 }
 
 type feTable struct {
@@ -144,119 +145,148 @@ func feColumn(v results.Variant) string {
 // freeElectrons builds the study's tables from the raw-flash variants of r; nil when r has
 // none or none of them recorded a test of the study.
 func freeElectrons(r *results.Run) *feSection {
-	type cellKey struct {
-		col  string
-		size uint64
-	}
-	at := map[cellKey]results.Variant{}
-	var cols []string
-	var sizes []uint64
-	fr := &results.Run{}
-	for _, v := range r.Variants {
-		if !isFlash(v) {
-			continue
-		}
-		fr.Variants = append(fr.Variants, v)
-		col := feColumn(v)
-		if _, taken := at[cellKey{col, v.PartitionBytes}]; taken {
-			// Two variants of one filesystem and size that the rules above do not tell
-			// apart: each keeps a column of its own rather than one hiding the other.
-			col = v.Name
-		}
-		at[cellKey{col, v.PartitionBytes}] = v
-		if !slices.Contains(cols, col) {
-			cols = append(cols, col)
-		}
-		if !slices.Contains(sizes, v.PartitionBytes) {
-			sizes = append(sizes, v.PartitionBytes)
-		}
-	}
-	if len(cols) == 0 {
+	g := newFEGrid(r)
+	if g == nil {
 		return nil
 	}
-	slices.Sort(sizes)
-	names := map[string]bool{}
-	for _, v := range fr.Variants {
-		names[v.Name] = true
-	}
-	for _, m := range r.Measurements {
-		if names[m.Variant] {
-			fr.Measurements = append(fr.Measurements, m)
-		}
-	}
-
-	s := &feSection{Columns: cols, Reps: repetitions(fr), footnoted: map[string]bool{}}
-	for _, n := range sizes {
+	s := &feSection{Columns: g.cols, Reps: repetitions(g.run), footnoted: map[string]bool{}, noteNum: map[string]int{}}
+	for _, n := range g.sizes {
 		s.Sizes = append(s.Sizes, bytesize.Format(n))
 	}
-	noteNum := map[string]int{}
-	note := func(text string) int {
-		if text == "" {
-			return 0
-		}
-		if n, ok := noteNum[text]; ok {
-			return n
-		}
-		s.Notes = append(s.Notes, feNote{N: len(s.Notes) + 1, Text: text})
-		noteNum[text] = len(s.Notes)
-		return len(s.Notes)
-	}
 	for _, ft := range feTests {
-		if !slices.ContainsFunc(fr.Measurements, func(m results.Measurement) bool { return slices.Contains(ft.tests, m.Test) }) {
+		if !slices.ContainsFunc(g.run.Measurements, func(m results.Measurement) bool { return slices.Contains(ft.tests, m.Test) }) {
 			continue
 		}
-		t := feTable{ID: ft.id, Title: ft.title, Unit: "s", Columns: cols}
-		if ft.bytes {
-			t.Unit = "KiB"
-		}
-		for i, n := range sizes {
-			row := feRow{Size: s.Sizes[i]}
-			for _, col := range cols {
-				v, ok := at[cellKey{col, n}]
-				if !ok {
-					row.Cells = append(row.Cells, feCell{Text: "-"})
-					continue
-				}
-				val := feCombine(fr, v, ft.tests)
-				if !val.ok {
-					if val.key != "" {
-						s.footnoted[val.key] = true
-					}
-					row.Cells = append(row.Cells, feCell{Text: val.text, Note: note(val.note)})
-					continue
-				}
-				row.Cells = append(row.Cells, feCell{Text: feFormat(val.v, ft.bytes), Num: true})
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		s.Tables = append(s.Tables, t)
+		s.Tables = append(s.Tables, s.table(g, ft))
 	}
 	if len(s.Tables) == 0 {
 		return nil
 	}
 	if src := sources(r); src != nil {
-		for _, col := range cols {
-			var parts, labels []string
-			for _, n := range sizes {
-				// A skipped cell ran nowhere: its footnote says why.
-				if v, ok := at[cellKey{col, n}]; ok && v.Status != results.Skipped {
-					parts = append(parts, bytesize.Format(n)+": "+src[v.Name])
-					if !slices.Contains(labels, src[v.Name]) {
-						labels = append(labels, src[v.Name])
-					}
-				}
-			}
-			if len(labels) == 0 {
-				continue
-			}
-			if len(labels) == 1 {
-				s.Sources = append(s.Sources, col+" — "+labels[0])
-			} else {
-				s.Sources = append(s.Sources, col+" — "+strings.Join(parts, ", "))
-			}
-		}
+		s.addSources(g, src)
 	}
 	return s
+}
+
+// feCellKey places a variant in the study's grid: its column and its partition size.
+type feCellKey struct {
+	col  string
+	size uint64
+}
+
+// feGrid is the raw-flash part of a run laid out as the study's tables: a column per
+// filesystem, a row per partition size.
+type feGrid struct {
+	at    map[feCellKey]results.Variant
+	cols  []string
+	sizes []uint64     // smallest first
+	run   *results.Run // the raw-flash variants and their measurements only
+}
+
+// newFEGrid lays out the raw-flash variants of r; nil when there are none.
+func newFEGrid(r *results.Run) *feGrid {
+	g := &feGrid{at: map[feCellKey]results.Variant{}, run: &results.Run{}}
+	for _, v := range r.Variants {
+		if !isFlash(v) {
+			continue
+		}
+		g.run.Variants = append(g.run.Variants, v)
+		col := feColumn(v)
+		if _, taken := g.at[feCellKey{col, v.PartitionBytes}]; taken {
+			// Two variants of one filesystem and size that the rules above do not tell
+			// apart: each keeps a column of its own rather than one hiding the other.
+			col = v.Name
+		}
+		g.at[feCellKey{col, v.PartitionBytes}] = v
+		if !slices.Contains(g.cols, col) {
+			g.cols = append(g.cols, col)
+		}
+		if !slices.Contains(g.sizes, v.PartitionBytes) {
+			g.sizes = append(g.sizes, v.PartitionBytes)
+		}
+	}
+	if len(g.cols) == 0 {
+		return nil
+	}
+	slices.Sort(g.sizes)
+	names := map[string]bool{}
+	for _, v := range g.run.Variants {
+		names[v.Name] = true
+	}
+	for _, m := range r.Measurements {
+		if names[m.Variant] {
+			g.run.Measurements = append(g.run.Measurements, m)
+		}
+	}
+	return g
+}
+
+// note numbers a footnote, the same number for the same text; 0 for no text.
+func (s *feSection) note(text string) int {
+	if text == "" {
+		return 0
+	}
+	if n, ok := s.noteNum[text]; ok {
+		return n
+	}
+	s.Notes = append(s.Notes, feNote{N: len(s.Notes) + 1, Text: text})
+	s.noteNum[text] = len(s.Notes)
+	return len(s.Notes)
+}
+
+// table is the study's table of test ft: a cell per column and size, "-" where no variant
+// ran, a status with its footnote where the figure is missing.
+func (s *feSection) table(g *feGrid, ft feTest) feTable {
+	t := feTable{ID: ft.id, Title: ft.title, Unit: "s", Columns: g.cols}
+	if ft.bytes {
+		t.Unit = "KiB"
+	}
+	for i, n := range g.sizes {
+		row := feRow{Size: s.Sizes[i]}
+		for _, col := range g.cols {
+			v, ok := g.at[feCellKey{col, n}]
+			if !ok {
+				row.Cells = append(row.Cells, feCell{Text: "-"})
+				continue
+			}
+			val := feCombine(g.run, v, ft.tests)
+			if !val.ok {
+				if val.key != "" {
+					s.footnoted[val.key] = true
+				}
+				row.Cells = append(row.Cells, feCell{Text: val.text, Note: s.note(val.note)})
+				continue
+			}
+			row.Cells = append(row.Cells, feCell{Text: feFormat(val.v, ft.bytes), Num: true})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// addSources says where each column ran (src: by variant name): one place for the column,
+// or each size's.
+func (s *feSection) addSources(g *feGrid, src map[string]string) {
+	for _, col := range g.cols {
+		var parts, labels []string
+		for _, n := range g.sizes {
+			// A skipped cell ran nowhere: its footnote says why.
+			if v, ok := g.at[feCellKey{col, n}]; ok && v.Status != results.Skipped {
+				parts = append(parts, bytesize.Format(n)+": "+src[v.Name])
+				if !slices.Contains(labels, src[v.Name]) {
+					labels = append(labels, src[v.Name])
+				}
+			}
+		}
+		if len(labels) == 0 {
+			continue
+		}
+		if len(labels) == 1 {
+			s.Sources = append(s.Sources, col+" — "+labels[0])
+		} else {
+			s.Sources = append(s.Sources, col+" — "+strings.Join(parts, ", "))
+		}
+	}
 }
 
 // feCombine is the median of one test of v, or the sum of the medians of several (only when

@@ -152,12 +152,42 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	p = htmlPage{JSONLink: opt.JSONLink, CSVLink: opt.CSVLink}
 	r := blockRun(full)
 	p.FE = freeElectrons(full)
-	src := sources(full)
-	p.ShowSource = src != nil
+	p.ShowSource = sources(full) != nil
 	lab := labels(full)
 	p.ShowLabel, p.Runs = lab != nil, mergedRuns(full)
 	ran := ranVariants(r)
 	p.Title = "fsbench: which filesystem for " + deviceName(r) + "?"
+	p.question(r, ran)
+	p.Setup = setupLine(full)
+	card := CardFor(r, opt.Card)
+	p.verdicts(VerdictsFor(r, opt.Alpha, card))
+	p.Busy = BusyText(r)
+	p.Server = ServerNote(r)
+	p.matrix(full, r, ran, card, opt.Alpha)
+	if err := p.charts(r, opt.Alpha); err != nil {
+		return p, err
+	}
+	if p.Flash, err = flashSection(r, card, opt.Alpha); err != nil {
+		return p, err
+	}
+
+	p.Skipped = skippedOutside(full, p.FE)
+	p.GuestHint = GuestHint(full)
+	p.Failed = failedOutside(full, p.FE)
+	p.NoProblems = "None: every variant ran and every cell completed."
+	if p.FE != nil && len(p.FE.Notes) > 0 {
+		p.NoProblems = "None outside the raw flash tables; their notes say what was skipped or failed there."
+	}
+	p.Suites = suiteTables(r)
+	p.PowerCut = powerCutDetail(r)
+	p.Aged = agedSection(r, opt.Alpha)
+	p.Raw = rawRows(full)
+	p.rules(full, r)
+	return p, nil
+}
+
+// question is the page's question: the device, the variants compared and the raw-flash ones.
+func (p *htmlPage) question(r *results.Run, ran []results.Variant) {
 	names := make([]string, 0, len(ran))
 	for _, v := range ran {
 		names = append(names, v.Name)
@@ -169,10 +199,12 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	if p.FE != nil {
 		p.Question += fmt.Sprintf(" Raw flash: %s, on partitions of %s.", strings.Join(p.FE.Columns, ", "), strings.Join(p.FE.Sizes, ", "))
 	}
-	p.Setup = setupLine(full)
-	card := CardFor(r, opt.Card)
+}
+
+// verdicts lists the verdicts, each suite's first with the suite's heading.
+func (p *htmlPage) verdicts(vs []Verdict) {
 	suite := ""
-	for _, v := range VerdictsFor(r, opt.Alpha, card) {
+	for _, v := range vs {
 		hv := htmlVerdict{Verdict: v}
 		if v.Suite != suite {
 			suite = v.Suite
@@ -180,9 +212,12 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 		}
 		p.Verdicts = append(p.Verdicts, hv)
 	}
+}
 
-	p.Busy = BusyText(r)
-	p.Server = ServerNote(r)
+// matrix fills the matrix's heads and rows: the rated medians of the variants that ran, a
+// status where a cell has none, and the legend.
+func (p *htmlPage) matrix(full, r *results.Run, ran []results.Variant, card string, alpha float64) {
+	src, lab := sources(full), labels(full)
 	var cols []metric
 	for _, m := range matrixFor(r, card) {
 		if present(r, m) && !(m.key == mBoot.key && !anyModuleLoad(r)) {
@@ -192,7 +227,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	}
 	tables := make([]table, len(cols))
 	for i, m := range cols {
-		tables[i] = evaluate(r, m, opt.Alpha)
+		tables[i] = evaluate(r, m, alpha)
 	}
 	for _, v := range ran {
 		row := htmlRow{Variant: v.Name, Detail: variantDetail(v), Source: src[v.Name], Label: lab[v.Name]}
@@ -218,35 +253,28 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	for rt := Best; rt <= Worst; rt++ {
 		p.Legend = append(p.Legend, htmlCell{Text: rt.String(), Style: cellStyle(rt)})
 	}
+}
 
+// charts draws a bar chart per charted figure that has data.
+func (p *htmlPage) charts(r *results.Run, alpha float64) error {
 	charted := chartMetrics
 	if present(r, mPowerLoss) {
 		charted = append(slices.Clone(charted), mPowerLoss)
 	}
 	for _, m := range charted {
-		c, ok, err := barChart(evaluate(r, m, opt.Alpha))
+		c, ok, err := barChart(evaluate(r, m, alpha))
 		if err != nil {
-			return p, err
+			return err
 		}
 		if ok {
 			p.Charts = append(p.Charts, c)
 		}
 	}
-	if p.Flash, err = flashSection(r, card, opt.Alpha); err != nil {
-		return p, err
-	}
+	return nil
+}
 
-	p.Skipped = skippedOutside(full, p.FE)
-	p.GuestHint = GuestHint(full)
-	p.Failed = failedOutside(full, p.FE)
-	p.NoProblems = "None: every variant ran and every cell completed."
-	if p.FE != nil && len(p.FE.Notes) > 0 {
-		p.NoProblems = "None outside the raw flash tables; their notes say what was skipped or failed there."
-	}
-	p.Suites = suiteTables(r)
-	p.PowerCut = powerCutDetail(r)
-	p.Aged = agedSection(r, opt.Alpha)
-	p.Raw = rawRows(full)
+// rules are the page's notes on how its figures were made and rated, for the sections it has.
+func (p *htmlPage) rules(full, r *results.Run) {
 	if len(p.Rows) > 0 {
 		// The rules of the matrix and verdicts, which a run of raw-flash variants only lacks.
 		p.Rules = []string{RatingRules, VerdictRules, SignificanceRules, WearRules, CardTimeRules,
@@ -266,7 +294,6 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	if s := r.Methods["lifetime"]; s != "" {
 		p.Rules = append(p.Rules, "Lifetime, as the run computed it: "+s+".")
 	}
-	return p, nil
 }
 
 // barChart draws t (variants best first) as a bar chart; ok is false when no variant has data.

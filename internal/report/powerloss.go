@@ -178,33 +178,7 @@ func sumRecordings(recs []*results.PowerCut) variantCuts {
 	var p50, p50u []float64
 	s := &v.sum
 	for _, p := range recs {
-		s.Cuts += p.Cuts
-		s.Safe.Count += p.Safe.Count
-		s.MountWithoutRepair.Count += p.MountWithoutRepair.Count
-		s.FsckClean.Count += p.FsckClean.Count
-		s.NoChecker += p.NoChecker
-		s.Unrecoverable.Count += p.Unrecoverable.Count
-		s.AckLossCuts.Count += p.AckLossCuts.Count
-		s.AtomicityCuts.Count += p.AtomicityCuts.Count
-		s.FSAckLossCuts += p.FSAckLossCuts
-		s.FSAtomicityCuts += p.FSAtomicityCuts
-		s.AckedLost += p.AckedLost
-		s.AckedCorrupt += p.AckedCorrupt
-		s.AckedUnreadable += p.AckedUnreadable
-		s.TornRenames += p.TornRenames
-		s.Resurrected += p.Resurrected
-		s.ZeroTails += p.ZeroTails
-		s.CardDamageCuts.Count += p.CardDamageCuts.Count
-		s.CardUnharmed += p.CardUnharmed
-		s.CardDetected += p.CardDetected
-		s.CardRepaired += p.CardRepaired
-		s.CardSilent += p.CardSilent
-		s.LeakedBlocks += p.LeakedBlocks
-		s.LeakedCuts += p.LeakedCuts
-		s.StreamFull = s.StreamFull || p.StreamFull
-		s.AcksUnrecorded += p.AcksUnrecorded
-		s.RecoveryMaxSeconds = max(s.RecoveryMaxSeconds, p.RecoveryMaxSeconds)
-		s.UnsyncedMaxSeconds = max(s.UnsyncedMaxSeconds, p.UnsyncedMaxSeconds)
+		s.AddCounts(p)
 		p50 = append(p50, p.RecoveryP50Seconds)
 		p50u = append(p50u, p.UnsyncedP50Seconds)
 		wk = append(wk, p.Safe.Count)

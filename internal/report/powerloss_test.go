@@ -27,7 +27,7 @@ func powerRun(figures map[string][]rec) *results.Run {
 			p := &results.PowerCut{Profile: "sd-typical", WriteBufferBytes: 32 << 10, TornPage: true, Cuts: 20,
 				Safe: results.Proportion{Count: f.whole, Of: 20, Pct: safe}, AckLossCuts: results.Proportion{Count: f.broken, Of: 20},
 				FSBrokenCuts: results.Proportion{Count: f.broken, Of: 20}, CardDamageCuts: results.Proportion{Count: f.damaged, Of: 20},
-				CardSilent: f.silent, CardUnharmed: f.damaged - f.silent, AckedLost: f.broken, FSAckLossCuts: f.broken}
+				CardSilent: f.silent, CardUnharmed: f.damaged - f.silent, FileCounts: results.FileCounts{AckedLost: f.broken}, FSAckLossCuts: f.broken}
 			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: catalog.PowerCut, Rep: i + 1, Status: results.OK,
 				Value: &safe, Unit: catalog.Percent, PowerCut: p})
 		}

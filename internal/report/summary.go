@@ -50,8 +50,6 @@ var ansi = map[Rating]string{
 func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	r := blockRun(full)
 	fe := freeElectrons(full)
-	src := sources(full)
-	lab := labels(full)
 	card := CardFor(r, opt.Card)
 	var cols []table
 	for _, m := range matrixFor(r, card) {
@@ -65,79 +63,8 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	writeMergedRuns(w, full)
 	ran := ranVariants(r)
 	if len(ran) > 0 && len(cols) > 0 {
-		rows := [][]string{{"variant"}, {""}}
-		if lab != nil {
-			// The label of the run (the card) the row came from, beside the kernel.
-			rows = [][]string{{"variant", "run"}, {"", ""}}
-		}
-		if src != nil {
-			head := "kernel"
-			if onBoards(r) {
-				head = "board, card, kernel" // a farm's rows: see ranOn
-			}
-			rows[0], rows[1] = append(rows[0], head), append(rows[1], "")
-		}
-		first := len(rows[0]) // the index of the first figure column
-		for _, c := range cols {
-			rows[0] = append(rows[0], c.m.short)
-			rows[1] = append(rows[1], c.m.unit)
-		}
-		colour := map[[2]int]Rating{}
-		for _, v := range ran {
-			row := []string{v.Name}
-			if lab != nil {
-				row = append(row, lab[v.Name])
-			}
-			if src != nil {
-				row = append(row, src[v.Name])
-			}
-			for i, c := range cols {
-				cell, ok := c.cells[v.Name]
-				if !ok {
-					row = append(row, status(r, v.Name, c.m))
-					continue
-				}
-				row = append(row, format(cell.Summary.Median)+" "+cell.Rating.Letter()+marks(c, v))
-				colour[[2]int{len(rows), i + first}] = cell.Rating
-			}
-			rows = append(rows, row)
-		}
-		writeTableLeft(w, rows, first, func(row, col int, s string) string {
-			if rt, ok := colour[[2]int{row, col}]; ok && opt.Color {
-				return ansi[rt] + s + "\033[0m"
-			}
-			return s
-		})
-		fmt.Fprintf(w, "\nmedians of up to %d repetitions (min and max: \"summary\" in results.json); higher is better for MB/s, lower for the rest.\n", repetitions(r))
-		fmt.Fprintln(w, "rating: A excellent, B very good, C good, D fair, E average, F bad, G worst (ratio to the best median; ties within noise share a rating).")
-		fmt.Fprintln(w, "n/a (ro): read-only filesystem.")
-		if !anyModuleLoad(r) {
-			fmt.Fprintln(w, "boot time (module load + mount) is the mount time here: every filesystem was built in or already loaded.")
-		}
-		if legend := marksLegend(cols, ran); legend != "" {
-			fmt.Fprintln(w, legend)
-		}
-		if busy := BusyText(r); busy != "" {
-			fmt.Fprintln(w, "\nNOTE: "+busy+".")
-		}
-		if srv := ServerNote(r); srv != "" {
-			fmt.Fprintln(w, "\nNOTE: "+srv+".")
-		}
-		for _, c := range cols {
-			if c.group != nil {
-				fmt.Fprintln(w, "kernel: "+GroupRule+".")
-				break
-			}
-		}
-		for _, c := range cols {
-			switch c.m.key {
-			case "flash_wear":
-				fmt.Fprintf(w, "wear: flash bytes programmed on %s per byte written through the filesystem (write tests; traces replayed through the card model).\n", card)
-			case "card_time":
-				fmt.Fprintf(w, "card: seconds the %s model was busy with the write tests' requests, computed from the requests alone: a busy host cannot change it.\n", card)
-			}
-		}
-
+		writeMatrix(w, full, r, cols, ran, opt.Color)
+		writeMatrixNotes(w, r, cols, ran, card)
 		writeVerdicts(w, VerdictsFor(r, stats.DefaultAlpha, card))
 	}
 	if fe != nil {
@@ -146,6 +73,98 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	writeSuiteTables(w, r)
 	WriteAged(w, r)
 	writePowerCutTable(w, r)
+	writeSkippedAndFailed(w, full, fe)
+	return nil
+}
+
+// writeMatrix writes the table of medians of the block variants r of full that ran, a column
+// per figure, with the run's label and where each variant ran when those differ; color paints
+// each cell by its rating.
+func writeMatrix(w io.Writer, full, r *results.Run, cols []table, ran []results.Variant, color bool) {
+	src := sources(full)
+	lab := labels(full)
+	rows := [][]string{{"variant"}, {""}}
+	if lab != nil {
+		// The label of the run (the card) the row came from, beside the kernel.
+		rows = [][]string{{"variant", "run"}, {"", ""}}
+	}
+	if src != nil {
+		head := "kernel"
+		if onBoards(r) {
+			head = "board, card, kernel" // a farm's rows: see ranOn
+		}
+		rows[0], rows[1] = append(rows[0], head), append(rows[1], "")
+	}
+	first := len(rows[0]) // the index of the first figure column
+	for _, c := range cols {
+		rows[0] = append(rows[0], c.m.short)
+		rows[1] = append(rows[1], c.m.unit)
+	}
+	colour := map[[2]int]Rating{}
+	for _, v := range ran {
+		row := []string{v.Name}
+		if lab != nil {
+			row = append(row, lab[v.Name])
+		}
+		if src != nil {
+			row = append(row, src[v.Name])
+		}
+		for i, c := range cols {
+			cell, ok := c.cells[v.Name]
+			if !ok {
+				row = append(row, status(r, v.Name, c.m))
+				continue
+			}
+			row = append(row, format(cell.Summary.Median)+" "+cell.Rating.Letter()+marks(c, v))
+			colour[[2]int{len(rows), i + first}] = cell.Rating
+		}
+		rows = append(rows, row)
+	}
+	writeTableLeft(w, rows, first, func(row, col int, s string) string {
+		if rt, ok := colour[[2]int{row, col}]; ok && color {
+			return ansi[rt] + s + "\033[0m"
+		}
+		return s
+	})
+}
+
+// writeMatrixNotes writes the legend of the matrix and the notes that say how to read its
+// figures (busy host, server, kernel groups, the card the wear is rated on).
+func writeMatrixNotes(w io.Writer, r *results.Run, cols []table, ran []results.Variant, card string) {
+	fmt.Fprintf(w, "\nmedians of up to %d repetitions (min and max: \"summary\" in results.json); higher is better for MB/s, lower for the rest.\n", repetitions(r))
+	fmt.Fprintln(w, "rating: A excellent, B very good, C good, D fair, E average, F bad, G worst (ratio to the best median; ties within noise share a rating).")
+	fmt.Fprintln(w, "n/a (ro): read-only filesystem.")
+	if !anyModuleLoad(r) {
+		fmt.Fprintln(w, "boot time (module load + mount) is the mount time here: every filesystem was built in or already loaded.")
+	}
+	if legend := marksLegend(cols, ran); legend != "" {
+		fmt.Fprintln(w, legend)
+	}
+	if busy := BusyText(r); busy != "" {
+		fmt.Fprintln(w, "\nNOTE: "+busy+".")
+	}
+	if srv := ServerNote(r); srv != "" {
+		fmt.Fprintln(w, "\nNOTE: "+srv+".")
+	}
+	for _, c := range cols {
+		if c.group != nil {
+			fmt.Fprintln(w, "kernel: "+GroupRule+".")
+			break
+		}
+	}
+	for _, c := range cols {
+		switch c.m.key {
+		case "flash_wear":
+			fmt.Fprintf(w, "wear: flash bytes programmed on %s per byte written through the filesystem (write tests; traces replayed through the card model).\n", card)
+		case "card_time":
+			fmt.Fprintf(w, "card: seconds the %s model was busy with the write tests' requests, computed from the requests alone: a busy host cannot change it.\n", card)
+		}
+	}
+}
+
+// writeSkippedAndFailed lists the variants that did not run and the cells that failed,
+// outside the free-electrons section fe, which footnotes its own.
+func writeSkippedAndFailed(w io.Writer, full *results.Run, fe *feSection) {
 	var skipped []string
 	for _, v := range skippedOutside(full, fe) {
 		skipped = append(skipped, fmt.Sprintf("  %s: %s", v.Name, v.Reason))
@@ -163,7 +182,6 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 			fmt.Fprintf(w, "  %s rep %d %s: %s\n", m.Variant, m.Rep, m.Test, m.Error)
 		}
 	}
-	return nil
 }
 
 // guestSlowdown is how many times longer a run takes in the QEMU guest under TCG than on this

@@ -40,32 +40,57 @@ func Merge(runs []*Run, dirs []string) (*Run, error) {
 // with their variant; those of a variant that is dropped, or that name no variant of their
 // run, are left out.
 func MergeLabeled(runs []*Run, dirs, labels []string) (*Run, error) {
+	if err := checkMergeInput(runs, dirs, labels); err != nil {
+		return nil, err
+	}
+	out := mergeRunWide(runs, dirs)
+	m := variantMerger{out: out, kept: map[string]int{}}
+	for i, r := range runs {
+		src := sourceOf(r, dirs[i])
+		if labels != nil {
+			src.Label = labels[i]
+		}
+		m.add(r, i, src)
+	}
+	out.Summary = out.Summarize()
+	return out, nil
+}
+
+// checkMergeInput refuses what cannot be merged: no runs, directories or labels that do not
+// pair with the runs, labels with control characters, a missing run, or runs of different
+// schemas.
+func checkMergeInput(runs []*Run, dirs, labels []string) error {
 	if len(runs) == 0 {
-		return nil, errors.New("merge: no runs given: name at least two results directories")
+		return errors.New("merge: no runs given: name at least two results directories")
 	}
 	if len(dirs) != len(runs) {
-		return nil, fmt.Errorf("merge: %d runs but %d directories: pass one directory per run", len(runs), len(dirs))
+		return fmt.Errorf("merge: %d runs but %d directories: pass one directory per run", len(runs), len(dirs))
 	}
 	if labels != nil && len(labels) != len(runs) {
-		return nil, fmt.Errorf("merge: %d runs but %d labels: pass one label per run (\"\" for none)", len(runs), len(labels))
+		return fmt.Errorf("merge: %d runs but %d labels: pass one label per run (\"\" for none)", len(runs), len(labels))
 	}
 	for i, l := range labels {
 		// A label becomes part of variant names, which a results file never holds with
 		// control characters (the configuration refuses them too).
 		if strings.ContainsFunc(l, unicode.IsControl) {
-			return nil, fmt.Errorf("merge: the label %q of %s contains a control character: use letters, digits and punctuation", l, dirs[i])
+			return fmt.Errorf("merge: the label %q of %s contains a control character: use letters, digits and punctuation", l, dirs[i])
 		}
 	}
 	for i, r := range runs {
 		if r == nil {
-			return nil, fmt.Errorf("merge: run %d (%s) is missing: load it first", i+1, dirs[i])
+			return fmt.Errorf("merge: run %d (%s) is missing: load it first", i+1, dirs[i])
 		}
 		if r.Schema != runs[0].Schema {
-			return nil, fmt.Errorf("merge: %s has schema %q but %s has %q: rerun one of them with the same fsbench version",
+			return fmt.Errorf("merge: %s has schema %q but %s has %q: rerun one of them with the same fsbench version",
 				dirs[i], r.Schema, dirs[0], runs[0].Schema)
 		}
 	}
+	return nil
+}
 
+// mergeRunWide makes the merged run's run-wide parts (see MergeLabeled), with no variants
+// yet.
+func mergeRunWide(runs []*Run, dirs []string) *Run {
 	first := runs[0]
 	out := &Run{
 		Schema:  first.Schema,
@@ -96,94 +121,102 @@ func MergeLabeled(runs []*Run, dirs, labels []string) (*Run, error) {
 		if r.Finished.After(out.Finished) {
 			out.Finished = r.Finished
 		}
-		for k, v := range r.Tools {
-			if out.Tools == nil {
-				out.Tools = map[string]string{}
-			}
-			if _, ok := out.Tools[k]; !ok {
-				out.Tools[k] = v
-			}
-		}
+		addMissing(&out.Tools, r.Tools)
 		if out.Card == nil && r.Card != nil {
 			out.Card = r.Card
 		}
 		// The first run's calibration of a profile stands, as its tools' versions do; the
 		// merge command warns when the runs differ (CalibrationMismatches).
-		for k, v := range r.CardCalibrations {
-			if out.CardCalibrations == nil {
-				out.CardCalibrations = map[string]int{}
-			}
-			if _, ok := out.CardCalibrations[k]; !ok {
-				out.CardCalibrations[k] = v
-			}
-		}
+		addMissing(&out.CardCalibrations, r.CardCalibrations)
 	}
 	out.Error = strings.Join(errs, "; ")
+	return out
+}
 
-	// kept maps a merged variant name to its index in out.Variants.
-	kept := map[string]int{}
-	for i, r := range runs {
-		src := sourceOf(r, dirs[i])
-		if labels != nil {
-			src.Label = labels[i]
+// addMissing adds to *dst the keys of src it does not have yet (the first value of a key
+// wins), making *dst only when there is something to add.
+func addMissing[V any](dst *map[string]V, src map[string]V) {
+	for k, v := range src {
+		if *dst == nil {
+			*dst = map[string]V{}
 		}
-		names := map[string]bool{}
-		for _, v := range r.Variants {
-			names[v.Name] = true
-		}
-		// rename maps a variant name of this run to its merged name; absent: dropped.
-		rename := map[string]string{}
-		for _, v := range r.Variants {
-			// A variant of an already merged file keeps the source it was merged from: the
-			// merged file's machine is only its first run's. The label given to that file
-			// names it when its own merge gave none.
-			if v.Source == nil {
-				s := src
-				v.Source = &s
-			} else if v.Source.Label == "" && src.Label != "" {
-				s := *v.Source
-				s.Label = src.Label
-				v.Source = &s
-			}
-			j, seen := kept[v.Name]
-			switch {
-			case !seen:
-				kept[v.Name] = len(out.Variants)
-				out.Variants = append(out.Variants, v)
-				rename[v.Name] = v.Name
-			case out.Variants[j].Status == Skipped && v.Status != Skipped:
-				// The run that could run it replaces the one that could not, in the place the
-				// first run gave it, so the configured order stays.
-				out.Measurements = dropVariant(out.Measurements, v.Name)
-				out.Variants[j] = v
-				rename[v.Name] = v.Name
-			case v.Status == Skipped:
-				// Ran before, or skipped before too: the earlier entry stands.
-			default:
-				// Ran in an earlier run too: both sets of figures are worth keeping (two cards,
-				// two kernels, or two accelerators); the later is told apart by its run's label,
-				// else the kernel that ran it, and by a count when that name is taken too.
-				name := freeName(v.Name, suffixOf(v.Source, i), func(n string) bool {
-					_, taken := kept[n]
-					return taken || names[n]
-				})
-				rename[v.Name] = name
-				v.Name = name
-				kept[name] = len(out.Variants)
-				out.Variants = append(out.Variants, v)
-			}
-		}
-		for _, m := range r.Measurements {
-			name, ok := rename[m.Variant]
-			if !ok {
-				continue
-			}
-			m.Variant = name
-			out.Measurements = append(out.Measurements, m)
+		if _, ok := (*dst)[k]; !ok {
+			(*dst)[k] = v
 		}
 	}
-	out.Summary = out.Summarize()
-	return out, nil
+}
+
+// variantMerger adds the variants of one run after another to out, and their measurements.
+type variantMerger struct {
+	out *Run
+	// kept maps a merged variant name to its index in out.Variants.
+	kept map[string]int
+}
+
+// add merges the variants of r, the i-th run, whose variants ran at src (see MergeLabeled
+// for which entry wins and how a name is told apart).
+func (m *variantMerger) add(r *Run, i int, src Source) {
+	out := m.out
+	names := map[string]bool{}
+	for _, v := range r.Variants {
+		names[v.Name] = true
+	}
+	// rename maps a variant name of this run to its merged name; absent: dropped.
+	rename := map[string]string{}
+	for _, v := range r.Variants {
+		v.Source = mergedSource(v.Source, src)
+		j, seen := m.kept[v.Name]
+		switch {
+		case !seen:
+			m.kept[v.Name] = len(out.Variants)
+			out.Variants = append(out.Variants, v)
+			rename[v.Name] = v.Name
+		case out.Variants[j].Status == Skipped && v.Status != Skipped:
+			// The run that could run it replaces the one that could not, in the place the
+			// first run gave it, so the configured order stays.
+			out.Measurements = dropVariant(out.Measurements, v.Name)
+			out.Variants[j] = v
+			rename[v.Name] = v.Name
+		case v.Status == Skipped:
+			// Ran before, or skipped before too: the earlier entry stands.
+		default:
+			// Ran in an earlier run too: both sets of figures are worth keeping (two cards,
+			// two kernels, or two accelerators); the later is told apart by its run's label,
+			// else the kernel that ran it, and by a count when that name is taken too.
+			name := freeName(v.Name, suffixOf(v.Source, i), func(n string) bool {
+				_, taken := m.kept[n]
+				return taken || names[n]
+			})
+			rename[v.Name] = name
+			v.Name = name
+			m.kept[name] = len(out.Variants)
+			out.Variants = append(out.Variants, v)
+		}
+	}
+	for _, ms := range r.Measurements {
+		name, ok := rename[ms.Variant]
+		if !ok {
+			continue
+		}
+		ms.Variant = name
+		out.Measurements = append(out.Measurements, ms)
+	}
+}
+
+// mergedSource is where a variant ran: its own source when it comes from an already merged
+// file (that file's machine is only its first run's), with the label given to the file when
+// its own merge gave none; else src.
+func mergedSource(own *Source, src Source) *Source {
+	switch {
+	case own == nil:
+		s := src
+		return &s
+	case own.Label == "" && src.Label != "":
+		s := *own
+		s.Label = src.Label
+		return &s
+	}
+	return own
 }
 
 // sourceOf is where the variants of r ran: dir, r's kernel, and the QEMU accelerator when r

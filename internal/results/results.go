@@ -379,16 +379,8 @@ type PowerCut struct {
 	FsckErrors      int        `json:"fsck_errors"`
 	FsckToolFailed  int        `json:"fsck_tool_failed"`
 	Repaired        int        `json:"repaired"`
-	AckedLost       int        `json:"acked_lost"`    // acknowledged files missing, summed over the cuts
-	AckedCorrupt    int        `json:"acked_corrupt"` // acknowledged files with wrong content
-	// AckedUnreadable: acknowledged files whose read failed (the filesystem noticed damage).
-	AckedUnreadable int `json:"acked_unreadable,omitempty"`
-	TornRenames     int `json:"torn_renames"` // atomic replaces in flight left holding neither version
-	Resurrected     int `json:"resurrected"`
-	UnackedLost     int `json:"unacked_lost"` // expected loss: never acknowledged
-	// ZeroTails: unacknowledged appends read back as zeroes after intact acknowledged bytes
-	// (expected loss, counted apart).
-	ZeroTails          int     `json:"zero_tails,omitempty"`
+	// FileCounts are the files the checks found damaged or lost, summed over the cuts.
+	FileCounts
 	RecoveryP50Seconds float64 `json:"recovery_p50_s"`
 	RecoveryMaxSeconds float64 `json:"recovery_max_s"`
 	UnsyncedP50Seconds float64 `json:"unsynced_lost_p50_s"` // work since the last acknowledgement, lost at the cut
@@ -405,6 +397,62 @@ type PowerCut struct {
 	// NoChecker counts the cuts the filesystem has no offline checker for (nilfs2): they are
 	// judged by the mount and the verifier alone, and are not in FsckClean.
 	NoChecker int `json:"no_checker,omitempty"`
+}
+
+// AddCounts adds the counts of p, another recording of the same variant, to s: counts are
+// summed, maxima kept, a full stream noted. A proportion's Count is summed alone: its Of,
+// percentage and interval are the caller's to compute over the recordings. Medians (the
+// recovery and unsynced P50s) do not add and are left alone.
+func (s *PowerCut) AddCounts(p *PowerCut) {
+	s.Cuts += p.Cuts
+	s.Safe.Count += p.Safe.Count
+	s.MountWithoutRepair.Count += p.MountWithoutRepair.Count
+	s.FsckClean.Count += p.FsckClean.Count
+	s.NoChecker += p.NoChecker
+	s.Unrecoverable.Count += p.Unrecoverable.Count
+	s.AckLossCuts.Count += p.AckLossCuts.Count
+	s.AtomicityCuts.Count += p.AtomicityCuts.Count
+	s.FSAckLossCuts += p.FSAckLossCuts
+	s.FSAtomicityCuts += p.FSAtomicityCuts
+	s.FileCounts.Add(p.FileCounts)
+	s.CardDamageCuts.Count += p.CardDamageCuts.Count
+	s.CardUnharmed += p.CardUnharmed
+	s.CardDetected += p.CardDetected
+	s.CardRepaired += p.CardRepaired
+	s.CardSilent += p.CardSilent
+	s.LeakedBlocks += p.LeakedBlocks
+	s.LeakedCuts += p.LeakedCuts
+	s.StreamFull = s.StreamFull || p.StreamFull
+	s.AcksUnrecorded += p.AcksUnrecorded
+	s.RecoveryMaxSeconds = max(s.RecoveryMaxSeconds, p.RecoveryMaxSeconds)
+	s.UnsyncedMaxSeconds = max(s.UnsyncedMaxSeconds, p.UnsyncedMaxSeconds)
+}
+
+// FileCounts are files a power cut's check found damaged or lost, summed over cuts; the
+// schema's copy of powercut.FileCounts (the same fields: convert one into the other).
+type FileCounts struct {
+	AckedLost    int `json:"acked_lost"`    // acknowledged files missing
+	AckedCorrupt int `json:"acked_corrupt"` // acknowledged files with wrong content
+	// AckedUnreadable: acknowledged files whose read failed (the filesystem noticed damage).
+	AckedUnreadable int `json:"acked_unreadable,omitempty"`
+	TornRenames     int `json:"torn_renames"` // atomic replaces in flight left holding neither version
+	Resurrected     int `json:"resurrected"`
+	UnackedLost     int `json:"unacked_lost"` // expected loss: never acknowledged
+	// ZeroTails: unacknowledged appends read back as zeroes after intact acknowledged bytes
+	// (expected loss, counted apart).
+	ZeroTails int `json:"zero_tails,omitempty"`
+}
+
+// Add adds o's counts to c: the one place that knows which counts there are, for the
+// suite's sum over cuts and the report's over repetitions.
+func (c *FileCounts) Add(o FileCounts) {
+	c.AckedLost += o.AckedLost
+	c.AckedCorrupt += o.AckedCorrupt
+	c.AckedUnreadable += o.AckedUnreadable
+	c.TornRenames += o.TornRenames
+	c.Resurrected += o.Resurrected
+	c.UnackedLost += o.UnackedLost
+	c.ZeroTails += o.ZeroTails
 }
 
 // Proportion is Count of Of, in percent, with its 95 % Wilson interval.

@@ -71,18 +71,8 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("fsbench run needs root: it makes loop devices, mounts filesystems and drops caches; run it with sudo")
 	}
-	if len(opt.Members) < 2 {
-		return nil, &plan.InputError{Err: errors.New("a farm run needs at least two boards")}
-	}
-	seen := map[string]bool{}
-	for _, m := range opt.Members {
-		if !runsElsewhere(m.Target) {
-			return nil, &plan.InputError{Err: fmt.Errorf("--target %s runs on this machine: only boards (labgrid:PLACE, ssh://...) run side by side in one command; run local targets one after the other and fsbench merge them", m.Target)}
-		}
-		if seen[m.Name] {
-			return nil, &plan.InputError{Err: fmt.Errorf("%s is named twice in --target: each board runs once", m.Name)}
-		}
-		seen[m.Name] = true
+	if err := checkMembers(opt.Members); err != nil {
+		return nil, err
 	}
 	self := opt.Self
 	if len(self) == 0 {
@@ -110,12 +100,7 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 	if err := os.MkdirAll(places, 0o755); err != nil {
 		return out, fmt.Errorf("making %s: %w", places, err)
 	}
-	type result struct {
-		dir string
-		err error
-		d   time.Duration
-	}
-	res := make([]result, len(opt.Members))
+	res := make([]memberResult, len(opt.Members))
 	var wg sync.WaitGroup
 	for i, m := range opt.Members {
 		res[i].dir = filepath.Join(places, m.Name)
@@ -128,23 +113,7 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 		}()
 	}
 	wg.Wait()
-	var runs []*results.Run
-	var dirs, labels, failed []string
-	for i, m := range opt.Members {
-		r := res[i]
-		if r.err != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v", m.Name, r.err))
-			logf("[%s] failed after %s: %v", m.Name, r.d.Round(time.Second), r.err)
-		} else {
-			logf("[%s] done in %s", m.Name, r.d.Round(time.Second))
-		}
-		// A failed board's completed cells count too, when it saved any.
-		run, lerr := results.Load(r.dir)
-		if lerr != nil {
-			continue
-		}
-		runs, dirs, labels = append(runs, run), append(dirs, r.dir), append(labels, m.Name)
-	}
+	runs, dirs, labels, failed := collectMembers(opt.Members, res, logf)
 	var ferr error
 	if len(failed) > 0 {
 		ferr = &FarmError{Failed: failed}
@@ -165,6 +134,53 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 	}
 	out.Run, out.Saved = merged, true
 	return out, ferr
+}
+
+// checkMembers refuses a farm of fewer than two boards, a member that runs on this machine,
+// and a board named twice.
+func checkMembers(members []FarmMember) error {
+	if len(members) < 2 {
+		return &plan.InputError{Err: errors.New("a farm run needs at least two boards")}
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		if !runsElsewhere(m.Target) {
+			return &plan.InputError{Err: fmt.Errorf("--target %s runs on this machine: only boards (labgrid:PLACE, ssh://...) run side by side in one command; run local targets one after the other and fsbench merge them", m.Target)}
+		}
+		if seen[m.Name] {
+			return &plan.InputError{Err: fmt.Errorf("%s is named twice in --target: each board runs once", m.Name)}
+		}
+		seen[m.Name] = true
+	}
+	return nil
+}
+
+// memberResult is how one member's child run ended: its results directory, its error and
+// how long it took.
+type memberResult struct {
+	dir string
+	err error
+	d   time.Duration
+}
+
+// collectMembers logs how each member ended and loads the results each saved, a failed
+// board's completed cells too; failed says which members failed and why.
+func collectMembers(members []FarmMember, res []memberResult, logf func(string, ...any)) (runs []*results.Run, dirs, labels, failed []string) {
+	for i, m := range members {
+		r := res[i]
+		if r.err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", m.Name, r.err))
+			logf("[%s] failed after %s: %v", m.Name, r.d.Round(time.Second), r.err)
+		} else {
+			logf("[%s] done in %s", m.Name, r.d.Round(time.Second))
+		}
+		run, lerr := results.Load(r.dir)
+		if lerr != nil {
+			continue
+		}
+		runs, dirs, labels = append(runs, run), append(dirs, r.dir), append(labels, m.Name)
+	}
+	return runs, dirs, labels, failed
 }
 
 // runMember runs one board's `fsbench run` as a child and streams its log lines, prefixed

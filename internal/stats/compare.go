@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -260,15 +261,7 @@ func uTest(a, b []float64) (p float64, ok bool) {
 	for _, v := range b {
 		all = append(all, item{v, false})
 	}
-	slices.SortStableFunc(all, func(x, y item) int {
-		switch {
-		case x.v < y.v:
-			return -1
-		case x.v > y.v:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(all, func(x, y item) int { return cmp.Compare(x.v, y.v) })
 	// Ranks with ties given their mid-rank; twoR1 is twice the rank sum of a, an integer.
 	var ties []int
 	twoR1 := 0

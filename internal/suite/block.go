@@ -585,25 +585,11 @@ func (r *rep) readRemoveWrite(ctx context.Context) ([]results.Measurement, error
 
 func (r *rep) remove(ctx context.Context) ([]results.Measurement, error) {
 	m, err := r.timed(Remove, 0, func() error {
-		entries, err := os.ReadDir(r.env.Mountpoint)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if e.Name() == "lost+found" { // made by mke2fs; part of the empty filesystem
-				continue
-			}
-			if e.Name() == aging.Dir && r.v.Age != "" { // the aged tree stays: the tests that follow run beside it
-				continue
-			}
-			if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {
-				return err
-			}
-		}
-		return r.syncfs()
+		return r.removeAll(ctx, func(name string) bool {
+			// lost+found is made by mke2fs, part of the empty filesystem; the aged tree stays:
+			// the tests that follow run beside it.
+			return name == "lost+found" || name == aging.Dir && r.v.Age != ""
+		})
 	})
 	return []results.Measurement{m}, err
 }

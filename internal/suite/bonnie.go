@@ -200,18 +200,8 @@ func (osOps) SyncDir(dir string) error {
 	}
 	return nil
 }
-func (osOps) Syncfs(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", dir, err)
-	}
-	return nil
-}
-func (osOps) DropCaches() error { return measure.DropCaches() }
+func (osOps) Syncfs(dir string) error { return syncfsDir(dir) }
+func (osOps) DropCaches() error       { return measure.DropCaches() }
 
 // ---- latencies ----
 
@@ -534,9 +524,8 @@ func patternBuf(seed uint64) []byte {
 // allocated before the clock starts. The data stays incompressible: the chunks are cut in
 // turn from one pre-generated MiB (patternBuf), so nothing is generated in the loop.
 func blockWrite(ctx context.Context, ops fileOps, path string, size, chunk uint64) (phase, error) {
-	var p phase
 	pat := patternBuf(1)
-	p.lat.counts = new([latBuckets]uint64)
+	p := newPhase()
 	done := ctx.Done()
 	start := time.Now()
 	f, err := ops.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -571,6 +560,23 @@ func blockWrite(ctx context.Context, ops fileOps, path string, size, chunk uint6
 	return p, ops.Syncfs(filepath.Dir(path))
 }
 
+// newPhase is a phase of the block tests with its latency histogram allocated, which is done
+// before the phase's clock starts.
+func newPhase() phase {
+	var p phase
+	p.lat.counts = new([latBuckets]uint64)
+	return p
+}
+
+// openFD opens an existing file for a phase and returns its descriptor too (-1: none).
+func openFD(ops fileOps, path string, flag int) (opFile, int, error) {
+	f, err := ops.OpenFile(path, flag, 0)
+	if err != nil {
+		return nil, -1, err
+	}
+	return f, descriptor(f), nil
+}
+
 // descriptor is f's file descriptor, or -1 when f has none (the tests' fake).
 func descriptor(f opFile) int {
 	if ff, ok := f.(fdFile); ok {
@@ -598,16 +604,14 @@ func fdWrite(f opFile, fd int, buf []byte) (int, error) {
 // blockRewrite reads each chunk, changes it, and writes it back in place, then syncfs. As in
 // blockWrite, the system calls go to the descriptor, with one clock read per chunk.
 func blockRewrite(ctx context.Context, ops fileOps, path string, size, chunk uint64) (phase, error) {
-	var p phase
-	p.lat.counts = new([latBuckets]uint64)
+	p := newPhase()
 	done := ctx.Done()
 	start := time.Now()
-	f, err := ops.OpenFile(path, os.O_RDWR, 0)
+	f, fd, err := openFD(ops, path, os.O_RDWR)
 	if err != nil {
 		return p, err
 	}
 	defer f.Close()
-	fd := descriptor(f)
 	buf := make([]byte, chunk)
 	last := time.Now()
 	for off := uint64(0); off < size; off += chunk {
@@ -639,15 +643,13 @@ func blockRewrite(ctx context.Context, ops fileOps, path string, size, chunk uin
 // blockRead reads the file in chunk-sized read(2) calls, on the descriptor as blockWrite
 // writes.
 func blockRead(ctx context.Context, ops fileOps, path string, chunk uint64) (phase, error) {
-	var p phase
-	p.lat.counts = new([latBuckets]uint64)
+	p := newPhase()
 	done := ctx.Done()
-	f, err := ops.OpenFile(path, os.O_RDONLY, 0)
+	f, fd, err := openFD(ops, path, os.O_RDONLY)
 	if err != nil {
 		return p, err
 	}
 	defer f.Close()
-	fd := descriptor(f)
 	buf := make([]byte, chunk)
 	last := time.Now()
 	for k := 0; ; k++ {

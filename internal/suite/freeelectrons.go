@@ -334,8 +334,9 @@ func (r *rep) feRead(ctx context.Context) ([]results.Measurement, error) {
 	return ms, nil
 }
 
-// removeAll removes everything in the mounted filesystem.
-func (r *rep) removeAll(ctx context.Context) error {
+// removeAll removes everything in the mounted filesystem but the top-level entries keep
+// says to keep (nil: none), then makes the removal durable.
+func (r *rep) removeAll(ctx context.Context, keep func(name string) bool) error {
 	entries, err := os.ReadDir(r.env.Mountpoint)
 	if err != nil {
 		return err
@@ -343,6 +344,9 @@ func (r *rep) removeAll(ctx context.Context) error {
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if keep != nil && keep(e.Name()) {
+			continue
 		}
 		if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {
 			return err
@@ -352,7 +356,7 @@ func (r *rep) removeAll(ctx context.Context) error {
 }
 
 func (r *rep) feRemove(ctx context.Context) ([]results.Measurement, error) {
-	return r.flashTimed(RemoveTime, "", 0, func() error { return r.removeAll(ctx) })
+	return r.flashTimed(RemoveTime, "", 0, func() error { return r.removeAll(ctx, nil) })
 }
 
 func (r *rep) feWrite(ctx context.Context) ([]results.Measurement, error) {
@@ -366,7 +370,7 @@ func (r *rep) feWrite(ctx context.Context) ([]results.Measurement, error) {
 }
 
 func (r *rep) feVideoWrite(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.removeAll(ctx); err != nil {
+	if err := r.removeAll(ctx, nil); err != nil {
 		return nil, fmt.Errorf("emptying the filesystem before the video: %w", err)
 	}
 	return r.flashTimed(VideoWriteTime, "", r.env.VideoBytes, func() error {

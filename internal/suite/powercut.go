@@ -139,30 +139,9 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 	}
 	cuts := powercut.PlanCuts(recs, params.Cuts, params.Seed*1000+uint64(r.n))
 	start := time.Now()
-	var out []cutResult
-	timedOut := 0
-	ck := r.cutChecker()
-	for _, c := range cuts {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		res, err := ck.check(ctx, card, man, c, params.MergeLoss)
-		if err != nil {
-			return nil, fmt.Errorf("cut at request %d of %d: %w", c.Pos, len(recs), err)
-		}
-		out = append(out, res)
-		timedOut += res.timedOut
-		if r.env.Log != nil && res.timedOut > 0 {
-			r.env.Log("%s rep %d powercut: cut at request %d (%s): the checker did not finish within %v and was killed", r.v.Name, r.n, c.Pos, c.Kind, checkerTimeout)
-		}
-		if r.env.Log != nil && res.check.Violations() > 0 {
-			whose := "the filesystem's own (the card destroyed nothing it had flushed)"
-			if b := res.outcome.CardDamageBytes(); b > 0 {
-				whose = fmt.Sprintf("after the card destroyed %d bytes outside what the filesystem wrote since its last flush", b)
-			}
-			r.env.Log("%s rep %d powercut: cut at request %d (%s): %d broken promises, %s; %s; first: %s", r.v.Name, r.n, c.Pos, c.Kind,
-				res.check.Violations(), whose, res.outcome, res.check.Problems[0])
-		}
+	out, timedOut, err := r.checkCuts(ctx, card, man, cuts, len(recs), params.MergeLoss)
+	if err != nil {
+		return nil, err
 	}
 	elapsed := time.Since(start)
 	closed = true
@@ -180,19 +159,56 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 		"unrecoverable_pct": st.Unrecoverable.Pct, "recovery_p50_s": st.RecoveryP50Seconds,
 		"recovery_max_s": st.RecoveryMaxSeconds, "unsynced_lost_p50_s": st.UnsyncedP50Seconds,
 		"cuts_per_minute": st.CutsPerMinute}
+	m.Note = powerCutNote(st, len(cuts), params.Cuts, len(recs), man.End, timedOut)
+	return []results.Measurement{m}, nil
+}
+
+// checkCuts checks the filesystem after each cut of a stream of n requests, logging the
+// cuts that broke promises or whose checker was killed; timedOut counts the checker runs
+// killed.
+func (r *rep) checkCuts(ctx context.Context, card powercut.Card, man *powercut.Manifest, cuts []powercut.Cut, n int, mergeLoss bool) (out []cutResult, timedOut int, err error) {
+	ck := r.cutChecker()
+	for _, c := range cuts {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		res, err := ck.check(ctx, card, man, c, mergeLoss)
+		if err != nil {
+			return nil, 0, fmt.Errorf("cut at request %d of %d: %w", c.Pos, n, err)
+		}
+		out = append(out, res)
+		timedOut += res.timedOut
+		if r.env.Log != nil && res.timedOut > 0 {
+			r.env.Log("%s rep %d powercut: cut at request %d (%s): the checker did not finish within %v and was killed", r.v.Name, r.n, c.Pos, c.Kind, checkerTimeout)
+		}
+		if r.env.Log != nil && res.check.Violations() > 0 {
+			whose := "the filesystem's own (the card destroyed nothing it had flushed)"
+			if b := res.outcome.CardDamageBytes(); b > 0 {
+				whose = fmt.Sprintf("after the card destroyed %d bytes outside what the filesystem wrote since its last flush", b)
+			}
+			r.env.Log("%s rep %d powercut: cut at request %d (%s): %d broken promises, %s; %s; first: %s", r.v.Name, r.n, c.Pos, c.Kind,
+				res.check.Violations(), whose, res.outcome, res.check.Problems[0])
+		}
+	}
+	return out, timedOut, nil
+}
+
+// powerCutNote says what limited the test: fewer cuts than planned (want) because the
+// stream of n requests (of end the workload made) has fewer points, a recording that filled
+// up, checker runs killed.
+func powerCutNote(st results.PowerCut, cuts, want, n int, end uint64, timedOut int) string {
 	var notes []string
-	if len(cuts) < params.Cuts {
-		notes = append(notes, fmt.Sprintf("%d cuts: the stream has only %d distinct points", len(cuts), len(recs)))
+	if cuts < want {
+		notes = append(notes, fmt.Sprintf("%d cuts: the stream has only %d distinct points", cuts, n))
 	}
 	if st.StreamFull {
 		notes = append(notes, fmt.Sprintf("the recording filled its limit after %d requests of %d: the cuts were drawn within them, and the %d acknowledgements given later were not checked",
-			len(recs), man.End, st.AcksUnrecorded))
+			n, end, st.AcksUnrecorded))
 	}
 	if timedOut > 0 {
 		notes = append(notes, fmt.Sprintf("%d checker runs did not finish within %v and were killed (counted as tool failed, or unrecoverable for a repair)", timedOut, checkerTimeout))
 	}
-	m.Note = strings.Join(notes, "; ")
-	return []results.Measurement{m}, nil
+	return strings.Join(notes, "; ")
 }
 
 // recordWorkload makes the filesystem durable, starts the card's recording, runs the workload
@@ -459,13 +475,7 @@ func summarizeCuts(st *results.PowerCut, cuts []cutResult, elapsed time.Duration
 				st.FSAtomicityCuts++
 			}
 		}
-		st.AckedLost += ch.AckedLost
-		st.AckedCorrupt += ch.AckedCorrupt
-		st.AckedUnreadable += ch.AckedUnreadable
-		st.TornRenames += ch.TornRenames
-		st.Resurrected += ch.Resurrected
-		st.UnackedLost += ch.UnackedLost
-		st.ZeroTails += ch.ZeroTails
+		st.FileCounts.Add(results.FileCounts(ch.FileCounts))
 		for _, p := range ch.Problems {
 			if len(st.Problems) < maxProblems {
 				st.Problems = append(st.Problems, p)

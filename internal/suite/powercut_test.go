@@ -31,9 +31,9 @@ func TestUnsyncedAt(t *testing.T) {
 func TestSummarizeCuts(t *testing.T) {
 	cuts := []cutResult{
 		{mounted: true, usable: true, recovery: 10 * time.Millisecond, fsck: fs.FsckClean, leaked: 3, leakedOK: true},
-		{mounted: true, usable: true, recovery: 30 * time.Millisecond, fsck: fs.FsckClean, check: powercut.Check{AckedCorrupt: 1}},
+		{mounted: true, usable: true, recovery: 30 * time.Millisecond, fsck: fs.FsckClean, check: powercut.Check{FileCounts: powercut.FileCounts{AckedCorrupt: 1}}},
 		{mounted: true, usable: true, recovery: 20 * time.Millisecond, fsck: fs.FsckErrors, repair: fs.FsckRepaired},
-		{mounted: false, usable: false, fsck: fs.FsckToolFailed, repair: fs.FsckUnrecoverable, check: powercut.Check{AckedLost: 5}, unsynced: time.Second},
+		{mounted: false, usable: false, fsck: fs.FsckToolFailed, repair: fs.FsckUnrecoverable, check: powercut.Check{FileCounts: powercut.FileCounts{AckedLost: 5}}, unsynced: time.Second},
 	}
 	var st results.PowerCut
 	summarizeCuts(&st, cuts, time.Minute)
@@ -66,7 +66,7 @@ func TestSummarizeCuts(t *testing.T) {
 func TestSummarizeCutsNoChecker(t *testing.T) {
 	cuts := []cutResult{
 		{mounted: true, usable: true, fsck: fs.FsckNone},
-		{mounted: true, usable: true, fsck: fs.FsckNone, check: powercut.Check{AckedLost: 1}},
+		{mounted: true, usable: true, fsck: fs.FsckNone, check: powercut.Check{FileCounts: powercut.FileCounts{AckedLost: 1}}},
 		{mounted: false, usable: false, fsck: fs.FsckNone, repair: fs.FsckUnrecoverable},
 	}
 	var st results.PowerCut
@@ -89,14 +89,14 @@ func TestWhoseFault(t *testing.T) {
 		fsFault bool
 	}{
 		{"whole, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean}, "", false},
-		{"acknowledged data lost, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: powercut.Check{AckedLost: 1}}, "", true},
-		{"a torn rename, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: powercut.Check{TornRenames: 1}}, "", true},
+		{"acknowledged data lost, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: powercut.Check{FileCounts: powercut.FileCounts{AckedLost: 1}}}, "", true},
+		{"a torn rename, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: powercut.Check{FileCounts: powercut.FileCounts{TornRenames: 1}}}, "", true},
 		{"damage that hit nothing", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged}, throughUnharmed, false},
 		{"damage the checker found and repaired", cutResult{mounted: true, usable: true, fsck: fs.FsckErrors, repair: fs.FsckRepaired, outcome: damaged}, throughRepaired, false},
-		{"damage that stopped the mount, beyond repair", cutResult{fsck: fs.FsckErrors, repair: fs.FsckUnrecoverable, outcome: damaged, check: powercut.Check{AckedLost: 3}}, throughDetected, false},
-		{"damage a read refused", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: powercut.Check{AckedUnreadable: 2}}, throughDetected, false},
-		{"damage returned as data", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: powercut.Check{AckedCorrupt: 1, AckedUnreadable: 1}}, throughSilent, false},
-		{"damage returned as data, no checker", cutResult{mounted: true, usable: true, fsck: fs.FsckNone, outcome: damaged, check: powercut.Check{AckedCorrupt: 1}}, throughSilent, false},
+		{"damage that stopped the mount, beyond repair", cutResult{fsck: fs.FsckErrors, repair: fs.FsckUnrecoverable, outcome: damaged, check: powercut.Check{FileCounts: powercut.FileCounts{AckedLost: 3}}}, throughDetected, false},
+		{"damage a read refused", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: powercut.Check{FileCounts: powercut.FileCounts{AckedUnreadable: 2}}}, throughDetected, false},
+		{"damage returned as data", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: powercut.Check{FileCounts: powercut.FileCounts{AckedCorrupt: 1, AckedUnreadable: 1}}}, throughSilent, false},
+		{"damage returned as data, no checker", cutResult{mounted: true, usable: true, fsck: fs.FsckNone, outcome: damaged, check: powercut.Check{FileCounts: powercut.FileCounts{AckedCorrupt: 1}}}, throughSilent, false},
 	}
 	for _, tc := range tests {
 		var st results.PowerCut

@@ -194,62 +194,74 @@ func RunRepetition(ctx context.Context, env *Env, job Job, n int, warmup bool, e
 			// An aged variant: the churn runs once the filesystem is made and mounted, before
 			// the first measured test.
 			aged = true
-			if env.OnTest != nil {
-				env.OnTest("aging")
-			}
-			failed, err := r.age(ctx)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
+			if err := r.ageOnce(ctx); err != nil {
 				return err
 			}
-			if failed != nil {
-				r.failed = "aging"
-			}
 		}
-		if env.OnTest != nil {
-			env.OnTest(s.Name)
+		if err := r.runTest(ctx, s); err != nil {
+			return err
 		}
-		switch {
-		case r.failed != "":
-			if err := r.putAll(s, results.Measurement{Status: results.NotRun, Note: r.failed + " failed in this repetition"}); err != nil {
+	}
+	return nil
+}
+
+// ageOnce runs the aged variant's churn; a churn that fails marks the repetition failed, so
+// that its tests are recorded as not run. It returns an error only when ctx was cancelled or
+// emit failed.
+func (r *rep) ageOnce(ctx context.Context) error {
+	if r.env.OnTest != nil {
+		r.env.OnTest("aging")
+	}
+	failed, err := r.age(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	if failed != nil {
+		r.failed = "aging"
+	}
+	return nil
+}
+
+// runTest runs test s and records what it measured, or why it did not run (an earlier test
+// failed, the filesystem is read-only) or failed. It returns an error only when ctx was
+// cancelled, emit failed, or the order of tests is wrong.
+func (r *rep) runTest(ctx context.Context, s Test) error {
+	env := r.env
+	if env.OnTest != nil {
+		env.OnTest(s.Name)
+	}
+	switch {
+	case r.failed != "":
+		return r.putAll(s, results.Measurement{Status: results.NotRun, Note: r.failed + " failed in this repetition"})
+	case r.k.ReadOnly && !s.ReadOnly:
+		return r.putAll(s, results.Measurement{Status: results.NA, Note: "read-only filesystem"})
+	case !s.Setup && !r.mounted:
+		// Never let a test write into the bare mount point, which is on the host's disk.
+		return fmt.Errorf("%s: the filesystem is not mounted on %s (a bug in the order of tests)", s.Name, env.Mountpoint)
+	}
+	tctx, cancel := context.WithTimeout(ctx, env.Timeout)
+	ms, serr := s.run(r, tctx)
+	cancel()
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted: the half-done test is not recorded
+	}
+	if serr != nil {
+		if errors.Is(serr, context.DeadlineExceeded) {
+			serr = fmt.Errorf("timed out after %v (raise timeout in the config or with --timeout): %w", env.Timeout, serr)
+		}
+		if hint := fullHint(r.k, serr); hint != "" {
+			serr = fmt.Errorf("%w; %s", serr, hint)
+		}
+		r.failed = s.Name
+		return r.putAll(s, results.Measurement{Status: results.Failed, Error: serr.Error()})
+	}
+	for _, m := range ms {
+		if env.Selection.Record[m.Test] {
+			if err := r.put(m); err != nil {
 				return err
-			}
-			continue
-		case r.k.ReadOnly && !s.ReadOnly:
-			if err := r.putAll(s, results.Measurement{Status: results.NA, Note: "read-only filesystem"}); err != nil {
-				return err
-			}
-			continue
-		case !s.Setup && !r.mounted:
-			// Never let a test write into the bare mount point, which is on the host's disk.
-			return fmt.Errorf("%s: the filesystem is not mounted on %s (a bug in the order of tests)", s.Name, env.Mountpoint)
-		}
-		tctx, cancel := context.WithTimeout(ctx, env.Timeout)
-		ms, serr := s.run(r, tctx)
-		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err() // interrupted: the half-done test is not recorded
-		}
-		if serr != nil {
-			if errors.Is(serr, context.DeadlineExceeded) {
-				serr = fmt.Errorf("timed out after %v (raise timeout in the config or with --timeout): %w", env.Timeout, serr)
-			}
-			if hint := fullHint(r.k, serr); hint != "" {
-				serr = fmt.Errorf("%w; %s", serr, hint)
-			}
-			r.failed = s.Name
-			if err := r.putAll(s, results.Measurement{Status: results.Failed, Error: serr.Error()}); err != nil {
-				return err
-			}
-			continue
-		}
-		for _, m := range ms {
-			if sel.Record[m.Test] {
-				if err := r.put(m); err != nil {
-					return err
-				}
 			}
 		}
 	}

@@ -147,30 +147,64 @@ func fieldErr(what string, err error) error {
 // truncated and corrupted traces with an error wrapping ErrFormat.
 func Read(r io.Reader) (*Trace, error) {
 	d := &reader{r: bufio.NewReader(r)}
+	if err := d.header(); err != nil {
+		return nil, err
+	}
+	t := &Trace{}
+	if err := d.device(t); err != nil {
+		return nil, err
+	}
+	count, err := d.counts(t)
+	if err != nil {
+		return nil, err
+	}
+	// Every request takes at least 5 bytes: do not let a corrupt count allocate gigabytes.
+	t.Requests = make([]Request, 0, min(count, 1<<16))
+	var issue, prevEnd uint64
+	for i := uint64(0); i < count; i++ {
+		rq, err := d.request(i, count, &issue, prevEnd)
+		if err != nil {
+			return nil, err
+		}
+		t.Requests = append(t.Requests, rq)
+		prevEnd = rq.Sector + rq.Sectors
+	}
+	if err := d.trailer(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// header checks the magic and the format version.
+func (d *reader) header() error {
 	head := make([]byte, len(magic))
 	if _, err := io.ReadFull(d.r, head); err != nil || string(head) != magic {
-		return nil, fmt.Errorf("%w: no %q header (is this a trace file written by fsbench?)", ErrFormat, magic)
+		return fmt.Errorf("%w: no %q header (is this a trace file written by fsbench?)", ErrFormat, magic)
 	}
 	d.sum.Write(head)
 	v, err := d.uvarint("version")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if v != formatVersion {
-		return nil, fmt.Errorf("%w: format version %d, this fsbench reads version %d (use the fsbench that wrote it)", ErrFormat, v, formatVersion)
+		return fmt.Errorf("%w: format version %d, this fsbench reads version %d (use the fsbench that wrote it)", ErrFormat, v, formatVersion)
 	}
-	t := &Trace{}
+	return nil
+}
+
+// device reads the traced device's name and numbers into t.
+func (d *reader) device(t *Trace) error {
 	n, err := d.uvarint("device name length")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if n > maxDeviceName {
-		return nil, fmt.Errorf("%w: device name of %d bytes", ErrFormat, n)
+		return fmt.Errorf("%w: device name of %d bytes", ErrFormat, n)
 	}
 	name := make([]byte, n)
 	for i := range name {
 		if name[i], err = d.ReadByte(); err != nil {
-			return nil, fieldErr("device name", err)
+			return fieldErr("device name", err)
 		}
 	}
 	t.Device = string(name)
@@ -180,81 +214,87 @@ func Read(r io.Reader) (*Trace, error) {
 	}{{"major", &t.Major}, {"minor", &t.Minor}} {
 		x, err := d.uvarint(f.what)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if x >= 1<<32 {
-			return nil, fmt.Errorf("%w: %s %d out of range", ErrFormat, f.what, x)
+			return fmt.Errorf("%w: %s %d out of range", ErrFormat, f.what, x)
 		}
 		*f.p = uint32(x)
 	}
+	return nil
+}
+
+// counts reads the start time and the lost and unmatched counts into t, and returns how
+// many requests follow.
+func (d *reader) counts(t *Trace) (uint64, error) {
 	start, err := d.varint("start time")
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if start != 0 {
 		t.Start = time.Unix(0, start).UTC()
 	}
 	if t.Lost, err = d.uvarint("lost count"); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if t.Unmatched, err = d.uvarint("unmatched count"); err != nil {
-		return nil, err
+		return 0, err
 	}
-	count, err := d.uvarint("request count")
-	if err != nil {
-		return nil, err
+	return d.uvarint("request count")
+}
+
+// request reads request i of count: its issue time is a delta on *issue (which it advances),
+// its sector a delta on prevEnd, the end of the request before it.
+func (d *reader) request(i, count uint64, issue *uint64, prevEnd uint64) (Request, error) {
+	var f [5]uint64
+	var sectorDelta int64
+	var err error
+	for j, what := range []string{"issue time", "latency", "sector", "length", "operation"} {
+		if j == 2 {
+			sectorDelta, err = d.varint(what)
+		} else {
+			f[j], err = d.uvarint(what)
+		}
+		if err != nil {
+			return Request{}, fmt.Errorf("request %d of %d: %w", i, count, err)
+		}
 	}
-	// Every request takes at least 5 bytes: do not let a corrupt count allocate gigabytes.
-	t.Requests = make([]Request, 0, min(count, 1<<16))
-	var issue uint64
-	var prevEnd uint64
-	for i := uint64(0); i < count; i++ {
-		var f [5]uint64
-		var sectorDelta int64
-		for j, what := range []string{"issue time", "latency", "sector", "length", "operation"} {
-			if j == 2 {
-				sectorDelta, err = d.varint(what)
-			} else {
-				f[j], err = d.uvarint(what)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("request %d of %d: %w", i, count, err)
-			}
-		}
-		if f[0] > 1<<62-issue || f[1] > 1<<62 {
-			return nil, fmt.Errorf("%w: request %d: time out of range", ErrFormat, i)
-		}
-		issue += f[0]
-		sector := int64(prevEnd) + sectorDelta
-		if sectorDelta < -(1<<56) || sectorDelta > 1<<56 || sector < 0 {
-			return nil, fmt.Errorf("%w: request %d: sector out of range", ErrFormat, i)
-		}
-		if f[4] >= 1<<(3+numFlags) {
-			return nil, fmt.Errorf("%w: request %d: operation %#x out of range", ErrFormat, i, f[4])
-		}
-		rq := Request{
-			Issue: time.Duration(issue), Sector: uint64(sector), Sectors: f[3],
-			Op: Op(f[4] & 7), Flags: Flags(f[4] >> 3),
-		}
-		if f[1] > 0 {
-			rq.Done, rq.Latency = true, time.Duration(f[1]-1)
-		}
-		if err := rq.check(); err != nil {
-			return nil, fmt.Errorf("%w: request %d: %v (a newer format?)", ErrFormat, i, err)
-		}
-		t.Requests = append(t.Requests, rq)
-		prevEnd = rq.Sector + rq.Sectors
+	if f[0] > 1<<62-*issue || f[1] > 1<<62 {
+		return Request{}, fmt.Errorf("%w: request %d: time out of range", ErrFormat, i)
 	}
+	*issue += f[0]
+	sector := int64(prevEnd) + sectorDelta
+	if sectorDelta < -(1<<56) || sectorDelta > 1<<56 || sector < 0 {
+		return Request{}, fmt.Errorf("%w: request %d: sector out of range", ErrFormat, i)
+	}
+	if f[4] >= 1<<(3+numFlags) {
+		return Request{}, fmt.Errorf("%w: request %d: operation %#x out of range", ErrFormat, i, f[4])
+	}
+	rq := Request{
+		Issue: time.Duration(*issue), Sector: uint64(sector), Sectors: f[3],
+		Op: Op(f[4] & 7), Flags: Flags(f[4] >> 3),
+	}
+	if f[1] > 0 {
+		rq.Done, rq.Latency = true, time.Duration(f[1]-1)
+	}
+	if err := rq.check(); err != nil {
+		return Request{}, fmt.Errorf("%w: request %d: %v (a newer format?)", ErrFormat, i, err)
+	}
+	return rq, nil
+}
+
+// trailer checks the checksum over everything read so far, and that nothing follows it.
+func (d *reader) trailer() error {
 	want := crc32.ChecksumIEEE(d.sum.Bytes())
 	var crc [4]byte
 	if _, err := io.ReadFull(d.r, crc[:]); err != nil {
-		return nil, fmt.Errorf("%w: truncated before the checksum (the file was cut short)", ErrFormat)
+		return fmt.Errorf("%w: truncated before the checksum (the file was cut short)", ErrFormat)
 	}
 	if got := binary.LittleEndian.Uint32(crc[:]); got != want {
-		return nil, fmt.Errorf("%w: checksum %08x, want %08x: the file is corrupted", ErrFormat, got, want)
+		return fmt.Errorf("%w: checksum %08x, want %08x: the file is corrupted", ErrFormat, got, want)
 	}
 	if _, err := d.r.ReadByte(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the end of the trace", ErrFormat)
+		return fmt.Errorf("%w: data after the end of the trace", ErrFormat)
 	}
-	return t, nil
+	return nil
 }

@@ -74,89 +74,28 @@ type Summary struct {
 func Summarize(t *Trace, pageSize, auSize uint64) Summary {
 	s := Summary{Lost: t.Lost, UnmatchedCompl: t.Unmatched}
 	s.Aligned4K.Unit, s.AlignedPage.Unit, s.AlignedAU.Unit = 4096, pageSize, auSize
-	type lat struct{ r, w []uint64 }
-	buckets := map[int]*SizeBucket{}
-	lats := map[int]*lat{}
+	h := sizeHistogram{buckets: map[int]*SizeBucket{}, lats: map[int]*bucketLatencies{}}
 	var flushLat []uint64
-	type iv struct{ a, b time.Duration }
-	var ivs []iv
+	var ivs []interval
 	for _, r := range t.Requests {
 		s.Requests++
 		n := r.Len()
-		switch r.Op {
-		case OpRead:
-			s.Read.Requests++
-			s.Read.Bytes += n
-		case OpWrite:
-			s.Write.Requests++
-			s.Write.Bytes += n
-			for _, a := range []*Alignment{&s.Aligned4K, &s.AlignedPage, &s.AlignedAU} {
-				if n > 0 && a.Unit > 0 && r.Off()%a.Unit == 0 && n%a.Unit == 0 {
-					a.Writes++
-					a.Bytes += n
-				}
-			}
-		case OpDiscard, OpSecureErase:
-			s.Discard.Requests++
-			s.Discard.Bytes += n
-		case OpFlush:
-			s.Flushes++
-			if r.Done {
-				flushLat = append(flushLat, uint64(r.Latency))
-			}
-		case OpOther:
-			s.Other.Requests++
-			s.Other.Bytes += n
+		s.countOp(r, n)
+		if r.Op == OpFlush && r.Done {
+			flushLat = append(flushLat, uint64(r.Latency))
 		}
-		f := r.Flags
-		count := func(flag Flags, p *uint64) {
-			if f&flag != 0 {
-				*p++
-			}
-		}
-		if r.Op != OpFlush {
-			// The flush machinery's own flushes are "FF" (preflush + flush): counted
-			// once, in Flushes.
-			count(FlagPreflush, &s.Preflushes)
-		}
-		count(FlagFUA, &s.FUA)
-		count(FlagSync, &s.Sync)
-		count(FlagMeta, &s.Meta)
-		count(FlagError, &s.Errors)
+		s.countFlags(r)
 		if !r.Done {
 			s.Incomplete++
 		} else {
-			ivs = append(ivs, iv{r.Issue, r.Issue + r.Latency})
+			ivs = append(ivs, interval{r.Issue, r.Issue + r.Latency})
 		}
 		if n == 0 || r.Op == OpFlush || r.Op == OpOther {
 			continue
 		}
-		k := bits.Len64(n) - 1
-		b := buckets[k]
-		if b == nil {
-			b = &SizeBucket{Bytes: 1 << k}
-			buckets[k], lats[k] = b, &lat{}
-		}
-		switch r.Op {
-		case OpRead:
-			b.Reads++
-			if r.Done {
-				lats[k].r = append(lats[k].r, uint64(r.Latency))
-			}
-		case OpWrite:
-			b.Writes++
-			if r.Done {
-				lats[k].w = append(lats[k].w, uint64(r.Latency))
-			}
-		default:
-			b.Discards++
-		}
+		h.add(r, n)
 	}
-	for k, b := range buckets {
-		b.ReadLatency, b.WriteLatency = latency(lats[k].r), latency(lats[k].w)
-		s.Sizes = append(s.Sizes, *b)
-	}
-	sort.Slice(s.Sizes, func(i, j int) bool { return s.Sizes[i].Bytes < s.Sizes[j].Bytes })
+	s.Sizes = h.sizes()
 	s.FlushLatency = latency(flushLat)
 	for _, a := range []*Alignment{&s.Aligned4K, &s.AlignedPage, &s.AlignedAU} {
 		if s.Write.Requests > 0 {
@@ -166,32 +105,124 @@ func Summarize(t *Trace, pageSize, auSize uint64) Summary {
 			a.ByBytes = float64(a.Bytes) / float64(s.Write.Bytes)
 		}
 	}
-	// Busy time: the union of the in-flight intervals, as the device's io_ticks would count
-	// it had it exact timestamps.
-	sort.Slice(ivs, func(i, j int) bool { return ivs[i].a < ivs[j].a })
-	var cur iv
-	for i, v := range ivs {
-		if i == 0 {
-			cur = v
-			continue
+	if len(ivs) > 0 {
+		s.BusyNs, s.SpanNs = busy(ivs, t.Requests[0].Issue)
+	}
+	return s
+}
+
+// countOp counts request r of n bytes under its operation, and a write under each alignment
+// it meets.
+func (s *Summary) countOp(r Request, n uint64) {
+	switch r.Op {
+	case OpRead:
+		s.Read.Requests++
+		s.Read.Bytes += n
+	case OpWrite:
+		s.Write.Requests++
+		s.Write.Bytes += n
+		for _, a := range []*Alignment{&s.Aligned4K, &s.AlignedPage, &s.AlignedAU} {
+			if n > 0 && a.Unit > 0 && r.Off()%a.Unit == 0 && n%a.Unit == 0 {
+				a.Writes++
+				a.Bytes += n
+			}
 		}
+	case OpDiscard, OpSecureErase:
+		s.Discard.Requests++
+		s.Discard.Bytes += n
+	case OpFlush:
+		s.Flushes++
+	case OpOther:
+		s.Other.Requests++
+		s.Other.Bytes += n
+	}
+}
+
+// countFlags counts r's flags.
+func (s *Summary) countFlags(r Request) {
+	count := func(flag Flags, p *uint64) {
+		if r.Flags&flag != 0 {
+			*p++
+		}
+	}
+	if r.Op != OpFlush {
+		// The flush machinery's own flushes are "FF" (preflush + flush): counted
+		// once, in Flushes.
+		count(FlagPreflush, &s.Preflushes)
+	}
+	count(FlagFUA, &s.FUA)
+	count(FlagSync, &s.Sync)
+	count(FlagMeta, &s.Meta)
+	count(FlagError, &s.Errors)
+}
+
+// bucketLatencies are the read and write latencies of one size bucket.
+type bucketLatencies struct{ r, w []uint64 }
+
+// sizeHistogram counts data requests by size, in power-of-two buckets (k: 2^k bytes).
+type sizeHistogram struct {
+	buckets map[int]*SizeBucket
+	lats    map[int]*bucketLatencies
+}
+
+// add counts r, of n > 0 bytes, in its bucket.
+func (h sizeHistogram) add(r Request, n uint64) {
+	k := bits.Len64(n) - 1
+	b := h.buckets[k]
+	if b == nil {
+		b = &SizeBucket{Bytes: 1 << k}
+		h.buckets[k], h.lats[k] = b, &bucketLatencies{}
+	}
+	switch r.Op {
+	case OpRead:
+		b.Reads++
+		if r.Done {
+			h.lats[k].r = append(h.lats[k].r, uint64(r.Latency))
+		}
+	case OpWrite:
+		b.Writes++
+		if r.Done {
+			h.lats[k].w = append(h.lats[k].w, uint64(r.Latency))
+		}
+	default:
+		b.Discards++
+	}
+}
+
+// sizes returns the buckets, smallest first, with their latencies.
+func (h sizeHistogram) sizes() []SizeBucket {
+	var out []SizeBucket
+	for k, b := range h.buckets {
+		b.ReadLatency, b.WriteLatency = latency(h.lats[k].r), latency(h.lats[k].w)
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
+	return out
+}
+
+// interval is a request's time in flight, issue to completion.
+type interval struct{ a, b time.Duration }
+
+// busy returns the union of the in-flight intervals ivs (not empty; sorted here), as the
+// device's io_ticks would count it had it exact timestamps, and the span from first (the
+// first request's issue) to the last completion.
+func busy(ivs []interval, first time.Duration) (busyNs, spanNs uint64) {
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].a < ivs[j].a })
+	cur := ivs[0]
+	for _, v := range ivs[1:] {
 		if v.a > cur.b {
-			s.BusyNs += uint64(cur.b - cur.a)
+			busyNs += uint64(cur.b - cur.a)
 			cur = v
 		} else if v.b > cur.b {
 			cur.b = v.b
 		}
 	}
-	if len(ivs) > 0 {
-		s.BusyNs += uint64(cur.b - cur.a)
-		end := ivs[0].b
-		for _, v := range ivs {
-			end = max(end, v.b)
-		}
-		first := t.Requests[0].Issue
-		s.SpanNs = uint64(end - first)
+	busyNs += uint64(cur.b - cur.a)
+	end := ivs[0].b
+	for _, v := range ivs {
+		end = max(end, v.b)
 	}
-	return s
+	return busyNs, uint64(end - first)
 }
 
 // latency computes the nearest-rank percentiles of v (which it sorts).

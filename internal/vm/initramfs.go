@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/cpio"
 	fsk "github.com/fsbench/fsbench/internal/fs"
+	"github.com/fsbench/fsbench/internal/kmod"
 )
 
 // guestTools are the programs fsbench may run in the guest besides the mkfs tools: util-linux's
@@ -53,7 +54,7 @@ var baseModules = []string{
 // a loop device over it.
 var bootModules = []string{"virtio_pci", "9pnet_virtio", "9p", "sdhci_pci", "mmc_block", "loop", "fuse"}
 
-// wholeModuleDirs are taken in whole, for soft dependencies and aliases (see selectModules).
+// wholeModuleDirs are taken in whole, for soft dependencies and aliases (see kmod.Select).
 var wholeModuleDirs = []string{"kernel/crypto", "kernel/arch/x86/crypto", "kernel/lib", "kernel/fs/nls"}
 
 // guestPath is where the guest finds a program: the same path as on the host, so that the
@@ -87,6 +88,24 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 	var b builtInitramfs
 	a := cpio.New()
 	r := &libResolver{}
+	if err := b.addPrograms(a, r, spec); err != nil {
+		return b, err
+	}
+	addSystemFiles(a, r)
+	if err := b.addModules(a, dir, spec); err != nil {
+		return b, err
+	}
+	b.libDirs = r.used
+	a.Data("/init", []byte(init(r.used, b.modprobe)), 0o755)
+	if err := b.write(a, filepath.Join(dir, "initramfs.cpio")); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+// addPrograms adds the directory tree, busybox, the fsbench binary and the tools with the
+// libraries they load; a tool this host lacks is noted in b.missingTools.
+func (b *builtInitramfs) addPrograms(a *cpio.Archive, r *libResolver, spec initramfsSpec) error {
 	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root", "/mnt", "/bin", "/usr/bin", "/usr/sbin"} {
 		a.Dir(d, 0o755)
 	}
@@ -96,11 +115,11 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 	// call: nilfs2 ran without its cleaner and its pp= option was refused.
 	a.Symlink("/sbin", "usr/sbin")
 	if err := r.addExecutable(a, "/bin/busybox", spec.busybox); err != nil {
-		return b, fmt.Errorf("busybox: %w", err)
+		return fmt.Errorf("busybox: %w", err)
 	}
 	a.Symlink("/bin/sh", "busybox")
 	if err := r.addExecutable(a, guestFsbench, spec.binary); err != nil {
-		return b, fmt.Errorf("the fsbench binary: %w", err)
+		return fmt.Errorf("the fsbench binary: %w", err)
 	}
 	for _, t := range spec.tools {
 		p, err := lookSbin(t)
@@ -112,12 +131,18 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 		// busybox-style multi-call programs choose what to do from argv[0], which is the
 		// name fsbench runs (modprobe, mkfs.ext4).
 		if err := r.addExecutable(a, p, p); err != nil {
-			return b, fmt.Errorf("tool %s: %w", t, err)
+			return fmt.Errorf("tool %s: %w", t, err)
 		}
 		if t == "modprobe" {
 			b.modprobe = p
 		}
 	}
+	return nil
+}
+
+// addSystemFiles adds the libraries loaded with dlopen and the few files of /etc the tools
+// read.
+func addSystemFiles(a *cpio.Archive, r *libResolver) {
 	// Libraries glibc loads with dlopen, which no ELF header names: libgcc_s for
 	// pthread_exit and thread cancellation (mksquashfs aborts with "libgcc_s.so.1 must be
 	// installed for pthread_exit to work" without it). They go beside the libraries already
@@ -140,21 +165,25 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 	a.Symlink("/etc/mtab", "/proc/self/mounts")
 	a.Data("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
 	a.Data("/etc/group", []byte("root:x:0:\n"), 0o644)
+}
 
+// addModules adds the kernel modules the guest needs, with their dependencies; those the
+// kernel does not have are noted in b.missingMods.
+func (b *builtInitramfs) addModules(a *cpio.Archive, dir string, spec initramfsSpec) error {
 	f, err := os.Open(filepath.Join(spec.modulesDir, "modules.dep"))
 	if err != nil {
-		return b, fmt.Errorf("guest kernel modules: %w (install the linux-image package of release %s)", err, spec.release)
+		return fmt.Errorf("guest kernel modules: %w (install the linux-image package of release %s)", err, spec.release)
 	}
-	deps, err := readModulesDep(f)
+	deps, err := kmod.ReadDep(f)
 	f.Close()
 	if err != nil {
-		return b, err
+		return err
 	}
-	mods, missing := selectModules(deps, spec.modules, wholeModuleDirs)
+	mods, missing := kmod.Select(deps, spec.modules, wholeModuleDirs)
 	b.missingMods = missing
 	stage := filepath.Join(dir, "modules")
 	if err := stageModules(stage, spec.modulesDir, spec.release, mods); err != nil {
-		return b, err
+		return err
 	}
 	err = filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -172,27 +201,29 @@ func buildInitramfs(dir string, spec initramfsSpec, init func(libDirs []string, 
 		return nil
 	})
 	if err != nil {
-		return b, fmt.Errorf("add the staged modules: %w", err)
+		return fmt.Errorf("add the staged modules: %w", err)
 	}
-	b.libDirs = r.used
-	a.Data("/init", []byte(init(r.used, b.modprobe)), 0o755)
+	return nil
+}
 
-	b.path = filepath.Join(dir, "initramfs.cpio")
+// write writes the archive to path and records its path and size in b.
+func (b *builtInitramfs) write(a *cpio.Archive, path string) error {
+	b.path = path
 	out, err := os.Create(b.path)
 	if err != nil {
-		return b, fmt.Errorf("create the initramfs: %w", err)
+		return fmt.Errorf("create the initramfs: %w", err)
 	}
 	if err := a.Write(out); err != nil {
 		out.Close()
-		return b, err
+		return err
 	}
 	if err := out.Close(); err != nil {
-		return b, fmt.Errorf("write the initramfs: %w", err)
+		return fmt.Errorf("write the initramfs: %w", err)
 	}
 	if fi, err := os.Stat(b.path); err == nil {
 		b.size = uint64(fi.Size())
 	}
-	return b, nil
+	return nil
 }
 
 // defaultTools are every mkfs tool fsbench knows plus guestTools.

@@ -194,9 +194,32 @@ func Start(ctx context.Context, opts Options) (*Guest, error) {
 			}
 		}
 	}()
+	initrd, err := g.buildInitramfs(opts, rel, command)
+	if err != nil {
+		return nil, err
+	}
+	g.res.Accel, g.res.AccelNote = chooseAccel(ctx, opts.QEMU, opts.Kernel, opts.Accel)
+	if opts.CPUs <= 0 {
+		opts.CPUs = 1
+		if g.res.Accel == AccelKVM {
+			opts.CPUs = min(2, runtime.NumCPU())
+		}
+	}
+	g.res.CPUs = opts.CPUs
+
+	if err := g.launch(ctx, opts, initrd); err != nil {
+		return nil, err // the deferred kill stops QEMU
+	}
+	ok = true
+	return g, nil
+}
+
+// buildInitramfs builds the guest's initramfs in g.scratch for kernel release rel, its /init
+// running command, and returns its path.
+func (g *Guest) buildInitramfs(opts Options, rel string, command []string) (string, error) {
 	busybox, err := lookSbin("busybox")
 	if err != nil {
-		return nil, fmt.Errorf("busybox not found: install the Debian package busybox-static (scripts/setup-vm-debian.sh does): %w", err)
+		return "", fmt.Errorf("busybox not found: install the Debian package busybox-static (scripts/setup-vm-debian.sh does): %w", err)
 	}
 	spec := initramfsSpec{
 		release: rel, modulesDir: opts.ModulesDir, binary: opts.Binary, busybox: busybox,
@@ -207,25 +230,22 @@ func Start(ctx context.Context, opts Options) (*Guest, error) {
 		return initScript(opts.OutDir, libDirs, modprobe, command)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("build the guest's initramfs: %w", err)
+		return "", fmt.Errorf("build the guest's initramfs: %w", err)
 	}
 	g.res.InitramfsBytes = built.size
 	g.res.MissingTools = built.missingTools
+	return built.path, nil
+}
 
-	g.res.Accel, g.res.AccelNote = chooseAccel(ctx, opts.QEMU, opts.Kernel, opts.Accel)
-	if opts.CPUs <= 0 {
-		opts.CPUs = 1
-		if g.res.Accel == AccelKVM {
-			opts.CPUs = min(2, runtime.NumCPU())
-		}
-	}
-	g.res.CPUs = opts.CPUs
-
+// launch starts QEMU on initrd with its console logged, and the goroutines that read the
+// console, reap QEMU and watch ctx.
+func (g *Guest) launch(ctx context.Context, opts Options, initrd string) error {
+	var err error
 	g.console, err = os.OpenFile(opts.ConsoleLog, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("create the console log: %w", err)
+		return fmt.Errorf("create the console log: %w", err)
 	}
-	args := qemuArgs(opts, g.res.Accel, built.path)
+	args := qemuArgs(opts, g.res.Accel, initrd)
 	fmt.Fprintf(g.console, "# %s %s\n", opts.QEMU, strings.Join(args, " "))
 	g.cmd = exec.Command(opts.QEMU, args...)
 	// Pdeathsig: if this process dies without running its defers (SIGKILL, a crash in a
@@ -235,16 +255,16 @@ func Start(ctx context.Context, opts Options) (*Guest, error) {
 	g.cmd.Stderr = &lockedWriter{mu: &g.mu, w: &g.stderr}
 	stdout, err := g.cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("qemu: %w", err)
+		return fmt.Errorf("qemu: %w", err)
 	}
 	g.start = time.Now()
 	if err := g.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w (install qemu-system-x86)", opts.QEMU, err)
+		return fmt.Errorf("start %s: %w (install qemu-system-x86)", opts.QEMU, err)
 	}
 	g.res.PID = g.cmd.Process.Pid
 	if opts.OnStart != nil {
 		if err := opts.OnStart(g.res.PID); err != nil {
-			return nil, err // the deferred kill stops QEMU
+			return err
 		}
 	}
 	go g.readConsole(stdout)
@@ -255,8 +275,7 @@ func Start(ctx context.Context, opts Options) (*Guest, error) {
 		close(g.done)
 	}()
 	go g.watch(ctx)
-	ok = true
-	return g, nil
+	return nil
 }
 
 // fill applies the defaults and checks what cannot be defaulted.

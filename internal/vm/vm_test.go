@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/fsbench/fsbench/internal/cpio"
 	"github.com/fsbench/fsbench/internal/golden"
 )
@@ -58,29 +56,6 @@ func TestCheckCardSize(t *testing.T) {
 		if err := CheckCardSize(tc.size); (err == nil) != tc.ok {
 			t.Errorf("CheckCardSize(%d) = %v, want ok=%v", tc.size, err, tc.ok)
 		}
-	}
-}
-
-func TestSelectModules(t *testing.T) {
-	dep := `kernel/fs/f2fs/f2fs.ko.xz: kernel/lib/lz4/lz4_compress.ko.xz
-kernel/lib/lz4/lz4_compress.ko.xz:
-kernel/fs/fat/vfat.ko: kernel/fs/fat/fat.ko
-kernel/fs/fat/fat.ko:
-kernel/fs/nls/nls_iso8859-1.ko:
-kernel/crypto/crc32c_generic.ko:
-kernel/drivers/gpu/drm/drm.ko:
-`
-	deps, err := readModulesDep(strings.NewReader(dep))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mods, missing := selectModules(deps, []string{"f2fs", "nls_iso8859-1", "ext4"}, []string{"kernel/crypto"})
-	want := []string{"kernel/crypto/crc32c_generic.ko", "kernel/fs/f2fs/f2fs.ko.xz", "kernel/fs/nls/nls_iso8859-1.ko", "kernel/lib/lz4/lz4_compress.ko.xz"}
-	if d := cmp.Diff(want, mods); d != "" {
-		t.Errorf("modules (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]string{"ext4"}, missing); d != "" {
-		t.Errorf("missing (-want +got):\n%s", d)
 	}
 }
 

@@ -1,0 +1,42 @@
+package plan
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// SetFault adds the named fault to the run's power-cut model ("" adds none). It is the one
+// place that knows the fault names, so that a flag and a config spell them alike.
+func (c *Config) SetFault(name string) error {
+	switch name {
+	case "":
+	case "merge-loss":
+		c.Params.PowerCut.MergeLoss = true
+	default:
+		return fmt.Errorf("%q: the known fault is merge-loss", name)
+	}
+	return nil
+}
+
+// ApplySuiteDefaults swaps the default variants for the suite's own where the suite runs
+// on other media: the default variants are block filesystems, and on raw NAND (FlashSuite)
+// the 2010 study's ones run instead. Variants the user chose are left alone.
+func (c *Config) ApplySuiteDefaults() {
+	if c.FlashSuite() && reflect.DeepEqual(c.Variants, DefaultVariants()) {
+		c.Variants = FlashVariants()
+	}
+}
+
+// SelectVariants keeps the variants named, in the order of names (a name that matches no
+// variant keeps nothing; the caller checks names against the known ones first).
+func (c *Config) SelectVariants(names []string) {
+	var kept []Variant
+	for _, name := range names {
+		for _, v := range c.Variants {
+			if v.Name == name {
+				kept = append(kept, v)
+			}
+		}
+	}
+	c.Variants = kept
+}
