@@ -243,11 +243,9 @@ func planFsbench(st Step, args []string) (Step, error) {
 		st.Why = "served until its card appears, then stopped with SIGTERM (it serves until stopped)"
 		return st, nil
 	}
-	for _, a := range filled[1:] {
-		if placeholder.MatchString(a) && !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "[|<") || strings.Contains(a, "...") {
-			st.Kind, st.Why = Flags, "a synopsis with placeholders ("+a+"): the same command with values is run elsewhere in the documents or by its package's tests"
-			return st, nil
-		}
+	if a, ok := synopsis(filled[1:]); ok {
+		st.Kind, st.Why = Flags, "a synopsis with placeholders ("+a+"): the same command with values is run elsewhere in the documents or by its package's tests"
+		return st, nil
 	}
 	if st.Cmd.Inline && mention(args) {
 		st.Kind, st.Why = Flags, "a mention in running text, not a whole command: the commands it names are run elsewhere in the documents"
@@ -269,39 +267,57 @@ func planFsbench(st Step, args []string) (Step, error) {
 		}
 		return st, nil
 	case "run":
-		st.Kind, st.Argv = Reduced, append(filled, reduceRun...)
-		st.Why = "one repetition of ext4 on a 512 MiB image"
-		if devices {
-			// The card the document names becomes a loop device over a scratch image.
-			for i, a := range st.Argv {
-				if j := strings.Index(a, "/dev/"); j >= 0 {
-					st.Argv[i] = a[:j] + LoopDevice
-				}
-			}
-			st.Why = "on a loop device over a 512 MiB scratch image instead of the card, one repetition of ext4"
-		}
-		switch suite := flagValue(args, "--suite"); suite {
-		case "", "bootlin":
-			if flagValue(args, "--preset") == "" && flagValue(args, "-c") == "" {
-				st.Argv = append(st.Argv, "--tests", "mkfs,mount")
-				st.Why += ", mkfs and mount only"
-			}
-		case "powercut":
-			st.Argv = append(st.Argv, "--cuts", "2")
-			st.Why += ", 2 power cuts"
-		}
-		if flagValue(args, "--preset") != "" || flagValue(args, "-c") != "" {
-			// A preset or a configuration file names its own variants.
-			st.Argv = slices.DeleteFunc(st.Argv, func(a string) bool { return a == "--variants" || a == "ext4" })
-			st.Argv = append(st.Argv, "--tests", "mkfs,mount")
-			st.Why = "one repetition on a 512 MiB image, mkfs and mount only"
-		}
-		return st, nil
+		return planRun(st, args, filled, devices), nil
 	case "list", "report", "compare", "merge", "export", "advise", "simcard", "help":
 		st.Kind, st.Argv = Run, filled
 		return st, nil
 	}
 	return st, fmt.Errorf("no rule for fsbench %s: add one to internal/docscheck", args[0])
+}
+
+// synopsis returns the first placeholder of a command line that the fixtures did not fill.
+func synopsis(args []string) (string, bool) {
+	for _, a := range args {
+		if placeholder.MatchString(a) && !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "[|<") || strings.Contains(a, "...") {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// planRun reduces a documented run: one repetition of ext4 (or of the preset's or
+// configuration file's own variants) on a 512 MiB image, or on a loop device over one where the
+// document names a card.
+func planRun(st Step, args, filled []string, devices bool) Step {
+	// A preset or a configuration file names its own variants.
+	own := flagValue(args, "--preset") != "" || flagValue(args, "-c") != ""
+	reduce := reduceRun
+	if own {
+		reduce = slices.DeleteFunc(slices.Clone(reduceRun), func(a string) bool { return a == "--variants" || a == "ext4" })
+	}
+	st.Kind, st.Argv = Reduced, append(filled, reduce...)
+	st.Why = "one repetition of ext4 on a 512 MiB image"
+	if devices {
+		// The card the document names becomes a loop device over a scratch image.
+		for i, a := range st.Argv {
+			if j := strings.Index(a, "/dev/"); j >= 0 {
+				st.Argv[i] = a[:j] + LoopDevice
+			}
+		}
+		st.Why = "on a loop device over a 512 MiB scratch image instead of the card, one repetition of ext4"
+	}
+	switch suite := flagValue(args, "--suite"); {
+	case own:
+		st.Argv = append(st.Argv, "--tests", "mkfs,mount")
+		st.Why = "one repetition on a 512 MiB image, mkfs and mount only"
+	case suite == "" || suite == "bootlin":
+		st.Argv = append(st.Argv, "--tests", "mkfs,mount")
+		st.Why += ", mkfs and mount only"
+	case suite == "powercut":
+		st.Argv = append(st.Argv, "--cuts", "2")
+		st.Why += ", 2 power cuts"
+	}
+	return st
 }
 
 // needsOperand are the subcommands that take a file or directory.
