@@ -15,11 +15,15 @@ import (
 
 // guestTools are the programs fsbench may run in the guest besides the mkfs tools: util-linux's
 // mount and umount (fsbench mounts nilfs2 through mount(8), whose helper mount.nilfs2 starts
-// nilfs_cleanerd), kmod for modprobe (the module_load test), mmc-utils' mmc (probe identity,
+// nilfs_cleanerd), the aging's helpers, kmod for modprobe (the module_load test), mmc-utils' mmc (probe identity,
 // optional), and mtd-utils for flash filesystems on nandsim. The ones the host lacks are left
 // out; fsbench in the guest then reports the variant as skipped, as it would on the host.
 var guestTools = []string{
 	"mount", "umount", "mount.nilfs2", "umount.nilfs2", "nilfs_cleanerd",
+	// An aged variant's measures and its churn: nilfs-clean asks the cleaner for a pass
+	// when the churn fills nilfs2 (fs.Reclaimer); e2freefrag and xfs_db read free-space
+	// fragmentation (fs.FreeSpace).
+	"nilfs-clean", "e2freefrag", "xfs_db",
 	"modprobe", "insmod", "rmmod", "lsmod",
 	"mmc",
 	// The checkers the powercut suite runs after each cut (internal/fs fsckFor). nilfs-tools
