@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-nand bench-farm run clean
+.PHONY: all build cross test test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-nand bench-farm run clean docs-check
 
 all: build
 
@@ -173,6 +173,14 @@ bench-nand: build
 bench-farm:
 	FSBENCH_BENCH=1 FARM_BOARDS="$(FARM_BOARDS)" FARM_PLACES="$(FARM_PLACES)" FARM_ARGS="$(FARM_ARGS)" $(GO) test -count=1 \
 		-run '$(if $(filter emulated,$(FARM_BOARDS)),TestLabgridEmulatedFarm|)TestBenchFarm' -v -timeout 60m ./cmd/fsbench/ | grep -v '^=== RUN'
+
+# Every command README.md, ARCHITECTURE.md and docs/*.md show, run for real in a scratch
+# directory (image files and the simulated card only, never a disk of this machine; as root, like
+# make test), or, where it needs a real card, a board, a farm or hours, checked as far as it can
+# be (its flags, its make target, its test) and listed with the reason and the test that runs
+# its kind. About 2 min. make test runs the quick form (internal/docscheck's TestDocuments).
+docs-check:
+	$(GO) run ./tools/docscheck
 
 run: build
 	./fsbench run

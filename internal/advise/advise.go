@@ -14,6 +14,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
 )
@@ -62,13 +63,13 @@ func FromProbe(r *probe.Result) Geometry {
 		g.DiscardMax = id.Queue["discard_max_bytes"]
 	}
 	if e := r.Estimates.AU; e.Value > 0 && e.Confidence != probe.None {
-		g.AU, g.AUFrom = e.Value, fmt.Sprintf("alignment test: AU %s, %s confidence", probe.FormatSize(e.Value), e.Confidence)
+		g.AU, g.AUFrom = e.Value, fmt.Sprintf("alignment test: AU %s, %s confidence", bytesize.Format(e.Value), e.Confidence)
 		if e.AtLeast {
-			g.AUFrom = fmt.Sprintf("alignment test: AU at least %s, %s confidence", probe.FormatSize(e.Value), e.Confidence)
+			g.AUFrom = fmt.Sprintf("alignment test: AU at least %s, %s confidence", bytesize.Format(e.Value), e.Confidence)
 		}
 		if e.Confidence == probe.Low || e.AtLeast {
 			g.Cautions = append(g.Cautions, fmt.Sprintf("the AU of %s is a low-confidence estimate (%s): the partition start, stripe-width, f2fs sections and nilfs2 segments below rest on it. "+
-				"Probe again on a quiet machine, or check with flashbench -a, before partitioning a card you keep", probe.FormatSize(e.Value), e.Evidence))
+				"Probe again on a quiet machine, or check with flashbench -a, before partitioning a card you keep", bytesize.Format(e.Value), e.Evidence))
 		}
 	} else {
 		g.AU, g.AUFrom = fallbackAU, "no AU found by the alignment test: assumed 4 MiB (the commonest; safe for smaller AUs)"
@@ -76,14 +77,14 @@ func FromProbe(r *probe.Result) Geometry {
 	}
 	switch {
 	case r.Estimates.Page.Value > 0 && r.Estimates.Page.Confidence != probe.None:
-		g.Page, g.PageFrom = r.Estimates.Page.Value, fmt.Sprintf("write sweep: page %s, %s confidence", probe.FormatSize(r.Estimates.Page.Value), r.Estimates.Page.Confidence)
+		g.Page, g.PageFrom = r.Estimates.Page.Value, fmt.Sprintf("write sweep: page %s, %s confidence", bytesize.Format(r.Estimates.Page.Value), r.Estimates.Page.Confidence)
 	case r.Estimates.ReadPage.Value > 0 && r.Estimates.ReadPage.Confidence != probe.None:
-		g.Page, g.PageFrom = r.Estimates.ReadPage.Value, fmt.Sprintf("alignment test: page %s, %s confidence", probe.FormatSize(r.Estimates.ReadPage.Value), r.Estimates.ReadPage.Confidence)
+		g.Page, g.PageFrom = r.Estimates.ReadPage.Value, fmt.Sprintf("alignment test: page %s, %s confidence", bytesize.Format(r.Estimates.ReadPage.Value), r.Estimates.ReadPage.Confidence)
 	default:
 		g.Page, g.PageFrom = fsBlock, "no page size found: assumed 4 KiB (one filesystem block)"
 	}
 	if strings.Contains(g.PageFrom, probe.Low+" confidence") {
-		g.Cautions = append(g.Cautions, fmt.Sprintf("the page of %s is a low-confidence estimate: ext4's stride rests on it", probe.FormatSize(g.Page)))
+		g.Cautions = append(g.Cautions, fmt.Sprintf("the page of %s is a low-confidence estimate: ext4's stride rests on it", bytesize.Format(g.Page)))
 	}
 	return g
 }
@@ -139,7 +140,7 @@ func Advise(g Geometry) []Item {
 	items = append(items, Item{
 		Topic: "partition",
 		Advice: fmt.Sprintf("start the partition on an AU boundary (%s = sector %d) and make its size a multiple of the AU (%s = %d sectors), so that every AU the filesystem writes is a whole AU of the card",
-			probe.FormatSize(start), sectors(start), probe.FormatSize(g.AU), sectors(g.AU)),
+			bytesize.Format(start), sectors(start), bytesize.Format(g.AU), sectors(g.AU)),
 		Commands: []string{fmt.Sprintf("echo 'start=%d, size=%d, type=83' | sfdisk %s", sectors(start), sectors(size), dev)},
 		From:     g.AUFrom,
 	})
@@ -147,7 +148,7 @@ func Advise(g Geometry) []Item {
 		items = append(items, Item{
 			Topic: "partition",
 			Advice: fmt.Sprintf("the first %s take small random writes much faster (the card's FAT area, made for the FAT of its factory vfat format): a small vfat boot partition placed there benefits from it; the Linux filesystem does best on whole AUs beyond it, hence the start above",
-				probe.FormatSize(g.FATArea)),
+				bytesize.Format(g.FATArea)),
 			From: "FAT-area test",
 		})
 	}
@@ -161,7 +162,7 @@ func Advise(g Geometry) []Item {
 	items = append(items, Item{
 		Topic: "ext4",
 		Advice: fmt.Sprintf("4 KiB blocks; stride = page / block = %s / 4 KiB = %d; stripe-width = AU / block = %s / 4 KiB = %d (mke2fs counts both in blocks; the Dreamplug tuning divided by the stride too, which halves it)",
-			probe.FormatSize(g.Page), stride, probe.FormatSize(g.AU), sw),
+			bytesize.Format(g.Page), stride, bytesize.Format(g.AU), sw),
 		Commands: []string{fmt.Sprintf("mkfs.ext4 -b 4096 -E stride=%d,stripe-width=%d %s", stride, sw, part)},
 		From:     g.PageFrom + "; " + g.AUFrom,
 	})
@@ -176,14 +177,14 @@ func Advise(g Geometry) []Item {
 	items = append(items, Item{
 		Topic: "f2fs",
 		Advice: fmt.Sprintf("segments are 2 MiB; -s %d segments per section makes a section %s (one AU, or whole AUs), the unit the cleaner empties; -z 1 section per zone",
-			secs, probe.FormatSize(secs*f2fsSegment)),
+			secs, bytesize.Format(secs*f2fsSegment)),
 		Commands: []string{fmt.Sprintf("mkfs.f2fs -s %d -z 1 %s", secs, part)},
 		From:     g.AUFrom,
 	})
 	bps := NILFSBlocksPerSegment(g.AU)
 	items = append(items, Item{
 		Topic:    "nilfs2",
-		Advice:   fmt.Sprintf("-B %d blocks per segment: a log segment of %s, whole AUs written in order", bps, probe.FormatSize(bps*fsBlock)),
+		Advice:   fmt.Sprintf("-B %d blocks per segment: a log segment of %s, whole AUs written in order", bps, bytesize.Format(bps*fsBlock)),
 		Commands: []string{fmt.Sprintf("mkfs.nilfs2 -b 4096 -B %d %s", bps, part)},
 		From:     g.AUFrom,
 	})
@@ -265,7 +266,7 @@ func yesNo(b bool) string {
 // Write prints the advice: the geometry it rests on, then each item with its commands.
 func Write(w io.Writer, g Geometry, items []Item) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "geometry: AU %s (%s)\n          page %s (%s)\n\n", probe.FormatSize(g.AU), g.AUFrom, probe.FormatSize(g.Page), g.PageFrom)
+	fmt.Fprintf(&b, "geometry: AU %s (%s)\n          page %s (%s)\n\n", bytesize.Format(g.AU), g.AUFrom, bytesize.Format(g.Page), g.PageFrom)
 	for _, c := range g.Cautions {
 		fmt.Fprintf(&b, "caution: %s\n\n", c)
 	}

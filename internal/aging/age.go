@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -109,7 +111,7 @@ func Age(ctx context.Context, dir string, spec Spec, opt Options) (Result, error
 		need := uint64(float64(opt.Capacity) * (1 - spec.Fullness) * 0.9)
 		var n int
 		if n, err = a.makeRoom(need); n > 0 {
-			a.res.Trimmed = fmt.Sprintf("%d packages or files were removed after the churn so that the tests have the %d MiB the fullness leaves", n, need>>20)
+			a.res.Trimmed = fmt.Sprintf("%d packages or files were removed after the churn so that the tests have the %s the fullness leaves", n, bytesize.Format(need))
 		}
 	}
 	if err == nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/cpio"
 	"github.com/fsbench/fsbench/internal/kmod"
 )
@@ -109,7 +110,7 @@ func BuildImage(ctx context.Context, arch Arch, cache string, authorizedKey []by
 	if err := os.WriteFile(filepath.Join(cache, imageManifest), b, 0o644); err != nil {
 		return img, err
 	}
-	log("built the %s board's initramfs (%d MiB, %d packages, kernel %s) in %s", arch.Name, img.Bytes>>20, len(installed), release, time.Since(start).Round(time.Second))
+	log("built the %s board's initramfs (%s, %d packages, kernel %s) in %s", arch.Name, bytesize.Format(uint64(img.Bytes)), len(installed), release, time.Since(start).Round(time.Second))
 	return img, nil
 }
 

@@ -284,7 +284,7 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 	if tests == nil {
 		tests = []string{"randio_seq_write", "randio_rand_write", "randio_rand_read"}
 	}
-	cfg.Suite, cfg.Repetitions, cfg.Tests, cfg.KeepTraces = "randio", 1, tests, true
+	cfg.Suite, cfg.Repetitions, cfg.Tests, cfg.KeepTraces = plan.Suites{"randio"}, 1, tests, true
 	cfg.Variants = slices.DeleteFunc(cfg.Variants, func(v plan.Variant) bool { return v.Name != "ext4" })
 	if shape.fileSize > 0 {
 		cfg.Params.Randio.FileSize = shape.fileSize

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // Verdicts (Result.Verdict).
@@ -748,20 +750,14 @@ func describe(o Observation) string {
 	return o.State
 }
 
-// size prints a byte offset or size: exact in KiB, MiB or GiB where it divides.
+// size prints a byte offset or size: bytesize.Format, with the exact count beside it where
+// Format rounds.
 func size(n uint64) string {
-	for _, u := range []struct {
-		s string
-		m uint64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.m && n%u.m == 0 {
-			return fmt.Sprintf("%d %s", n/u.m, u.s)
-		}
+	f := bytesize.Format(n)
+	if back, err := bytesize.Parse(f); err == nil && back == n {
+		return f
 	}
-	if n >= 1<<20 {
-		return fmt.Sprintf("%.2f MiB (%d bytes)", float64(n)/(1<<20), n)
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("%s (%d bytes)", f, n)
 }
 
 // span prints the range of positions.

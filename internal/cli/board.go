@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsbench/fsbench/internal/board"
-	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // boardCmdFlags are the flags of fsbench board.
@@ -48,7 +48,7 @@ board down ends it (exactly the QEMU process it started); fsbench cleanup does t
 			}
 			var size uint64
 			if f.cardSize != "" {
-				if size, err = plan.ParseSize(f.cardSize); err != nil {
+				if size, err = bytesize.Parse(f.cardSize); err != nil {
 					return usagef("--card-size: %v", err)
 				}
 			}
@@ -118,8 +118,8 @@ board down ends it (exactly the QEMU process it started); fsbench cleanup does t
 }
 
 func printBoard(stdio IO, s *board.State) {
-	fmt.Fprintf(stdio.Out, "%s board: QEMU pid %d, kernel %s, SD card %s (%d MiB) as %s, SSH on 127.0.0.1:%d, booted in %.0f s\n",
-		s.Arch, s.PID, s.KernelRelease, s.Card, s.CardBytes>>20, board.Device, s.Port, s.BootSeconds)
+	fmt.Fprintf(stdio.Out, "%s board: QEMU pid %d, kernel %s, SD card %s (%s) as %s, SSH on 127.0.0.1:%d, booted in %.0f s\n",
+		s.Arch, s.PID, s.KernelRelease, s.Card, bytesize.Format(s.CardBytes), board.Device, s.Port, s.BootSeconds)
 	if len(s.Missing) > 0 {
 		fmt.Fprintf(stdio.Out, "without: %v\n", s.Missing)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"
@@ -101,7 +103,7 @@ func newListCmd(stdio IO) *cobra.Command {
 				fmt.Fprintf(stdio.Out, "\nSUITE %s\n", name)
 				w = tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
 				for _, t := range suite.Suites[name] {
-					fmt.Fprintf(w, "  %s\t%s\n", t.Name, t.Doc)
+					fmt.Fprintf(w, "  %s\t%s\n", t.Name, catalog.Get(t.Name).DocIn(name))
 				}
 				w.Flush()
 			}
@@ -117,7 +119,7 @@ func newListCmd(stdio IO) *cobra.Command {
 func sizeList(sizes []uint64) string {
 	var parts []string
 	for _, n := range sizes {
-		parts = append(parts, plan.SizeLabel(n))
+		parts = append(parts, bytesize.Label(n))
 	}
 	return strings.Join(parts, ",")
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/targets/boards"
@@ -167,11 +167,11 @@ func remoteProbe(cmd *cobra.Command, stdio IO, arg string, f probeFlags) (*probe
 // runProbe checks the device (for --write), probes it and returns the result and the output
 // directory.
 func runProbe(cmd *cobra.Command, stdio IO, dev string, f probeFlags) (*probe.Result, string, error) {
-	maxBlock, err := flash.ParseSize(f.maxBlock)
+	maxBlock, err := bytesize.Parse(f.maxBlock)
 	if err != nil {
 		return nil, "", usagef("--max-block: %v", err)
 	}
-	maxAlign, err := flash.ParseSize(f.maxAln)
+	maxAlign, err := bytesize.Parse(f.maxAln)
 	if err != nil {
 		return nil, "", usagef("--max-align: %v", err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/capacity"
-	"github.com/fsbench/fsbench/internal/flash"
 )
 
 // capacityFlags are fsbench probe --capacity's.
@@ -40,7 +40,7 @@ func runCapacity(cmd *cobra.Command, stdio IO, dev string, f probeFlags) error {
 	}
 	opt := capacity.Options{UndoDir: f.capacity.undoDir, NoReset: f.capacity.noReset}
 	if f.capacity.maxCache != "" {
-		v, err := flash.ParseSize(f.capacity.maxCache)
+		v, err := bytesize.Parse(f.capacity.maxCache)
 		if err != nil {
 			return usagef("--max-cache: %v", err)
 		}

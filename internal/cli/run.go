@@ -17,6 +17,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/advise"
 	"github.com/fsbench/fsbench/internal/aging"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"
@@ -196,7 +197,7 @@ func applySizeFlags(cfg *plan.Config, fl *pflag.FlagSet, f runFlags) error {
 		if !fl.Changed(name) {
 			return nil
 		}
-		n, err := plan.ParseSize(val)
+		n, err := bytesize.Parse(val)
 		if err != nil {
 			return usagef("--%s: %v", name, err)
 		}
@@ -225,7 +226,7 @@ func applyRunFlags(cfg *plan.Config, fl *pflag.FlagSet, f runFlags) error {
 		cfg.Warmup = f.warmup
 	}
 	if fl.Changed("suite") {
-		cfg.Suite = f.suite
+		cfg.Suite = plan.ParseSuites(f.suite)
 	}
 	if fl.Changed("cuts") {
 		if f.cuts < 1 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
@@ -50,7 +51,7 @@ counters (or writes them to --stats-out).`,
 			if err != nil {
 				return UsageError{err}
 			}
-			n, err := flash.ParseSize(size)
+			n, err := bytesize.Parse(size)
 			if err != nil {
 				return UsageError{fmt.Errorf("--size: %w", err)}
 			}

@@ -8,6 +8,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -112,7 +114,7 @@ func (f *Fake) validate() (string, error) {
 // holds.
 func (f Fake) CheckSize(size uint64) error {
 	if size <= uint64(f.RealSize) {
-		return fmt.Errorf("a counterfeit card announces more than its real_size %s: give it a size above that, not %s", FormatSize(uint64(f.RealSize)), FormatSize(size))
+		return fmt.Errorf("a counterfeit card announces more than its real_size %s: give it a size above that, not %s", bytesize.Format(uint64(f.RealSize)), bytesize.Format(size))
 	}
 	if size%uint64(f.Block) != 0 {
 		return fmt.Errorf("card size %d is not a multiple of the counterfeit's block %d", size, f.Block)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // Op is a request type.
@@ -173,7 +175,7 @@ func NewModel(p Profile, size uint64) (*Model, error) {
 	}
 	au := uint64(p.AUSize)
 	if size == 0 || size%au != 0 {
-		return nil, fmt.Errorf("card size %d is not a multiple of the profile's AU size %s: round it", size, FormatSize(au))
+		return nil, fmt.Errorf("card size %d is not a multiple of the profile's AU size %s: round it", size, bytesize.Format(au))
 	}
 	m := &Model{p: p, size: size, ps: uint64(p.PageSize), ppau: au / uint64(p.PageSize), ebPerAU: int(au / uint64(p.EraseBlock))}
 	m.nPages = size / m.ps
@@ -187,7 +189,7 @@ func NewModel(p Profile, size uint64) (*Model, error) {
 	default:
 		m.pmPages = uint64(p.PageMappedArea) / m.ps
 		if m.pmPages >= m.nPages {
-			return nil, fmt.Errorf("card size %s is not larger than the page-mapped area %s", FormatSize(size), FormatSize(uint64(p.PageMappedArea)))
+			return nil, fmt.Errorf("card size %s is not larger than the page-mapped area %s", bytesize.Format(size), bytesize.Format(uint64(p.PageMappedArea)))
 		}
 	}
 	if m.pmPages > 0 {

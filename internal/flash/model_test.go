@@ -362,20 +362,3 @@ func TestParseErrorsHaveLines(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in   string
-		want uint64
-		ok   bool
-	}{
-		{"4096", 4096, true}, {"16KiB", 16 * KiB, true}, {"2G", 2 * GiB, true}, {"256M", 256 * MiB, true},
-		{"1.5G", 0, false}, {"", 0, false}, {"-1", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d ok=%v", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
-}

@@ -3,6 +3,8 @@ package flash
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // Cache write-back orders (PowerLoss.CacheOrder): which of the writes a volatile cache holds
@@ -99,11 +101,11 @@ func (p Profile) CheckPowerLoss() (string, error) {
 	case pl.VolatileCache && p.CacheSize == 0:
 		return "volatile_cache", errors.New("a volatile cache needs a cache: set cache_size, or volatile_cache = false (a card whose writes complete once programmed, or from a write_buffer no flush empties)")
 	case p.CacheSize > 0 && !pl.VolatileCache && !pl.Protected:
-		return "cache_size", fmt.Errorf("the card has a %s cache: say what a power cut does to it, volatile_cache = true (lost unless flushed) or protected = true", FormatSize(uint64(p.CacheSize)))
+		return "cache_size", fmt.Errorf("the card has a %s cache: say what a power cut does to it, volatile_cache = true (lost unless flushed) or protected = true", bytesize.Format(uint64(p.CacheSize)))
 	case pl.WriteBuffer > 0 && p.CacheSize > 0:
 		return "write_buffer", errors.New("a card with a cache the host flushes (cache_size) has no write buffer beside it that flushes cannot reach: model it as the cache")
 	case pl.WriteBuffer%p.PageSize != 0:
-		return "write_buffer", fmt.Errorf("must be a multiple of page_size (%s), not %d", FormatSize(uint64(p.PageSize)), pl.WriteBuffer)
+		return "write_buffer", fmt.Errorf("must be a multiple of page_size (%s), not %d", bytesize.Format(uint64(p.PageSize)), pl.WriteBuffer)
 	case pl.PairedPage && !pl.TornPage:
 		return "paired_page", errors.New("a paired page is damaged by the page programmed over it being cut short: set torn_page = true too")
 	case pl.MergeLoss && p.FTL != FTLAU:

@@ -6,13 +6,13 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
 
 	"github.com/BurntSushi/toml"
 )
@@ -47,7 +47,7 @@ func (s *Size) UnmarshalTOML(v any) error {
 		*s = Size(x)
 		return nil
 	case string:
-		n, err := ParseSize(x)
+		n, err := bytesize.Parse(x)
 		if err != nil {
 			return err
 		}
@@ -57,48 +57,8 @@ func (s *Size) UnmarshalTOML(v any) error {
 	return fmt.Errorf("size must be an integer or a string like \"16KiB\", not %T", v)
 }
 
-// MarshalText writes the size the way ParseSize reads it.
-func (s Size) MarshalText() ([]byte, error) { return []byte(FormatSize(uint64(s))), nil }
-
-// ParseSize reads a byte count: a plain number or one with a K/M/G/T suffix (KiB, K, k:
-// binary multiples; card sizes are binary in this tool).
-func ParseSize(str string) (uint64, error) {
-	t := strings.TrimSpace(str)
-	mult := uint64(1)
-	lower := strings.ToLower(t)
-	for _, suf := range []struct {
-		s string
-		m uint64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}} {
-		if strings.HasSuffix(lower, suf.s) {
-			mult = suf.m
-			t = t[:len(t)-len(suf.s)]
-			break
-		}
-	}
-	n, err := strconv.ParseUint(strings.TrimSpace(t), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("bad size %q: want a number of bytes or one like 512K, 16MiB, 2G", str)
-	}
-	if n > math.MaxUint64/mult {
-		return 0, fmt.Errorf("size %q overflows", str)
-	}
-	return n * mult, nil
-}
-
-// FormatSize writes a byte count with the largest binary suffix that divides it.
-func FormatSize(n uint64) string {
-	for _, u := range []struct {
-		s string
-		m uint64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.m && n%u.m == 0 {
-			return fmt.Sprintf("%d%s", n/u.m, u.s)
-		}
-	}
-	return strconv.FormatUint(n, 10)
-}
+// MarshalText writes the size compactly, the way bytesize.Parse reads it back: "16K", "4M".
+func (s Size) MarshalText() ([]byte, error) { return []byte(bytesize.Label(uint64(s))), nil }
 
 // Duration is a modelled time; in TOML a string time.ParseDuration reads ("700us", "1.8ms").
 type Duration time.Duration
@@ -312,13 +272,13 @@ func (p *Profile) validateGeometry() (string, error) {
 		return "page_size", fmt.Errorf("must be a power of two of at least 512 bytes, not %d", p.PageSize)
 	}
 	if p.EraseBlock == 0 || p.EraseBlock%p.PageSize != 0 {
-		return "erase_block", fmt.Errorf("must be a multiple of page_size (%s), not %d", FormatSize(uint64(p.PageSize)), p.EraseBlock)
+		return "erase_block", fmt.Errorf("must be a multiple of page_size (%s), not %d", bytesize.Format(uint64(p.PageSize)), p.EraseBlock)
 	}
 	if p.EraseBlock/p.PageSize > 1<<20 {
 		return "erase_block", errors.New("more than 2^20 pages per erase block")
 	}
 	if p.AUSize == 0 || p.AUSize%p.EraseBlock != 0 {
-		return "au_size", fmt.Errorf("must be a multiple of erase_block (%s), not %d", FormatSize(uint64(p.EraseBlock)), p.AUSize)
+		return "au_size", fmt.Errorf("must be a multiple of erase_block (%s), not %d", bytesize.Format(uint64(p.EraseBlock)), p.AUSize)
 	}
 	if p.PlaneGroup == 0 {
 		p.PlaneGroup = p.PageSize
@@ -343,7 +303,7 @@ func (p *Profile) validateFTL() (string, error) {
 		return "write_order", fmt.Errorf("must be %q or %q, not %q", OrderSequential, OrderAny, p.WriteOrder)
 	}
 	if p.PageMappedArea%p.AUSize != 0 {
-		return "page_mapped_area", fmt.Errorf("must be a multiple of au_size (%s), not %d", FormatSize(uint64(p.AUSize)), p.PageMappedArea)
+		return "page_mapped_area", fmt.Errorf("must be a multiple of au_size (%s), not %d", bytesize.Format(uint64(p.AUSize)), p.PageMappedArea)
 	}
 	if p.Overprovision <= 0 || p.Overprovision > 1 {
 		return "overprovision", fmt.Errorf("must be in (0, 1] (spare fraction of the page-mapped pool), not %g", p.Overprovision)
@@ -356,7 +316,7 @@ func (p *Profile) validateFTL() (string, error) {
 			return "rw_log_size", fmt.Errorf("only an %q FTL has a random-write log (a %q FTL maps every page already): set it to 0", FTLAU, p.FTL)
 		}
 		if p.RWLogSize%p.EraseBlock != 0 || p.RWLogSize/p.EraseBlock < minLogBlocks {
-			return "rw_log_size", fmt.Errorf("must be a multiple of erase_block (%s) and at least %d of them, not %d", FormatSize(uint64(p.EraseBlock)), minLogBlocks, p.RWLogSize)
+			return "rw_log_size", fmt.Errorf("must be a multiple of erase_block (%s) and at least %d of them, not %d", bytesize.Format(uint64(p.EraseBlock)), minLogBlocks, p.RWLogSize)
 		}
 	}
 	if p.RWLogMaxWrite == 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -437,5 +438,41 @@ func TestConfinedTools(t *testing.T) {
 				t.Fatalf("repair of a fresh %s: %s, %v:\n%s", k.Name, got, err, out)
 			}
 		})
+	}
+}
+
+// TestIntegrationKernelFSDetach mounts a filesystem of the kernel's own the way tracefs and
+// cgroup2 are (MountKernelFS), keeps it busy, and takes it out at once as a dead simulated
+// card's mount is (mountinfo.Unmount with Detach): no retries, nothing left in the tree.
+func TestIntegrationKernelFSDetach(t *testing.T) {
+	needRoot(t)
+	dir := mountDir(t, Kind{Name: "tracefs"})
+	if err := MountKernelFS("nodev", dir, "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC); err != nil {
+		if errors.Is(err, unix.ENODEV) {
+			t.Skipf("this kernel has no tracefs (CONFIG_TRACING): %v", err)
+		}
+		t.Fatal(err)
+	}
+	ms, err := mountinfo.Read("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(ms, func(e mountinfo.Entry) bool { return e.MountPoint == dir }); i < 0 || ms[i].FSType != "tracefs" {
+		t.Fatalf("no tracefs at %s after MountKernelFS", dir)
+	}
+	holder, err := os.Open(dir) // busy: a plain umount(2) would fail with EBUSY
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	how, err := mountinfo.Unmount(context.Background(), dir, mountinfo.UnmountOptions{Detach: true})
+	if err != nil || how != mountinfo.Detached {
+		t.Fatalf("Unmount with Detach of a busy mount = %v, %v; want Detached", how, err)
+	}
+	if m, _ := mountinfo.MountedAt(dir); m {
+		t.Fatal("still mounted after a lazy detach")
+	}
+	if how, err := mountinfo.Unmount(context.Background(), dir, mountinfo.UnmountOptions{Detach: true}); err != nil || how != mountinfo.NotMounted {
+		t.Errorf("Unmount with Detach when not mounted = %v, %v; want NotMounted", how, err)
 	}
 }

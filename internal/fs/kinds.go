@@ -3,9 +3,28 @@
 // them: mkfs, building read-only images, mount, unmount, kernel module loading, tool versions and
 // statfs usage.
 //
-// Only this package, internal/session and the target kinds (internal/targets/...) mount
-// anything. External programs are run through a Runner so that tests can check argument lists
-// without root; the mount and unmount system calls are made directly with golang.org/x/sys/unix.
+// Mounting has one owner. This package makes every mount of fsbench's own: the filesystem under
+// test (Mount, with mount(8) only where a helper must start with it, nilfs2's cleaner), the
+// dataset's tmpfs (MountTmpfs) and the kernel's own filesystems fsbench needs where nothing
+// mounted them (MountKernelFS: tracefs for the block traces, cgroup2 for the run's cgroup).
+// Every umount(2) goes through mountinfo.Unmount, with its retries (Unmount and UnmountTmpfs
+// here, the cleanup of a killed run, a dead simulated card's lazy detach). The exceptions, and
+// why they stay where they are:
+//   - FUSE (internal/simcard): go-fuse makes the mount itself through /dev/fuse and fusermount,
+//     handing the connection to the server that answers it, and server.Unmount closes that
+//     connection cleanly; only the lazy fallback when it stays busy goes through mountinfo.
+//   - UBI attach (internal/nand): ubiattach is not a mount but an ioctl attaching an MTD device
+//     to UBI, and its tools do it; the UBIFS or squashfs mounted on top goes through Mount.
+//   - the jail (internal/confine): its mounts are made by the jailed child in its own mount
+//     namespace (the walls: a private /, /proc, /dev, the mount fsck or mkfs may need) and die
+//     with it; this package imports confine, so confine cannot call back here.
+//   - the guest's and the board's init (internal/vm, internal/board): shell run at boot, before
+//     fsbench starts, mounting /proc, /sys and tracefs as any init does.
+//   - test fixtures (internal/session/sessiontest): a test's own ext4 decoy, mounted and
+//     unmounted with plain system calls so that what is tested does not set up its own test.
+//
+// External programs are run through a Runner so that tests can check argument lists without
+// root; the mount and unmount system calls are made directly with golang.org/x/sys/unix.
 package fs
 
 import (

@@ -273,8 +273,17 @@ func MountTmpfs(dir string, size uint64) error {
 	// Private propagation: if the parent mount is shared (systemd makes / shared), this mount
 	// and its unmount would otherwise be copied into every peer namespace.
 	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
-		undo := unix.Unmount(dir, 0)
+		_, undo := mountinfo.Unmount(context.Background(), dir, mountinfo.UnmountOptions{})
 		return errors.Join(fmt.Errorf("make tmpfs on %s private: %w", dir, err), undo)
+	}
+	return nil
+}
+
+// MountKernelFS mounts a filesystem of the kernel's own that has no device (tracefs, cgroup2)
+// on dir, with the MS_* flags given; source is what the mount table shows for it.
+func MountKernelFS(source, dir, fstype string, flags uintptr) error {
+	if err := unix.Mount(source, dir, fstype, flags, ""); err != nil {
+		return fmt.Errorf("mount %s on %s: %w", fstype, dir, err)
 	}
 	return nil
 }

@@ -108,6 +108,10 @@ type UnmountOptions struct {
 	// Lazy: when it is still busy after the retries, take it out of the tree now (MNT_DETACH);
 	// the kernel finishes when its last user lets go.
 	Lazy bool
+	// Detach: take it out of the tree at once (MNT_DETACH), without trying a plain unmount
+	// first: for a mount known to stay busy (a FUSE mount whose server died while a loop
+	// device still holds its file), where the retries would only wait.
+	Detach bool
 }
 
 // Unmounted says how Unmount ended.
@@ -125,6 +129,16 @@ func Unmount(ctx context.Context, dir string, opt UnmountOptions) (Unmounted, er
 	flags := 0
 	if opt.NoFollow {
 		flags |= unix.UMOUNT_NOFOLLOW
+	}
+	if opt.Detach {
+		switch err := unix.Unmount(dir, flags|unix.MNT_DETACH); {
+		case err == nil:
+			return Detached, nil
+		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EINVAL):
+			return NotMounted, nil
+		default:
+			return NotMounted, fmt.Errorf("lazy umount %s: %w", dir, err)
+		}
 	}
 	give := time.Now().Add(busyRetryFor)
 	delay := busyFirstDelay

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/fs"
 )
 
@@ -108,9 +109,9 @@ func CheckPartition(chip Chip, partBytes uint64) error {
 	case partBytes == 0 || partBytes%chip.EraseSize != 0:
 		return fmt.Errorf("partition of %d bytes: must be a whole number of %d KiB erase blocks", partBytes, chip.EraseSize>>10)
 	case partBytes > chip.Size:
-		return fmt.Errorf("partition of %d MiB does not fit the %d MiB chip", partBytes>>20, chip.Size>>20)
+		return fmt.Errorf("partition of %s does not fit the %s chip", bytesize.Format(partBytes), bytesize.Format(chip.Size))
 	case partBytes/chip.EraseSize < 16:
-		return fmt.Errorf("partition of %d KiB: at least 16 erase blocks are needed (UBI alone reserves 4 to 6)", partBytes>>10)
+		return fmt.Errorf("partition of %s: at least 16 erase blocks are needed (UBI alone reserves 4 to 6)", bytesize.Format(partBytes))
 	}
 	return nil
 }

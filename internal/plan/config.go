@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // Variant is one filesystem configuration to benchmark (after matrix expansion).
@@ -31,7 +33,7 @@ type Config struct {
 	// Scheduler is the I/O scheduler to set on the device for the run ("none", "mq-deadline",
 	// "bfq", ...); "" leaves the device's own.
 	Scheduler   string   `json:"scheduler,omitempty"`
-	Suite       string   `json:"suite"`                        // default "bootlin"; several: "bonnie,smallfiles"
+	Suite       Suites   `json:"suite"`                        // default "bootlin"; several: "bonnie,smallfiles"
 	Tests       []string `json:"tests,omitempty"`              // empty = every test of the suite
 	Dataset     string   `json:"dataset,omitempty"`            // "" = generated tree; else a directory
 	DatasetSize uint64   `json:"dataset_size_bytes,omitempty"` // 0 = scaled to Size
@@ -107,11 +109,11 @@ func FlashVariants() []Variant {
 	}
 }
 
-// ParseSizeList parses sizes such as "8M", "252M" (see ParseSize), refusing duplicates.
+// ParseSizeList parses sizes such as "8M", "252M" (see bytesize.Parse), refusing duplicates.
 func ParseSizeList(list []string) ([]uint64, error) {
 	var out []uint64
 	for _, s := range list {
-		n, err := ParseSize(s)
+		n, err := bytesize.Parse(s)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +179,7 @@ func Default() Config {
 	return Config{
 		Size:        DefaultSize,
 		Repetitions: DefaultRepetitions,
-		Suite:       DefaultSuite,
+		Suite:       Suites{DefaultSuite},
 		Seed:        DefaultSeed,
 		Timeout:     Duration{DefaultTimeout},
 		ResultsDir:  DefaultResultsDir,
@@ -241,7 +243,7 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 	if c.Size < MinSize {
 		p.add(at("size", -1), "size %s is too small: use at least %s (mkfs.xfs refuses less than 300 MiB "+
 			"and mkfs.btrfs less than 114 MB; 1 GiB, the default, suits every filesystem)",
-			FormatSize(c.Size), FormatSize(MinSize))
+			bytesize.Format(c.Size), bytesize.Format(MinSize))
 	}
 	if c.Repetitions < 1 {
 		p.add(at("repetitions", -1), "repetitions must be at least 1, not %d", c.Repetitions)
@@ -264,22 +266,22 @@ func validate(c Config, opt Options, p *problems, loc locator) {
 func validateFit(c Config, p *problems, at locator) {
 	if c.DatasetSize > c.Size {
 		p.add(at("dataset_size", -1), "dataset_size %s is larger than size %s: the tree could not fit; "+
-			"make it smaller or size larger", FormatSize(c.DatasetSize), FormatSize(c.Size))
+			"make it smaller or size larger", bytesize.Format(c.DatasetSize), bytesize.Format(c.Size))
 	}
 	if c.VideoSize > c.Size {
 		p.add(at("video_size", -1), "video_size %s is larger than size %s: the video could not fit; "+
-			"make it smaller or size larger", FormatSize(c.VideoSize), FormatSize(c.Size))
+			"make it smaller or size larger", bytesize.Format(c.VideoSize), bytesize.Format(c.Size))
 	}
 }
 
 // validateSelection checks the suites and tests chosen against the known ones.
 func validateSelection(c Config, opt Options, p *problems, at locator) {
-	if c.Suite == "" {
+	if len(c.Suite) == 0 {
 		p.add(at("suite", -1), "suite is empty%s", knownSuffix(opt.KnownSuites))
 	} else if opt.KnownSuites != nil {
 		// Several suites run one after the other on the same fresh filesystem: "a,b".
-		for _, name := range strings.Split(c.Suite, ",") {
-			if name = strings.TrimSpace(name); !slices.Contains(opt.KnownSuites, name) {
+		for _, name := range c.Suite {
+			if !slices.Contains(opt.KnownSuites, name) {
 				p.add(at("suite", -1), "unknown suite %q%s (known: %s)",
 					name, didYouMean(name, opt.KnownSuites), knownList(opt.KnownSuites))
 			}
@@ -346,7 +348,7 @@ func validateVariant(c Config, i int, opt Options, p *problems, at locator, pref
 	}
 	if v.PartitionStart > 0 && (v.PartitionStart >= c.Size || c.Size-v.PartitionStart < MinSize) {
 		p.add(at("partition_start", i), "%spartition_start %s leaves less than %s of the %s device for the partition: "+
-			"start earlier or make size larger", prefix, FormatSize(v.PartitionStart), FormatSize(MinSize), FormatSize(c.Size))
+			"start earlier or make size larger", prefix, bytesize.Format(v.PartitionStart), bytesize.Format(MinSize), bytesize.Format(c.Size))
 	}
 }
 
@@ -391,12 +393,12 @@ func knownSuffix(known []string) string {
 
 // FlashSuite reports whether the run is the raw-flash suite (free-electrons), which runs on a
 // simulated NAND chip instead of a block device.
-func (c Config) FlashSuite() bool { return strings.TrimSpace(c.Suite) == FlashSuite }
+func (c Config) FlashSuite() bool { return c.Suite.Only(FlashSuite) }
 
 // CheckSuiteMix refuses the raw-flash suite combined with block-device suites: they need
 // different devices.
 func (c Config) CheckSuiteMix() error {
-	if !c.FlashSuite() && slices.Contains(strings.Split(strings.ReplaceAll(c.Suite, " ", ""), ","), FlashSuite) {
+	if !c.FlashSuite() && c.Suite.Has(FlashSuite) {
 		return Refusef("suite %s cannot be combined with block-device suites: run it on its own", FlashSuite)
 	}
 	return nil
@@ -418,15 +420,3 @@ func (c Config) PartitionSizes() []uint64 {
 // jffs2 used 52–55 % at 8 MB after compression); 40 % raw leaves ubifs's index and journal room on
 // the smallest partition.
 const FlashDataPercent = 40
-
-// SizeLabel names a size compactly for variant names: "8M", "252M", "1G".
-func SizeLabel(n uint64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dG", n>>30)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	default:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-}

@@ -35,7 +35,7 @@
 // (testdata/example.toml holds this file; a test parses it.) The rules:
 //
 //   - Keys the file leaves out keep their defaults (see Default). Sizes are strings with an
-//     optional unit (see ParseSize) or integers of bytes; timeout is a Go duration string.
+//     optional unit (see bytesize.Parse) or integers of bytes; timeout is a Go duration string.
 //     Paths (dataset, results) are used as written: a relative one is relative to the
 //     working directory of fsbench, not to the file.
 //   - If the file has any [[variant]] tables they replace the default variants

@@ -14,7 +14,7 @@ type Error struct {
 	File string // configuration file name; "" for values that came from flags
 	Line int    // 1-based line in File; 0 if unknown
 	Msg  string // what is wrong and, where the user can act, what to do
-	Err  error  // underlying error (a toml.ParseError, a ParseSize error, ...), may be nil
+	Err  error  // underlying error (a toml.ParseError, a bytesize.Parse error, ...), may be nil
 }
 
 // Error formats the problem as "file:line: message", the form editors and terminals link.

@@ -22,7 +22,7 @@ func (c *Config) SetFault(name string) error {
 // on other media: the default variants are block filesystems, and on raw NAND (FlashSuite)
 // the 2010 study's ones run instead. Variants the user chose are left alone.
 func (c *Config) ApplySuiteDefaults() {
-	if c.Suite == FlashSuite && reflect.DeepEqual(c.Variants, DefaultVariants()) {
+	if c.FlashSuite() && reflect.DeepEqual(c.Variants, DefaultVariants()) {
 		c.Variants = FlashVariants()
 	}
 }

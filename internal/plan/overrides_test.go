@@ -25,13 +25,13 @@ func TestSetFault(t *testing.T) {
 
 func TestApplySuiteDefaults(t *testing.T) {
 	c := Default()
-	c.Suite = FlashSuite
+	c.Suite = Suites{FlashSuite}
 	c.ApplySuiteDefaults()
 	if !reflect.DeepEqual(c.Variants, FlashVariants()) {
 		t.Errorf("flash suite with the default variants: got %v, want the flash variants", c.Variants)
 	}
 	c = Default()
-	c.Suite = FlashSuite
+	c.Suite = Suites{FlashSuite}
 	c.Variants = c.Variants[:1]
 	chosen := c.Variants
 	c.ApplySuiteDefaults()

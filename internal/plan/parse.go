@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -153,7 +155,11 @@ func (d decoder) topLevel(raw rawFile, c *Config) {
 			d.typeErr("warmup", raw.Warmup, "true or false")
 		}
 	}
-	d.str(raw.Suite, "suite", &c.Suite)
+	if raw.Suite != nil {
+		suites := c.Suite.String() // kept when the key has the wrong type
+		d.str(raw.Suite, "suite", &suites)
+		c.Suite = ParseSuites(suites)
+	}
 	if raw.Tests != nil {
 		if tests, ok := d.strList(raw.Tests, kl.topKey("tests"), "tests",
 			"remove the key to run every test of the suite"); ok {
@@ -245,7 +251,7 @@ func (d decoder) size(v any, key string, dst *uint64) {
 	switch v := v.(type) {
 	case nil:
 	case string:
-		n, err := ParseSize(v)
+		n, err := bytesize.Parse(v)
 		if err != nil {
 			d.p.addErr(line, err, "%s: %v", key, err)
 			return
@@ -524,7 +530,7 @@ func (d decoder) partitionStarts(v any, line int) (raw []string, starts []uint64
 				}
 				n = sectors * 512
 			} else {
-				n, err = ParseSize(s)
+				n, err = bytesize.Parse(s)
 			}
 			if err != nil {
 				d.p.addErr(line, err, "partition_start %q: %v (sectors of 512 bytes are written \"63s\")", e, err)

@@ -31,7 +31,7 @@ func TestDefault(t *testing.T) {
 	want := Config{
 		Size:        1 << 30,
 		Repetitions: 5,
-		Suite:       "bootlin",
+		Suite:       Suites{"bootlin"},
 		Seed:        1,
 		Timeout:     Duration{10 * time.Minute},
 		ResultsDir:  "./fsbench-results",
@@ -238,7 +238,7 @@ results = "/tmp/r"
 		Size:        512 << 20,
 		Repetitions: 7,
 		Warmup:      true,
-		Suite:       "bonnie",
+		Suite:       Suites{"bonnie"},
 		Tests:       []string{"write"},
 		Dataset:     "rootfs",
 		DatasetSize: 3 << 19,
@@ -816,7 +816,7 @@ func TestParseErrorKeepsCause(t *testing.T) {
 	_, err = Parse("m.toml", []byte("size = \"1Q\"\n"), testOpts)
 	var e *Error
 	if !errors.As(err, &e) || e.Err == nil || !strings.Contains(e.Err.Error(), `unknown unit "Q"`) {
-		t.Errorf("size error %v does not keep the ParseSize error", err)
+		t.Errorf("size error %v does not keep the bytesize.Parse error", err)
 	}
 }
 
@@ -826,7 +826,7 @@ func TestParseNilOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if c.Suite != "mine" || c.Variants[0].FS != "zfs" {
+	if c.Suite.String() != "mine" || c.Variants[0].FS != "zfs" {
 		t.Errorf("got suite %q, fs %q", c.Suite, c.Variants[0].FS)
 	}
 }
@@ -841,7 +841,7 @@ func TestValidate(t *testing.T) {
 		{"size", func(c *Config) { c.Size = 1 << 20 }, []string{"size 1 MiB is too small: use at least 64 MiB"}},
 		{"repetitions", func(c *Config) { c.Repetitions = 0 }, []string{"repetitions must be at least 1, not 0"}},
 		{"timeout", func(c *Config) { c.Timeout = Duration{} }, []string{`timeout must be positive, not 0s`}},
-		{"suite", func(c *Config) { c.Suite = "bonie" }, []string{`unknown suite "bonie"; did you mean "bonnie"?`}},
+		{"suite", func(c *Config) { c.Suite = Suites{"bonie"} }, []string{`unknown suite "bonie"; did you mean "bonnie"?`}},
 		{"tests", func(c *Config) { c.Tests = []string{"mount", "umount"} }, []string{`unknown test "umount"; did you mean "mount"?`}},
 		{"video", func(c *Config) { c.VideoSize = 2 << 30 }, []string{"video_size 2 GiB is larger than size 1 GiB"}},
 		{"no variants", func(c *Config) { c.Variants = nil }, []string{"no variants to benchmark"}},
@@ -885,7 +885,7 @@ func TestValidate(t *testing.T) {
 	// Options without registries check no names; the default variants include
 	// filesystems a registry may lack, and then Validate says which.
 	c := Default()
-	c.Suite = "anything"
+	c.Suite = Suites{"anything"}
 	if err := c.Validate(Options{}); err != nil {
 		t.Errorf("Validate(Options{}): %v", err)
 	}

@@ -82,14 +82,6 @@ func TestParseTargetErrors(t *testing.T) {
 	}
 }
 
-func TestSizeLabel(t *testing.T) {
-	for n, want := range map[uint64]string{8 << 20: "8M", 252 << 20: "252M", 1 << 30: "1G", 1536 << 20: "1536M", 192 << 10: "192K"} {
-		if got := SizeLabel(n); got != want {
-			t.Errorf("SizeLabel(%d) = %s, want %s", n, got, want)
-		}
-	}
-}
-
 func TestParseTargetNandsim(t *testing.T) {
 	if _, err := ParseTarget("nand"); err == nil || !strings.Contains(err.Error(), "nandsim") {
 		t.Errorf("ParseTarget(nand) error %v does not name nandsim", err)

@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/figure"
 )
 
 // File names written by WriteFiles.
@@ -263,7 +266,7 @@ func writeLineChart(w io.Writer, title, yLabel string, ss []series, markX uint64
 	i := 0
 	for x := lo; ; x *= 2 {
 		if i%every == 0 {
-			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", xpos(x), plotT+plotHgt+15, strings.ReplaceAll(formatSize(x), " ", ""))
+			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", xpos(x), plotT+plotHgt+15, bytesize.Label(x))
 		}
 		i++
 		// Stop before the tick past hi. Not "x <= hi" in the loop condition: with hi of 2^63
@@ -274,7 +277,7 @@ func writeLineChart(w io.Writer, title, yLabel string, ss []series, markX uint64
 	}
 	for k := 0; k <= 4; k++ {
 		y := top / 1.1 * float64(k) / 4
-		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end">%s</text><path d="M%d %.1f H%d" stroke="#ddd"/>`+"\n", plotL-5, ypos(y)+4, trimFloat(y), plotL, ypos(y), plotL+plotWidth)
+		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end">%s</text><path d="M%d %.1f H%d" stroke="#ddd"/>`+"\n", plotL-5, ypos(y)+4, figure.Format(y), plotL, ypos(y), plotL+plotWidth)
 	}
 	fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="middle">block size / alignment (log2 scale)</text>`+"\n", plotL+plotWidth/2, svgH-10)
 	fmt.Fprintf(w, `<text x="15" y="%d" transform="rotate(-90 15 %d)" text-anchor="middle">%s</text>`+"\n", plotT+plotHgt/2, plotT+plotHgt/2, html.EscapeString(yLabel))
@@ -293,23 +296,13 @@ func writeLineChart(w io.Writer, title, yLabel string, ss []series, markX uint64
 		}
 		fmt.Fprintf(w, `<path d="%s" stroke="%s" stroke-width="2" fill="none"/>`+"\n", strings.TrimSpace(d.String()), s.color)
 		for i, x := range s.xs {
-			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s: %s</title></circle>`+"\n", xpos(x), ypos(s.ys[i]), s.color, formatSize(x), trimFloat(s.ys[i]))
+			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s: %s</title></circle>`+"\n", xpos(x), ypos(s.ys[i]), s.color, formatSize(x), figure.Format(s.ys[i]))
 		}
 		if s.name != "" {
 			fmt.Fprintf(w, `<text x="%d" y="%d" fill="%s">%s</text>`+"\n", plotL+plotWidth-150, plotT+15+15*si, s.color, html.EscapeString(s.name))
 		}
 	}
 	io.WriteString(w, "</svg>\n")
-}
-
-func trimFloat(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
 }
 
 func writeSweepChart(w io.Writer, title string, seq, gapped []SweepPoint) {

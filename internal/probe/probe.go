@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // Schema is the version tag of probe.json. A change that breaks readers gets a new version.
@@ -193,20 +194,6 @@ func fillPattern(b []byte) {
 	}
 }
 
-// formatSize prints a power-of-two size the way the probe's output shows it: "16 KiB".
-func formatSize(n uint64) string {
-	switch {
-	case n == 0:
-		return "0"
-	case n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// FormatSize is formatSize for other packages (advise): "4 MiB", "512 B".
-func FormatSize(n uint64) string { return formatSize(n) }
+// formatSize is bytesize.Format under the short name the probe's many log and report lines
+// use: "16 KiB", "4 MiB".
+func formatSize(n uint64) string { return bytesize.Format(n) }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -116,12 +117,13 @@ func BonnieCSV(w io.Writer, r *results.Run, version string) (int, error) {
 	return n, nil
 }
 
-// bonnieSize is bonnie++'s print_size of a size in MiB: "2G" when a whole number of GiB.
+// bonnieSize is bonnie++'s print_size of a size in MiB: "2G" when a whole number of GiB, else
+// "300M", which is bytesize.Label's form for whole MiB.
 func bonnieSize(mib uint64) string {
-	if mib > 0 && mib%1024 == 0 {
-		return strconv.FormatUint(mib/1024, 10) + "G"
+	if mib == 0 {
+		return "0M"
 	}
-	return strconv.FormatUint(mib, 10) + "M"
+	return bytesize.Label(mib << 20)
 }
 
 func bonnieStat(by map[string]results.Measurement, test string) []string {

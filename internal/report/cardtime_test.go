@@ -113,7 +113,7 @@ func TestServerNote(t *testing.T) {
 	}{
 		{name: "kept up", late: 0, want: ""},
 		{name: "late by less than 1 % of the card's time", late: 500_000, want: ""},
-		{name: "late by more", late: 30e6, want: "the simulated card's server replied late to 30 of 300 requests (0.090 s in all; late by more than 1 % of the card's time in write, read_remove_write, video_write)"},
+		{name: "late by more", late: 30e6, want: "the simulated card's server replied late to 30 of 300 requests (0.0900 s in all; late by more than 1 % of the card's time in write, read_remove_write, video_write)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -140,17 +142,6 @@ func feColumn(v results.Variant) string {
 	return col
 }
 
-// partitionText is a partition size as the study's rows name it, in MiB when whole.
-func partitionText(n uint64) string {
-	switch {
-	case n%(1<<30) == 0:
-		return strconv.FormatUint(n>>30, 10) + " GiB"
-	case n%(1<<20) == 0:
-		return strconv.FormatUint(n>>20, 10) + " MiB"
-	}
-	return bytesText(n)
-}
-
 // freeElectrons builds the study's tables from the raw-flash variants of r; nil when r has
 // none or none of them recorded a test of the study.
 func freeElectrons(r *results.Run) *feSection {
@@ -160,7 +151,7 @@ func freeElectrons(r *results.Run) *feSection {
 	}
 	s := &feSection{Columns: g.cols, Reps: repetitions(g.run), footnoted: map[string]bool{}, noteNum: map[string]int{}}
 	for _, n := range g.sizes {
-		s.Sizes = append(s.Sizes, partitionText(n))
+		s.Sizes = append(s.Sizes, bytesize.Format(n))
 	}
 	for _, ft := range feTests {
 		if !slices.ContainsFunc(g.run.Measurements, func(m results.Measurement) bool { return slices.Contains(ft.tests, m.Test) }) {
@@ -281,7 +272,7 @@ func (s *feSection) addSources(g *feGrid, src map[string]string) {
 		for _, n := range g.sizes {
 			// A skipped cell ran nowhere: its footnote says why.
 			if v, ok := g.at[feCellKey{col, n}]; ok && v.Status != results.Skipped {
-				parts = append(parts, partitionText(n)+": "+src[v.Name])
+				parts = append(parts, bytesize.Format(n)+": "+src[v.Name])
 				if !slices.Contains(labels, src[v.Name]) {
 					labels = append(labels, src[v.Name])
 				}
@@ -364,13 +355,8 @@ func feFormat(v float64, bytes bool) string {
 		}
 		return strconv.FormatFloat(k, 'f', 0, 64)
 	}
-	a := math.Abs(v)
-	if a == 0 || a >= 100 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
 	// Three significant digits for any magnitude: a mount on nandsim takes milliseconds.
-	decimals := min(2-int(math.Floor(math.Log10(a))), 9)
-	return strconv.FormatFloat(v, 'f', decimals, 64)
+	return figure.Format(v)
 }
 
 // writeFreeElectrons writes the study's tables to the terminal, then their footnotes and

@@ -384,18 +384,6 @@ func TestFEFormat(t *testing.T) {
 	}
 }
 
-func TestPartitionText(t *testing.T) {
-	tests := []struct {
-		n    uint64
-		want string
-	}{{8 << 20, "8 MiB"}, {252 << 20, "252 MiB"}, {1 << 30, "1 GiB"}, {1536 << 10, "1.50 MiB"}}
-	for _, tc := range tests {
-		if got := partitionText(tc.n); got != tc.want {
-			t.Errorf("partitionText(%d) = %q, want %q", tc.n, got, tc.want)
-		}
-	}
-}
-
 func TestSources(t *testing.T) {
 	host := fixture()
 	guest := fixture()

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
-	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -378,7 +378,7 @@ func setupLine(r *results.Run) string {
 	parts = append(parts, "Device: "+TargetText(r))
 	parts = append(parts, "kernel "+r.Machine.Kernel+" ("+r.Machine.Arch+")")
 	d := r.Dataset
-	ds := fmt.Sprintf("dataset: %s, %d files, %s", d.Kind, d.Files, bytesText(d.Bytes))
+	ds := fmt.Sprintf("dataset: %s, %d files, %s", d.Kind, d.Files, bytesize.Format(d.Bytes))
 	if d.Copies > 0 {
 		ds += fmt.Sprintf(" × %d copies", d.Copies)
 	}
@@ -386,7 +386,7 @@ func setupLine(r *results.Run) string {
 		ds += fmt.Sprintf(", compresses to %.0f %%", 100*d.Compressibility)
 	}
 	if d.VideoBytes > 0 {
-		ds += fmt.Sprintf("; video %s × %d", bytesText(d.VideoBytes), d.VideoCopies)
+		ds += fmt.Sprintf("; video %s × %d", bytesize.Format(d.VideoBytes), d.VideoCopies)
 	}
 	parts = append(parts, ds)
 	parts = append(parts, fmt.Sprintf("%d repetitions", repetitions(r)))
@@ -419,21 +419,6 @@ func variantDetail(v results.Variant) string {
 	return s
 }
 
-// bytesText is a size in binary units with three significant digits.
-func bytesText(n uint64) string {
-	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
-	v := float64(n)
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if i == 0 {
-		return strconv.FormatUint(n, 10) + " bytes"
-	}
-	return format(v) + " " + units[i]
-}
-
 func rawRows(r *results.Run) []htmlRaw {
 	ms := append([]results.Measurement(nil), r.Measurements...)
 	order := map[string]int{}
@@ -456,11 +441,11 @@ func rawRows(r *results.Run) []htmlRaw {
 			// exponent (1.15557e+08 bytes was unreadable).
 			switch v := *m.Value; {
 			case m.Unit == "bytes" && v >= 0:
-				row.Value, row.Unit = bytesText(uint64(v)), ""
+				row.Value, row.Unit = bytesize.Format(uint64(v)), ""
 			case m.Unit == "bytes":
-				row.Value, row.Unit = "-"+bytesText(uint64(-v)), ""
+				row.Value, row.Unit = "-"+bytesize.Format(uint64(-v)), ""
 			default:
-				row.Value = plan.FormatFigure(v)
+				row.Value = format(v)
 			}
 		}
 		if m.WallSeconds > 0 {
@@ -470,7 +455,7 @@ func rawRows(r *results.Run) []htmlRaw {
 			row.MBps = format(m.MBps)
 		}
 		if m.Device != nil {
-			row.DevRead, row.DevWrite = bytesText(m.Device.ReadBytes), bytesText(m.Device.WriteBytes)
+			row.DevRead, row.DevWrite = bytesize.Format(m.Device.ReadBytes), bytesize.Format(m.Device.WriteBytes)
 		}
 		out = append(out, row)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/results"
@@ -262,16 +263,7 @@ func powerLossVerdict(r *results.Run, alpha float64) Verdict {
 // bufferBound says what a write buffer no flush empties means for every filesystem.
 func bufferBound(p *results.PowerCut) string {
 	return fmt.Sprintf("on %s no filesystem can keep a promise made within the last %s it was sent: the card completes writes from a %s buffer that no flush empties (Linux sends none to a card without a cache)",
-		p.Profile, sizeWords(p.WriteBufferBytes), sizeWords(p.WriteBufferBytes))
-}
-
-// sizeWords is a size as prose writes it: "32 KiB".
-func sizeWords(n uint64) string {
-	f := flash.FormatSize(n)
-	if i := strings.IndexFunc(f, func(r rune) bool { return r < '0' || r > '9' }); i > 0 {
-		return f[:i] + " " + f[i:]
-	}
-	return f
+		p.Profile, bytesize.Format(p.WriteBufferBytes), bytesize.Format(p.WriteBufferBytes))
 }
 
 // throughWords is how a variant came through the card's damage.
@@ -369,12 +361,12 @@ func modelWords(p *results.PowerCut) string {
 		if order == "" {
 			order = flash.CacheOrderAny
 		}
-		kind = fmt.Sprintf("a %s volatile cache, written back in %s order, lost unless flushed", sizeWords(p.CacheBytes), order)
+		kind = fmt.Sprintf("a %s volatile cache, written back in %s order, lost unless flushed", bytesize.Format(p.CacheBytes), order)
 		if p.CacheBytes == 0 {
 			kind = "a volatile cache lost unless flushed" // results from before caches had a size
 		}
 	case p.WriteBufferBytes > 0:
-		kind = fmt.Sprintf("a %s write buffer no flush empties", sizeWords(p.WriteBufferBytes))
+		kind = fmt.Sprintf("a %s write buffer no flush empties", bytesize.Format(p.WriteBufferBytes))
 	default:
 		kind = "writes complete once programmed"
 	}

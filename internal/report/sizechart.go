@@ -6,8 +6,9 @@ import (
 	"io"
 	"math/bits"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/fsbench/fsbench/internal/bytesize"
 )
 
 // SizeCount is the number of requests whose size is in [Bytes, 2×Bytes).
@@ -38,19 +39,6 @@ func sizeColor(b uint64) (fill, ink string) {
 		ink = "#000"
 	}
 	return sizePalette[i], ink
-}
-
-// sizeLabel is a bucket's lower bound in binary units without spaces: 512, 4K, 1M.
-func sizeLabel(b uint64) string {
-	switch {
-	case b >= 1<<30 && b%(1<<30) == 0:
-		return strconv.FormatUint(b>>30, 10) + "G"
-	case b >= 1<<20 && b%(1<<20) == 0:
-		return strconv.FormatUint(b>>20, 10) + "M"
-	case b >= 1<<10 && b%(1<<10) == 0:
-		return strconv.FormatUint(b>>10, 10) + "K"
-	}
-	return strconv.FormatUint(b, 10)
 }
 
 // Size-chart geometry, in SVG user units, on the bar chart's grid.
@@ -90,7 +78,7 @@ func WriteSizeChart(w io.Writer, title string, rows []SizeRow) error {
 		lx, ly := (i%perLine)*legendItemW, legendTop+(i/perLine)*legendLineH
 		fill, _ := sizeColor(s)
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n",
-			lx, ly, fill, lx+16, ly+7, sizeLabel(s))
+			lx, ly, fill, lx+16, ly+7, bytesize.Label(s))
 	}
 	for _, t := range []float64{0, 0.25, 0.5, 0.75, 1} {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#ddd"/>`+"\n", num(x(t)), top-4, num(x(t)), axisY)
@@ -120,7 +108,7 @@ func WriteSizeChart(w io.Writer, title string, rows []SizeRow) error {
 			fill, ink := sizeColor(c.Bytes)
 			fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s: %d of %d write requests (%s %%) of %s to %s</title></rect>`+"\n",
 				num(x0), y+barPadding, num(x1-x0), rowH-2*barPadding, fill,
-				html.EscapeString(r.Label), c.Count, total, format(100*share), bytesText(c.Bytes), bytesText(2*c.Bytes))
+				html.EscapeString(r.Label), c.Count, total, format(100*share), bytesize.Format(c.Bytes), bytesize.Format(2*c.Bytes))
 			if x1-x0 >= 30 {
 				fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle" dominant-baseline="middle" fill="%s" font-size="11">%.0f%%</text>`+"\n",
 					num((x0+x1)/2), num(mid), ink, 100*share)

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -290,25 +290,8 @@ func failedCells(r *results.Run) []results.Measurement {
 	return out
 }
 
-// format shows three significant digits without exponents.
-func format(v float64) string {
-	a := v
-	if a < 0 {
-		a = -a
-	}
-	switch {
-	case a == 0:
-		return "0"
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	}
-}
+// format is figure.Format under the short name the report's many tables use.
+func format(v float64) string { return figure.Format(v) }
 
 // writeTable aligns rows: the first column left, the others right. paint may wrap a cell's
 // padded text (colour codes must not count in the width).

@@ -75,17 +75,3 @@ func TestSummaryColor(t *testing.T) {
 		}
 	}
 }
-
-func TestFormat(t *testing.T) {
-	tests := []struct {
-		in   float64
-		want string
-	}{
-		{0, "0"}, {0.0042, "0.004"}, {1.234, "1.23"}, {12.34, "12.3"}, {123.4, "123"}, {-2.5, "-2.50"},
-	}
-	for _, tc := range tests {
-		if got := format(tc.in); got != tc.want {
-			t.Errorf("format(%v) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}

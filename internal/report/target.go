@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fsbench/fsbench/internal/plan"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -76,7 +76,7 @@ func TargetText(r *results.Run) string {
 		dev = t.Device
 	}
 	if t.SizeBytes > 0 {
-		dev += ", " + plan.FormatSize(t.SizeBytes)
+		dev += ", " + bytesize.Format(t.SizeBytes)
 	}
 	if c := cardCheckText(r); c != "" {
 		dev += "; " + c

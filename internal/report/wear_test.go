@@ -259,7 +259,7 @@ func TestSizeChartGolden(t *testing.T) {
 		">4K<", ">8K<", ">512K<", ">1M<", ">512<", // legend: every bucket, once
 		">60%<", ">30%<", // shares printed in wide segments
 		"n=1000", "n=4", "n=0",
-		"600 of 1000 write requests (60.0 %) of 4.00 KiB to 8.00 KiB",
+		"600 of 1000 write requests (60.0 %) of 4 KiB to 8 KiB",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("chart lacks %q", want)

@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/fsbench/fsbench/internal/aging"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -23,7 +22,7 @@ func addAgedTwins(cfg plan.Config, p *Plan) error {
 	if err != nil {
 		return &plan.InputError{Err: err}
 	}
-	if slices.Contains(strings.Split(cfg.Suite, ","), plan.FlashSuite) {
+	if cfg.Suite.Has(plan.FlashSuite) {
 		return plan.Refusef("--age ages a filesystem on a block device; the %s suite runs on raw NAND, where fsbench does not age yet", plan.FlashSuite)
 	}
 	var jobs []suite.Job

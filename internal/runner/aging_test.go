@@ -32,7 +32,7 @@ func TestMakePlanAgedTwins(t *testing.T) {
 			cfg.Age = tc.age
 			cfg.Variants = []plan.Variant{{Name: "ext4", FS: "ext4"}, {Name: "ext2", FS: "ext2"}, {Name: "f2fs", FS: "f2fs"}}
 			if tc.suite != "" {
-				cfg.Suite = tc.suite
+				cfg.Suite = plan.ParseSuites(tc.suite)
 			}
 			tg, err := targets.New(plan.TargetSpec{}, targets.Options{})
 			if err != nil {

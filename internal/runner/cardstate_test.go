@@ -21,7 +21,7 @@ func TestApplyCardState(t *testing.T) {
 	}
 	for _, tc := range tests {
 		p := &Plan{Methods: baseMethods()}
-		err := applyCardState(plan.Config{CardState: tc.state, Suite: tc.suite}, p)
+		err := applyCardState(plan.Config{CardState: tc.state, Suite: plan.ParseSuites(tc.suite)}, p)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%q on %s: err %v, want one mentioning %q", tc.state, tc.suite, err, tc.wantErr)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
@@ -53,10 +54,10 @@ func (u *userData) checkFits(size uint64, logf func(string, ...any)) error {
 	switch {
 	case total > size*9/10:
 		return plan.Refusef("--dataset %s holds %s: its %d copies (%s) cannot fit on the %s device: use a larger --size or a smaller tree",
-			u.dir, plan.FormatSize(u.stats.Bytes), copies, plan.FormatSize(total), plan.FormatSize(size))
+			u.dir, bytesize.Format(u.stats.Bytes), copies, bytesize.Format(total), bytesize.Format(size))
 	case total > size*6/10:
 		logf("warning: %d copies of %s (%s) fill more than 60 %% of the %s device: the write test may fail with ENOSPC; use a larger --size",
-			copies, u.dir, plan.FormatSize(u.stats.Bytes), plan.FormatSize(size))
+			copies, u.dir, bytesize.Format(u.stats.Bytes), bytesize.Format(size))
 	}
 	return nil
 }
@@ -119,14 +120,14 @@ func (n dataNeed) checkRAM() error {
 	}
 	if n.flash {
 		return plan.Refusef("a %s partition needs %s of RAM (the data, the image and the simulated chip) but only %s is available: leave out the largest --nand-sizes",
-			plan.FormatSize(n.part), plan.FormatSize(n.ram), plan.FormatSize(avail))
+			bytesize.Format(n.part), bytesize.Format(n.ram), bytesize.Format(avail))
 	}
 	if n.user != nil {
 		return plan.Refusef("--dataset %s (%s) and the video need %s of RAM (tmpfs) but only %s is available: use a smaller tree",
-			n.user.dir, plan.FormatSize(n.user.stats.Bytes), plan.FormatSize(n.ram), plan.FormatSize(avail))
+			n.user.dir, bytesize.Format(n.user.stats.Bytes), bytesize.Format(n.ram), bytesize.Format(avail))
 	}
 	return plan.Refusef("the dataset and video need %s of RAM (tmpfs) but only %s is available: use a smaller --dataset-size/--video-size or --size",
-		plan.FormatSize(n.ram), plan.FormatSize(avail))
+		bytesize.Format(n.ram), bytesize.Format(avail))
 }
 
 // staged is a group's data in RAM: a private tmpfs with the tree, the video and scratch space.
@@ -142,7 +143,7 @@ type staged struct {
 // any device.
 func stage(ctx context.Context, s *session.Session, cfg plan.Config, g group, logf func(string, ...any)) (*staged, error) {
 	n := g.need
-	d := &staged{dir: filepath.Join(s.Work, "data-"+plan.SizeLabel(g.size)), copies: copies}
+	d := &staged{dir: filepath.Join(s.Work, "data-"+bytesize.Label(g.size)), copies: copies}
 	if n.flash {
 		d.copies = 1
 	}
@@ -185,10 +186,10 @@ func stage(ctx context.Context, s *session.Session, cfg plan.Config, g group, lo
 	d.desc.Copies, d.desc.VideoBytes, d.desc.VideoCopies = d.copies, n.videoBytes, d.copies
 	where := ""
 	if n.flash {
-		where = plan.FormatSize(g.size) + " partition: "
+		where = bytesize.Format(g.size) + " partition: "
 	}
 	logf("%sdataset: %d files, %d dirs, %d symlinks, %s (compresses to %.0f %%), video %s; staged in RAM in %.1f s",
-		where, st.Files, st.Dirs, st.Symlinks, plan.FormatSize(st.Bytes), 100*st.Compressibility, plan.FormatSize(n.videoBytes), time.Since(start).Seconds())
+		where, st.Files, st.Dirs, st.Symlinks, bytesize.Format(st.Bytes), 100*st.Compressibility, bytesize.Format(n.videoBytes), time.Since(start).Seconds())
 	return d, nil
 }
 

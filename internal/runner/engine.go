@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
@@ -139,7 +140,7 @@ func (e *engine) setup(user *userData) error {
 		}
 		for _, j := range p.Jobs {
 			if j.Variant.PartitionStart > 0 {
-				e.run.Methods["partition_start"] = fmt.Sprintf("variants with a partition start run on a loop device over the target's device starting there, %s long (the device less the largest start, so that every such partition has the same size); their block traces are shifted by the start, so that alignment shares and the card models see the card's offsets, as a real partition's requests reach the card", plan.FormatSize(e.partitionSize()))
+				e.run.Methods["partition_start"] = fmt.Sprintf("variants with a partition start run on a loop device over the target's device starting there, %s long (the device less the largest start, so that every such partition has the same size); their block traces are shifted by the start, so that alignment shares and the card models see the card's offsets, as a real partition's requests reach the card", bytesize.Format(e.partitionSize()))
 				break
 			}
 		}
@@ -406,7 +407,7 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 	loop, err := session.AttachLoop(e.prep.Underlying, session.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
 		Device: e.caps.Has(targets.UserDevice)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("the partition at %s: %w", plan.FormatSize(start), err)
+		return nil, nil, fmt.Errorf("the partition at %s: %w", bytesize.Format(start), err)
 	}
 	if err := e.ses.Ledger.AddLoop(loop.Path, e.prep.Underlying); err != nil {
 		loop.Detach()
@@ -513,7 +514,7 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string,
 	run.Methods["trace"] = fmt.Sprintf("trace: the block requests of each timed test, captured from tracefs (block_rq_issue/complete, a private instance filtered to the device); "+
 		"alignment shares use %s's page and AU; replay: each repetition feeds its tests' traces in order through one fresh flash model per profile (mkfs included; the untimed remounts and the discard before mkfs are not traced); "+
 		"the capture's reader adds a little to fsbench's own CPU time", tr.Align.Name)
-	run.Methods["lifetime"] = "lifetime_years: blocks × endurance ÷ erases per run ÷ 365.25, for the test run once a day, on a card the size of the device under test (" + plan.FormatSize(size) + "; a larger card with the same daily writes lasts proportionally longer); erases per run is the larger of the erases the replay counted and the flash programmed in erase blocks (a used card erases before it programs); perfect wear levelling assumed, so real cards last less; retention and read disturb ignored"
+	run.Methods["lifetime"] = "lifetime_years: blocks × endurance ÷ erases per run ÷ 365.25, for the test run once a day, on a card the size of the device under test (" + bytesize.Format(size) + "; a larger card with the same daily writes lasts proportionally longer); erases per run is the larger of the erases the replay counted and the flash programmed in erase blocks (a used card erases before it programs); perfect wear levelling assumed, so real cards last less; retention and read disturb ignored"
 	run.Methods["block_amplification"] = "extra.block_amplification: device bytes written ÷ bytes the test wrote through the filesystem (write, read_remove_write, video_write)"
 	return nil
 }

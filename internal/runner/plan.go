@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
@@ -110,7 +111,7 @@ func MakePlan(cfg plan.Config, t targets.Target, facts targets.Facts) (*Plan, er
 		}
 		if reason == "" && sizeKnown && k.MinBytes > 0 && size < k.MinBytes && !mixedBtrfs(v) {
 			reason = fmt.Sprintf("%s needs a device of at least %s: %s; this %s is %s (use --size %s or more)",
-				k.Name, plan.FormatSize(k.MinBytes), k.MinWhy, what, plan.FormatSize(size), plan.SizeLabel((k.MinBytes+cfg.Size-size+(1<<20)-1)>>20<<20))
+				k.Name, bytesize.Format(k.MinBytes), k.MinWhy, what, bytesize.Format(size), bytesize.Label((k.MinBytes+cfg.Size-size+(1<<20)-1)>>20<<20))
 		}
 		if reason != "" {
 			rv.Status, rv.Reason = results.Skipped, reason

@@ -66,16 +66,16 @@ func TestMakePlan(t *testing.T) {
 			c.Variants, c.UntilStable, c.MaxRepetitions = c.Variants[:1], 0.03, 9
 		}, jobs: "ext4", total: 6, first: 1, methods: []string{"until_stable"}},
 		{name: "raw NAND: one job per partition size", target: "nandsim", facts: guest, config: func(c *plan.Config) {
-			c.Suite, c.Variants, c.NANDSizes = plan.FlashSuite, plan.FlashVariants(), []uint64{8 << 20, 32 << 20}
+			c.Suite, c.Variants, c.NANDSizes = plan.Suites{plan.FlashSuite}, plan.FlashVariants(), []uint64{8 << 20, 32 << 20}
 		}, jobs: "jffs2-8M ubifs-8M squashfs-ubi-8M jffs2-32M ubifs-32M squashfs-ubi-32M",
 			skipped: map[string]string{"yaffs2-8M": "not in mainline", "yaffs2-32M": "not in mainline"},
 			total:   30, first: 1, methods: []string{"nandsim", "ubi_bad_block_reserve", "-copy", "-device"}},
 		{name: "raw NAND skips block filesystems", target: "nandsim", facts: guest, config: func(c *plan.Config) {
-			c.Suite, c.Variants, c.NANDSizes = plan.FlashSuite, c.Variants[:1], []uint64{8 << 20}
+			c.Suite, c.Variants, c.NANDSizes = plan.Suites{plan.FlashSuite}, c.Variants[:1], []uint64{8 << 20}
 		}, skipped: map[string]string{"ext4-8M": "block-device filesystem"}},
 		{name: "squashfs on UBI needs ubi", target: "nandsim", facts: fakeFacts{fs: guest.fs, modules: map[string]bool{"nandsim": true}},
 			config: func(c *plan.Config) {
-				c.Suite, c.Variants, c.NANDSizes = plan.FlashSuite, plan.FlashVariants()[2:3], []uint64{8 << 20}
+				c.Suite, c.Variants, c.NANDSizes = plan.Suites{plan.FlashSuite}, plan.FlashVariants()[2:3], []uint64{8 << 20}
 			}, skipped: map[string]string{"squashfs-ubi-8M": "no ubi module"}},
 		{name: "known size limits, said in one line", facts: workstation, config: func(c *plan.Config) {
 			c.Size, c.Variants = 100<<20, []plan.Variant{c.Variants[0], c.Variants[4], c.Variants[5], {Name: "btrfs-mixed", FS: "btrfs", MkfsArgs: []string{"--mixed"}}}

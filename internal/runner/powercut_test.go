@@ -25,7 +25,7 @@ func powerCutRun(t *testing.T, profile string, size uint64, cuts, ops int, scale
 	}
 	cfg := smallConfig()
 	cfg.Size = size
-	cfg.Suite = catalog.SuitePowerCut
+	cfg.Suite = plan.Suites{catalog.SuitePowerCut}
 	cfg.Variants = variants
 	cfg.Params.PowerCut.Cuts = cuts
 	cfg.Params.PowerCut.Ops = ops

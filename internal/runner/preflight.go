@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -47,7 +48,7 @@ func (e *engine) preflight() error {
 			refused = append(refused, fmt.Sprintf("variant %s%s: %s", j.Variant.Name, where, firstLines(err)))
 			continue
 		}
-		reason := "cannot be made on this " + plan.FormatSize(e.prep.Size) + " device: " + firstLines(err)
+		reason := "cannot be made on this " + bytesize.Format(e.prep.Size) + " device: " + firstLines(err)
 		e.logf("skipping %s: %s", j.Variant.Name, reason)
 		for i := range e.run.Variants {
 			if e.run.Variants[i].Name == j.Variant.Name {

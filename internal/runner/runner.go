@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -451,15 +452,15 @@ func newRun(opt Options, p *Plan) *results.Run {
 // paramsFor keeps, for results.json, the parameters of the suites the run has.
 func paramsFor(cfg plan.Config) plan.SuiteParams {
 	var out plan.SuiteParams
-	for _, s := range strings.Split(cfg.Suite, ",") {
-		switch strings.TrimSpace(s) {
-		case "bonnie":
+	for _, s := range cfg.Suite {
+		switch s {
+		case catalog.SuiteBonnie:
 			out.Bonnie = cfg.Params.Bonnie
-		case "smallfiles":
+		case catalog.SuiteSmallFiles:
 			out.Smallfiles = cfg.Params.Smallfiles
-		case "randio":
+		case catalog.SuiteRandIO:
 			out.Randio = cfg.Params.Randio
-		case "powercut":
+		case catalog.SuitePowerCut:
 			out.PowerCut = cfg.Params.PowerCut
 		}
 	}

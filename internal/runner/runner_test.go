@@ -532,7 +532,7 @@ func TestNewSuites(t *testing.T) {
 	needRoot(t)
 	cfg := smallConfig()
 	cfg.Variants = cfg.Variants[:1]
-	cfg.Suite = "bonnie,smallfiles,randio"
+	cfg.Suite = plan.Suites{"bonnie", "smallfiles", "randio"}
 	r := runAndLoad(t, cfg)
 	for _, n := range []string{suite.Mkfs, "bonnie_write", "bonnie_seq_create", "smallfiles_fsync", "smallfiles_dirsync", "randio_rand_read", "randio_rand_write"} {
 		c := r.Cell("ext4", n)

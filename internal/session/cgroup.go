@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	fsb "github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
@@ -113,7 +114,7 @@ func (s *Session) mountCgroup2() (string, error) {
 	if err := s.Mountpoint(mp); err != nil {
 		return "", err
 	}
-	if err := unix.Mount("cgroup2", mp, "cgroup2", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	if err := fsb.MountKernelFS("cgroup2", mp, "cgroup2", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC); err != nil {
 		return "", fmt.Errorf("no cgroup v2 is mounted, and mounting one on %s failed: %w", mp, err)
 	}
 	ownCgroup.mount = mp

@@ -15,6 +15,6 @@
 //   - cleanup verifies identity before acting: a loop number or a pid may have been reused by
 //     someone else since the ledger was written.
 //
-// Only this package, the target kinds and internal/fs mount, unmount, attach or detach
-// anything; all of them unmount through internal/mountinfo.
+// Every mount is internal/fs's (its package comment lists the exceptions), every unmount goes
+// through internal/mountinfo; this package and the target kinds attach and detach loop devices.
 package session

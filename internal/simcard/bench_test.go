@@ -22,6 +22,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
@@ -291,7 +292,7 @@ func sizeMix(a, z simcard.Stats) string {
 			parts = append(parts, "...")
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s%s×%d", e.op, flash.FormatSize(e.size), e.n))
+		parts = append(parts, fmt.Sprintf("%s%s×%d", e.op, bytesize.Format(e.size), e.n))
 	}
 	return strings.Join(parts, " ")
 }
@@ -497,7 +498,7 @@ func (b *benchCard) ddSweeps(t *testing.T) ([]row, []cpuRow) {
 				args = []string{"if=" + b.loop.Path, "of=/dev/null", bsArg, "count=" + count,
 					"skip=" + strconv.FormatUint(off/bs, 10), "iflag=direct"}
 			}
-			what += flash.FormatSize(bs)
+			what += bytesize.Format(bs)
 			cmd := exec.Command("dd", args...)
 			cmd.Env = append(os.Environ(), "LC_ALL=C") // dd's summary line is parsed
 			a := b.sample(t)
@@ -599,7 +600,7 @@ func (b *benchCard) flashbenchAlign(t *testing.T, fb string) string {
 	w := tabwriter.NewWriter(&s, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "align\tpre\ton\tpost\tdiff\tmodelled diff\t")
 	for _, p := range pts {
-		fmt.Fprintf(w, "%s\t%v\t%v\t%v\t%v\t%v\t\n", flash.FormatSize(p.align), p.pre.Round(time.Microsecond), p.on.Round(time.Microsecond), p.post.Round(time.Microsecond), p.diff, p.modelled)
+		fmt.Fprintf(w, "%s\t%v\t%v\t%v\t%v\t%v\t\n", bytesize.Format(p.align), p.pre.Round(time.Microsecond), p.on.Round(time.Microsecond), p.post.Round(time.Microsecond), p.diff, p.modelled)
 	}
 	w.Flush()
 	measured := plateauStart(pts, func(p fbPoint) time.Duration { return p.diff })
@@ -610,9 +611,9 @@ func (b *benchCard) flashbenchAlign(t *testing.T, fb string) string {
 		verdict = "plateau does NOT start at the AU size"
 	}
 	fmt.Fprintf(&s, "diff plateau starts at %s (model: %s); profile AU size %s: %s\n",
-		flash.FormatSize(measured), flash.FormatSize(modelled), flash.FormatSize(au), verdict)
+		bytesize.Format(measured), bytesize.Format(modelled), bytesize.Format(au), verdict)
 	if modelled != au {
-		t.Errorf("%s: the model's own flashbench diffs plateau at %s, not at the AU size %s", b.name, flash.FormatSize(modelled), flash.FormatSize(au))
+		t.Errorf("%s: the model's own flashbench diffs plateau at %s, not at the AU size %s", b.name, bytesize.Format(modelled), bytesize.Format(au))
 	}
 	return s.String()
 }
@@ -799,7 +800,7 @@ func TestPlateauStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := plateauStart(aligns(m, c.noise), func(p fbPoint) time.Duration { return p.diff }); got != c.want {
-			t.Errorf("%s: plateau at %s, want %s", c.profile, flash.FormatSize(got), flash.FormatSize(c.want))
+			t.Errorf("%s: plateau at %s, want %s", c.profile, bytesize.Format(got), bytesize.Format(c.want))
 		}
 	}
 }

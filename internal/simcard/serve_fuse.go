@@ -16,11 +16,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/mountinfo"
+
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
-
-	"github.com/fsbench/fsbench/internal/flash"
 )
 
 // FUSEAvailable reports whether this build can serve a card through FUSE.
@@ -109,7 +109,7 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 		root.endCalibration(ctx)
 	}
 	fmt.Fprintf(logw, "simcard: serving %s %s card at %s (backing %s, time scale %g, path offset %v)\n",
-		cfg.Profile.Name, flash.FormatSize(cfg.Size), filepath.Join(dir, CardFile), backing, cfg.TimeScale,
+		cfg.Profile.Name, bytesize.Format(cfg.Size), filepath.Join(dir, CardFile), backing, cfg.TimeScale,
 		time.Duration(card.Stats().PathOffsetNs))
 
 	done := make(chan struct{})
@@ -142,7 +142,7 @@ func unmount(server *fuse.Server, dir string, timeout time.Duration, logw io.Wri
 			return nil
 		}
 		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
-			lerr := unix.Unmount(dir, unix.MNT_DETACH)
+			_, lerr := mountinfo.Unmount(context.Background(), dir, mountinfo.UnmountOptions{Detach: true})
 			return errors.Join(fmt.Errorf("unmount %s: %w; detached it lazily", dir, err), lerr)
 		}
 		if !said {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/aging"
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
@@ -427,7 +428,7 @@ func (r *rep) mountMem(ctx context.Context, first float64) (results.Measurement,
 		m.Extra[fmt.Sprintf("sample%d_bytes", i+1)] = v
 	}
 	if median < 0 {
-		m.Note = fmt.Sprintf("below the noise: the median of %d mounts was %s (the kernel freed memory elsewhere meanwhile)", len(samples), plan.FormatSize(uint64(-median)))
+		m.Note = fmt.Sprintf("below the noise: the median of %d mounts was %s (the kernel freed memory elsewhere meanwhile)", len(samples), bytesize.Format(uint64(-median)))
 	}
 	return m, nil
 }

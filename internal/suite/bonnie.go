@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/fsbench/fsbench/internal/aging"
 	"io"
 	"math"
 	"math/bits"
@@ -19,6 +18,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/aging"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -53,16 +54,16 @@ const (
 
 func init() {
 	register("bonnie",
-		Test{Name: BonnieWrite, Unit: UnitKiBps, run: (*rep).bonnieWrite, Doc: "bonnie++ block write: one file (2 × RAM, capped to the device) written in 8 KiB write(2) calls, syncfs inside the timed part; rate before the sync in extra.rate_before_sync"},
-		Test{Name: BonnieRewrite, Unit: UnitKiBps, Needs: []string{BonnieWrite}, run: (*rep).bonnieRewrite, Doc: "bonnie++ rewrite: read each chunk, change it, write it back in place; syncfs timed"},
-		Test{Name: BonnieRead, Unit: UnitKiBps, Needs: []string{BonnieWrite}, run: (*rep).bonnieRead, Doc: "bonnie++ block read, cold: drop caches, then read the file in 8 KiB read(2) calls"},
-		Test{Name: BonnieSeeks, Unit: UnitSeeks, Needs: []string{BonnieWrite}, run: (*rep).bonnieSeeks, Doc: "bonnie++ random seeks, cold: 8192 seeks by 3 concurrent workers, each reading a chunk and rewriting 10 % of them; syncfs timed"},
-		Test{Name: BonnieSeqCreate, Unit: UnitFiles, run: (*rep).bonnieSeqCreate, Doc: "bonnie++ sequential create: empty files in name order; syncfs timed (extra.rate_before_sync without it)"},
-		Test{Name: BonnieSeqStat, Unit: UnitFiles, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqStat, Doc: "bonnie++ sequential read: stat(2) each file in readdir order"},
-		Test{Name: BonnieSeqDelete, Unit: UnitFiles, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqDelete, Doc: "bonnie++ sequential delete: unlink each file in readdir order; syncfs timed"},
-		Test{Name: BonnieRandCreate, Unit: UnitFiles, run: (*rep).bonnieRandCreate, Doc: "bonnie++ random create: empty files in random order; syncfs timed"},
-		Test{Name: BonnieRandStat, Unit: UnitFiles, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandStat, Doc: "bonnie++ random read: stat(2) each file in random order"},
-		Test{Name: BonnieRandDelete, Unit: UnitFiles, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandDelete, Doc: "bonnie++ random delete: unlink each file in random order; syncfs timed"},
+		Test{Name: BonnieWrite, run: (*rep).bonnieWrite},
+		Test{Name: BonnieRewrite, Needs: []string{BonnieWrite}, run: (*rep).bonnieRewrite},
+		Test{Name: BonnieRead, Needs: []string{BonnieWrite}, run: (*rep).bonnieRead},
+		Test{Name: BonnieSeeks, Needs: []string{BonnieWrite}, run: (*rep).bonnieSeeks},
+		Test{Name: BonnieSeqCreate, run: (*rep).bonnieSeqCreate},
+		Test{Name: BonnieSeqStat, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqStat},
+		Test{Name: BonnieSeqDelete, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqDelete},
+		Test{Name: BonnieRandCreate, run: (*rep).bonnieRandCreate},
+		Test{Name: BonnieRandStat, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandStat},
+		Test{Name: BonnieRandDelete, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandDelete},
 	)
 }
 
@@ -437,7 +438,7 @@ func bonnieSize(want, avail, ram uint64) (size uint64, note string) {
 	}
 	var ns []string
 	if limit := avail / 10 * 6; size > limit {
-		ns = append(ns, fmt.Sprintf("file capped to %s to fit on the device (wanted %s)", plan.FormatSize(limit&^(1<<20-1)), plan.FormatSize(size)))
+		ns = append(ns, fmt.Sprintf("file capped to %s to fit on the device (wanted %s)", bytesize.Format(limit&^(1<<20-1)), bytesize.Format(size)))
 		size = limit
 	}
 	size &^= 1<<20 - 1
@@ -445,7 +446,7 @@ func bonnieSize(want, avail, ram uint64) (size uint64, note string) {
 		size = 1 << 20
 	}
 	if ram > 0 && size < ram {
-		ns = append(ns, fmt.Sprintf("file (%s) smaller than RAM (%s): the page cache may answer", plan.FormatSize(size), plan.FormatSize(ram)))
+		ns = append(ns, fmt.Sprintf("file (%s) smaller than RAM (%s): the page cache may answer", bytesize.Format(size), bytesize.Format(ram)))
 	}
 	return size, strings.Join(ns, "; ")
 }

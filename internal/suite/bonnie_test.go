@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -441,12 +442,12 @@ func TestNewSuitesRegistered(t *testing.T) {
 					t.Errorf("%s needs %s, which does not run before it", test.Name, need)
 				}
 			}
-			if i >= len(setup) && (test.ReadOnly || test.Doc == "" || test.Unit == "s") {
-				t.Errorf("%s: read-only %v, unit %q, doc %q", test.Name, test.ReadOnly, test.Unit, test.Doc)
+			if c := catalog.Get(test.Name); i >= len(setup) && (test.ReadOnly || c.Doc == "" || c.Unit == "s") {
+				t.Errorf("%s: read-only %v, unit %q, doc %q", test.Name, test.ReadOnly, c.Unit, c.Doc)
 			}
 		}
 	}
-	if _, err := Select("bonnie,smallfiles,randio", nil); err != nil {
+	if _, err := Select(plan.Suites{"bonnie", "smallfiles", "randio"}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -481,7 +482,7 @@ func mounted(t testing.TB, size uint64, suites string) (*Env, func()) {
 		loop.Detach()
 		t.Fatal(err)
 	}
-	sel, err := Select(suites, nil)
+	sel, err := Select(plan.ParseSuites(suites), nil)
 	if err != nil {
 		loop.Detach()
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func TestCardState(t *testing.T) {
 				if av := env.System.Check(k); !av.Runs {
 					t.Skipf("%s: %s", fsName, av.Reason)
 				}
-				sel, err := Select("bootlin", []string{Mkfs, Mount})
+				sel, err := Select(plan.Suites{"bootlin"}, []string{Mkfs, Mount})
 				if err != nil {
 					t.Fatal(err)
 				}

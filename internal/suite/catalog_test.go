@@ -9,8 +9,8 @@ import (
 
 // TestCatalog checks that the catalog describes the tests as this package runs them: the
 // results, the report and the exporters know a test only from the catalog, so a test added
-// here without an entry there, or recorded in another unit, would be shown wrongly or not
-// at all.
+// here without an entry there would be shown wrongly or not at all. (A figure recorded in
+// another unit than the catalog's is refused when recorded: recorder.put.)
 func TestCatalog(t *testing.T) {
 	for _, name := range SuiteNames() {
 		t.Run(name, func(t *testing.T) {
@@ -26,14 +26,11 @@ func TestCatalog(t *testing.T) {
 					t.Errorf("test %s of suite %s has no catalog entry", test.Name, name)
 					continue
 				}
-				if c.Unit != test.Unit {
-					t.Errorf("test %s records its figure in %q, the catalog says %q", test.Name, test.Unit, c.Unit)
-				}
 				if !slices.Contains(c.Suites, name) {
 					t.Errorf("test %s runs in suite %s, the catalog says in %v", test.Name, name, c.Suites)
 				}
-				if d := c.DocIn(name); d != test.Doc {
-					t.Errorf("test %s in suite %s: doc %q, the catalog says %q", test.Name, name, test.Doc, d)
+				if c.DocIn(name) == "" {
+					t.Errorf("test %s in suite %s has no doc line in the catalog", test.Name, name)
 				}
 			}
 			// The report charts the tests in the order they run, from the catalog's order.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
@@ -33,24 +34,20 @@ const (
 // FreeElectrons are the tests of the 2010 study on raw NAND. They run on a simulated NAND chip
 // (Env.Flash), each repetition on a fresh one, never on a block device.
 var FreeElectrons = []Test{
-	{Name: InitTime, Unit: "s", ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{InitMem}, run: (*rep).feInit, Doc: "load the filesystem's driver and initialise it: modprobe jffs2; modprobe ubi, ubiattach, modprobe ubifs; for squashfs also ubiblock"},
-	{Name: InitMem, Unit: "bytes", ReadOnly: true, Flash: true, Doc: "kernel memory taken by init_time (see methods.mount_mem)"},
-	{Name: MountTime, Unit: "s", ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{MountMem}, run: (*rep).feMount, Doc: "mount(2) of the prepared filesystem (holding the dataset), caches dropped first"},
-	{Name: MountMem, Unit: "bytes", ReadOnly: true, Flash: true, Doc: "kernel memory taken by the mount (see methods.mount_mem)"},
-	{Name: UsedSpace, Unit: "bytes", ReadOnly: true, Always: true, Flash: true, run: (*rep).feUsedSpace, Doc: "used bytes as df shows (statfs) with the dataset stored; logical_bytes beside it"},
-	{Name: ReadTime, Unit: "s", ReadOnly: true, Flash: true, run: (*rep).feRead, Doc: "drop caches, read every byte of every file"},
-	{Name: RemoveTime, Unit: "s", Flash: true, run: (*rep).feRemove, Doc: "remove every file, syncfs"},
-	{Name: WriteTime, Unit: "s", Needs: []string{RemoveTime}, Flash: true, run: (*rep).feWrite, Doc: "copy the (compressible) dataset from RAM into the emptied filesystem, syncfs"},
-	{Name: VideoWriteTime, Unit: "s", Flash: true, run: (*rep).feVideoWrite, Doc: "remove that copy (not timed), then write the incompressible video file, syncfs"},
+	{Name: InitTime, ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{InitMem}, run: (*rep).feInit},
+	{Name: InitMem, ReadOnly: true, Flash: true},
+	{Name: MountTime, ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{MountMem}, run: (*rep).feMount},
+	{Name: MountMem, ReadOnly: true, Flash: true},
+	{Name: UsedSpace, ReadOnly: true, Always: true, Flash: true, run: (*rep).feUsedSpace},
+	{Name: ReadTime, ReadOnly: true, Flash: true, run: (*rep).feRead},
+	{Name: RemoveTime, Flash: true, run: (*rep).feRemove},
+	{Name: WriteTime, Needs: []string{RemoveTime}, Flash: true, run: (*rep).feWrite},
+	{Name: VideoWriteTime, Flash: true, run: (*rep).feVideoWrite},
 }
 
 func init() {
 	Suites[plan.FlashSuite] = FreeElectrons
 }
-
-// IsFlashSuite reports whether a suite list is the raw-flash suite (which cannot be combined
-// with block-device suites: they need different devices).
-func IsFlashSuite(suites string) bool { return strings.TrimSpace(suites) == plan.FlashSuite }
 
 // flashState is a raw-flash repetition's chip and what it loaded: like the study, which reset
 // its board between filesystems, the repetition leaves nothing loaded (teardownFlash).
@@ -74,7 +71,7 @@ func (r *rep) prepareFlash(ctx context.Context, part uint64) error {
 	}
 	r.fl = &flashState{part: part, meter: measure.NewCPUMeter()}
 	if err := r.prepareChip(ctx); err != nil {
-		return fmt.Errorf("preparing %s on the %s partition: %w", r.k.Name, plan.FormatSize(part), err)
+		return fmt.Errorf("preparing %s on the %s partition: %w", r.k.Name, bytesize.Format(part), err)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ const PowerCut = catalog.PowerCut
 
 func init() {
 	register(catalog.SuitePowerCut,
-		Test{Name: PowerCut, Unit: catalog.Percent, run: (*rep).powerCut, Doc: catalog.Get(PowerCut).Doc})
+		Test{Name: PowerCut, run: (*rep).powerCut})
 }
 
 // maxProblems bounds the broken promises kept for the report.

@@ -364,7 +364,7 @@ type reasonCount struct {
 	lo, hi float64
 }
 
-var figure = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+var figureRE = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 
 // add counts each comma-separated reason of a span of who.
 func (d disturbances) add(who, reasons string) {
@@ -372,8 +372,8 @@ func (d disturbances) add(who, reasons string) {
 		if r == "" {
 			continue
 		}
-		key := who + ": " + figure.ReplaceAllString(r, "#")
-		v, _ := strconv.ParseFloat(figure.FindString(r), 64)
+		key := who + ": " + figureRE.ReplaceAllString(r, "#")
+		v, _ := strconv.ParseFloat(figureRE.FindString(r), 64)
 		c := d[key]
 		if c == nil {
 			c = &reasonCount{lo: v, hi: v}

@@ -7,7 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
@@ -119,6 +122,13 @@ type recorder struct {
 
 func (c recorder) put(m results.Measurement) error {
 	m.Variant, m.Rep, m.Warmup = c.variant, c.n, c.warmup
+	// The results, the report and the exporters read a figure in the catalog's unit: a test
+	// recording another is a bug, caught here rather than shown wrongly.
+	if m.Status == results.OK {
+		if ct, ok := catalog.Lookup(m.Test); !ok || ct.Unit != m.Unit {
+			return fmt.Errorf("%s recorded a figure in %q, the catalog says %q (a bug in the suite)", m.Test, m.Unit, ct.Unit)
+		}
+	}
 	if c.log != nil {
 		c.log("%s", describe(m))
 	}
@@ -342,12 +352,12 @@ func describe(m results.Measurement) string {
 			s += fmt.Sprintf(" (%.1f MB/s)", m.MBps)
 		}
 	case m.Status == results.OK && m.Unit == "bytes" && *m.Value >= 0:
-		s += plan.FormatSize(uint64(*m.Value))
+		s += bytesize.Format(uint64(*m.Value))
 	case m.Status == results.OK && m.Unit == "bytes": // mount_mem can be < 0: memory freed meanwhile
-		s += "-" + plan.FormatSize(uint64(-*m.Value))
+		s += "-" + bytesize.Format(uint64(-*m.Value))
 	case m.Status == results.OK:
 		// Rates: files/s, IOPS, KiB/s.
-		s += plan.FormatFigure(*m.Value) + " " + m.Unit
+		s += figure.Format(*m.Value) + " " + m.Unit
 	case m.Error != "":
 		s += m.Status + ": " + m.Error
 	default:

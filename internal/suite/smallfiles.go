@@ -21,9 +21,9 @@ const (
 
 func init() {
 	register("smallfiles",
-		Test{Name: SmallLarge, Unit: UnitMBps, run: (*rep).smallLarge, Doc: "one large file written in 16 KiB blocks (as dd bs=16k count=10000), syncfs timed; incompressible data where dd wrote zeros"},
-		Test{Name: SmallFsync, Unit: UnitFiles, run: (*rep).smallFsync, Doc: "1000 files of 160 KiB, each fsync'ed before the next (the study ran sync after each); no process start-up timed"},
-		Test{Name: SmallDirsync, Unit: UnitFiles, run: (*rep).smallDirsync, Doc: "as smallfiles_fsync, with an fsync of the parent directory after each file, so that its name is durable too"},
+		Test{Name: SmallLarge, run: (*rep).smallLarge},
+		Test{Name: SmallFsync, run: (*rep).smallFsync},
+		Test{Name: SmallDirsync, run: (*rep).smallDirsync},
 	)
 }
 

@@ -10,14 +10,14 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// Test describes one named test.
+// Test is how this package runs one named test. What the test is (its unit, which way is
+// better, its title and doc line) is the catalog's: catalog.Get(Name), never repeated here.
 type Test struct {
 	Name string
-	// Unit of the headline figure: "s" (seconds, lower is better) or "bytes" (lower is better).
-	Unit string
 	// ReadOnly is true when the test applies to read-only (image-built) filesystems too.
 	ReadOnly bool
 	// Needs lists tests whose work must have happened first in the same repetition; they run
@@ -34,7 +34,6 @@ type Test struct {
 	Produces []string
 	// Flash: the test runs on raw flash (a simulated NAND chip), not on a block device.
 	Flash bool
-	Doc   string
 	// run performs the test in a repetition and returns its measurements. nil when another
 	// test's step produces it (see Produces).
 	run func(r *rep, ctx context.Context) ([]results.Measurement, error)
@@ -57,27 +56,27 @@ const (
 
 // setup are the tests every repetition of every suite begins with: a fresh filesystem, mounted.
 var setup = []Test{
-	{Name: Mkfs, Unit: "s", ReadOnly: true, Always: true, Setup: true, run: (*rep).mkfs, Doc: "mkfs time; for read-only filesystems the image build time (image size in extra.image_bytes, time to write it to the device in extra.image_write_s)"},
+	{Name: Mkfs, ReadOnly: true, Always: true, Setup: true, run: (*rep).mkfs},
 	// module_load always runs (recorded when selected): otherwise the mount makes the kernel
 	// load the module itself, through a modprobe it starts outside fsbench's cgroup (a usermode
 	// helper), so the mount's time would include the load and the noise sentinel would blame
 	// that modprobe's CPU on other work (2 of 8 tests of an idle guest run, each a mount, once
 	// every repetition unloads the module again).
-	{Name: ModuleLoad, Unit: "s", ReadOnly: true, Always: true, Setup: true, run: (*rep).moduleLoad, Doc: "modprobe time when the filesystem is a module not yet loaded; otherwise n/a with the reason (built-in or already loaded)"},
-	{Name: Mount, Unit: "s", ReadOnly: true, Always: true, Setup: true, Produces: []string{MountMem}, run: (*rep).mount, Doc: "mount(2) time, cold: sync and drop_caches first"},
-	{Name: MountMem, Unit: "bytes", ReadOnly: true, Doc: "kernel memory taken by the mount (see methods.mount_mem)"},
+	{Name: ModuleLoad, ReadOnly: true, Always: true, Setup: true, run: (*rep).moduleLoad},
+	{Name: Mount, ReadOnly: true, Always: true, Setup: true, Produces: []string{MountMem}, run: (*rep).mount},
+	{Name: MountMem, ReadOnly: true},
 }
 
 // Bootlin is the suite of Bootlin's "Finding the Best Block Filesystem" (EOSS 2023) with the
 // time and memory figures of Free Electrons' flash filesystem study (ELCE 2010).
 var Bootlin = append(slices.Clone(setup),
-	Test{Name: Write, Unit: "s", run: (*rep).write, Doc: "copy the rootfs dataset N times from RAM (tmpfs) into the filesystem, syncfs inside the timed part"},
-	Test{Name: UsedSpace, Unit: "bytes", ReadOnly: true, Needs: []string{Write}, run: (*rep).usedSpace, Doc: "used bytes as df shows (statfs) after storing the dataset; logical_bytes beside it"},
-	Test{Name: Read, Unit: "s", ReadOnly: true, Needs: []string{Write}, run: (*rep).read, Doc: "unmount, drop caches, mount, then read every byte of every file and syncfs (atime updates reach the device)"},
-	Test{Name: ReadRemoveWrite, Unit: "s", Needs: []string{Write}, run: (*rep).readRemoveWrite, Doc: "N times: remove the oldest copy, copy the oldest remaining one to a new one; syncfs"},
-	Test{Name: Remove, Unit: "s", Needs: []string{Write}, run: (*rep).remove, Doc: "remove everything, syncfs"},
-	Test{Name: VideoWrite, Unit: "s", run: (*rep).videoWrite, Doc: "copy an incompressible file N times, syncfs"},
-	Test{Name: VideoRead, Unit: "s", Needs: []string{VideoWrite}, run: (*rep).videoRead, Doc: "unmount, drop caches, mount, read the video copies, syncfs"},
+	Test{Name: Write, run: (*rep).write},
+	Test{Name: UsedSpace, ReadOnly: true, Needs: []string{Write}, run: (*rep).usedSpace},
+	Test{Name: Read, ReadOnly: true, Needs: []string{Write}, run: (*rep).read},
+	Test{Name: ReadRemoveWrite, Needs: []string{Write}, run: (*rep).readRemoveWrite},
+	Test{Name: Remove, Needs: []string{Write}, run: (*rep).remove},
+	Test{Name: VideoWrite, run: (*rep).videoWrite},
+	Test{Name: VideoRead, Needs: []string{VideoWrite}, run: (*rep).videoRead},
 )
 
 // Suites maps a suite name to its tests, in the order they run. Every suite begins with the
@@ -130,12 +129,11 @@ type Selection struct {
 	Order []Test
 }
 
-// Select resolves a suite list ("bootlin", or several as "bonnie,smallfiles", run one after the
-// other on the same fresh filesystem) and the selected test names (all when empty).
-func Select(suites string, names []string) (Selection, error) {
+// Select resolves the suites of a run (one, or several run one after the other on the same fresh
+// filesystem) and the selected test names (all when empty).
+func Select(suites plan.Suites, names []string) (Selection, error) {
 	sel := Selection{Record: map[string]bool{}, Run: map[string]bool{}}
-	for _, s := range strings.Split(suites, ",") {
-		s = strings.TrimSpace(s)
+	for _, s := range suites {
 		tests, ok := Suites[s]
 		if !ok {
 			return Selection{}, fmt.Errorf("unknown suite %q (known: %s)", s, strings.Join(SuiteNames(), ", "))

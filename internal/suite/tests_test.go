@@ -35,7 +35,7 @@ func TestSelect(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sel, err := Select(tc.suite, tc.tests)
+			sel, err := Select(plan.ParseSuites(tc.suite), tc.tests)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -92,9 +92,9 @@ func TestEveryTestIsRunBySomeStep(t *testing.T) {
 }
 
 func TestSelectSeveralSuites(t *testing.T) {
-	register("test-extra", Test{Name: "extra", Unit: "s", run: (*rep).remove})
+	register("test-extra", Test{Name: "extra", run: (*rep).remove})
 	defer delete(Suites, "test-extra")
-	sel, err := Select("bootlin, test-extra", nil)
+	sel, err := Select(plan.ParseSuites("bootlin, test-extra"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestDescribe(t *testing.T) {
 		want string
 	}{
 		{results.Measurement{Variant: "ext4", Rep: 1, Test: Write, Status: results.OK, Value: f(1.5), Unit: "s", MBps: 12.34}, "ext4 rep 1 write: 1.500 s (12.3 MB/s)"},
-		{results.Measurement{Variant: "ext4", Rep: 2, Test: MountMem, Status: results.OK, Value: f(-114700), Unit: "bytes"}, "ext4 rep 2 mount_mem: -112.01 KiB"},
+		{results.Measurement{Variant: "ext4", Rep: 2, Test: MountMem, Status: results.OK, Value: f(-114700), Unit: "bytes"}, "ext4 rep 2 mount_mem: -112 KiB"},
 		{results.Measurement{Variant: "ext4", Rep: 1, Test: UsedSpace, Status: results.OK, Value: f(1 << 20), Unit: "bytes"}, "ext4 rep 1 used_space: 1 MiB"},
 		{results.Measurement{Variant: "xfs", Rep: 1, Test: "randio_rand_read", Status: results.OK, Value: f(4064.94), Unit: "IOPS"}, "xfs rep 1 randio_rand_read: 4065 IOPS"},
 		{results.Measurement{Variant: "xfs", Rep: 1, Test: Read, Status: results.Failed, Error: "EIO"}, "xfs rep 1 read: failed: EIO"},

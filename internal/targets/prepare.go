@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
+
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -46,7 +48,7 @@ func BackingHealth(dir, what string) error {
 		return nil
 	}
 	if free := st.Bavail * uint64(st.Bsize); free < 4<<20 {
-		return fmt.Errorf("the filesystem holding the %s is full (%s free): the device's writes failed there, not in the filesystem under test; free some space or put the image on a larger filesystem (--image)", what, plan.FormatSize(free))
+		return fmt.Errorf("the filesystem holding the %s is full (%s free): the device's writes failed there, not in the filesystem under test; free some space or put the image on a larger filesystem (--image)", what, bytesize.Format(free))
 	}
 	return nil
 }
@@ -80,7 +82,7 @@ func CheckRoom(dir string, size uint64, what string) error {
 	free := st.Bavail * uint64(st.Bsize)
 	if free < size {
 		return plan.Refusef("the filesystem holding %s (%s) has %s free, but the run writes up to %s into its sparse image: use a smaller --size (at most %s) or put the image elsewhere with %s",
-			dir, what, plan.FormatSize(free), plan.FormatSize(size), plan.FormatSize(free/(1<<20)*(1<<20)), what)
+			dir, what, bytesize.Format(free), bytesize.Format(size), bytesize.Format(free/(1<<20)*(1<<20)), what)
 	}
 	return nil
 }

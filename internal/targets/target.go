@@ -3,10 +3,10 @@ package targets
 import (
 	"context"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -200,10 +200,8 @@ type Skipper interface {
 // real device or board: a later change wires power switches), or cannot cut yet (an image, a
 // guest), saying why.
 func CheckNoPowerCut(cfg plan.Config, what, why string) error {
-	for _, s := range strings.Split(strings.ReplaceAll(cfg.Suite, " ", ""), ",") {
-		if s == "powercut" {
-			return plan.Refusef("suite powercut on %s: %s; nothing was run. Cut the power of a simulated card instead: --target simcard:PROFILE", what, why)
-		}
+	if cfg.Suite.Has(catalog.SuitePowerCut) {
+		return plan.Refusef("suite powercut on %s: %s; nothing was run. Cut the power of a simulated card instead: --target simcard:PROFILE", what, why)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/targets"
 	_ "github.com/fsbench/fsbench/internal/targets/all"
@@ -47,7 +48,7 @@ func TestCheckSuites(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := plan.Default()
-		cfg.Suite = tc.suites
+		cfg.Suite = plan.ParseSuites(tc.suites)
 		cfg.Size = 256 << 20
 		err = tg.Check(cfg)
 		if tc.wantErr == "" {
@@ -69,7 +70,7 @@ func TestNandsimExpand(t *testing.T) {
 	cfg.NANDSizes = []uint64{8 << 20, 32 << 20}
 	var got []string
 	for _, e := range targets.Expand(tg, cfg) {
-		got = append(got, e.Variant.Name+"/"+e.Base+"/"+plan.SizeLabel(e.PartitionBytes))
+		got = append(got, e.Variant.Name+"/"+e.Base+"/"+bytesize.Label(e.PartitionBytes))
 	}
 	want := "jffs2-8M/jffs2/8M ubifs-8M/ubifs/8M jffs2-32M/jffs2/32M ubifs-32M/ubifs/32M"
 	if strings.Join(got, " ") != want {

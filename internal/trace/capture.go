@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/mountinfo"
 )
 
@@ -103,7 +104,7 @@ func findTracefs(path string) (string, error) {
 // init does not), other tools expect it there, and unmounting it could break a concurrent
 // user. The mount holds no state of fsbench's: the trace instances are removed by Stop.
 func mountTracefs() (string, error) {
-	if err := unix.Mount("nodev", standardTracefs, "tracefs", 0, ""); err != nil {
+	if err := fs.MountKernelFS("nodev", standardTracefs, "tracefs", 0); err != nil {
 		return "", fmt.Errorf("tracefs is not mounted and mounting it at %s failed (kernel without CONFIG_TRACING?): %w", standardTracefs, err)
 	}
 	return standardTracefs, nil

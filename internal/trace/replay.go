@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
 )
 
@@ -69,7 +70,7 @@ func Replay(t *Trace, p flash.Profile, size uint64) (flash.Counters, error) {
 	i := 0
 	for q := range FlashRequests(t) {
 		if _, err := m.Do(q); err != nil {
-			return flash.Counters{}, fmt.Errorf("replaying trace of %s on %s (%s), request %d: %w (use a card size at least the traced device's)", t.Device, p.Name, flash.FormatSize(size), i, err)
+			return flash.Counters{}, fmt.Errorf("replaying trace of %s on %s (%s), request %d: %w (use a card size at least the traced device's)", t.Device, p.Name, bytesize.Format(size), i, err)
 		}
 		i++
 	}
@@ -98,7 +99,7 @@ func Lifetime(c flash.Counters, p flash.Profile, size uint64, perDay float64) (y
 	perRun := math.Max(erases, programmed)
 	var a strings.Builder
 	fmt.Fprintf(&a, "card %s (%s), %d erase blocks of %s (%s), endurance %d P/E cycles each; ",
-		p.Name, flash.FormatSize(size), blocks, flash.FormatSize(eb), blockSrc, p.Endurance)
+		p.Name, bytesize.Format(size), blocks, bytesize.Format(eb), blockSrc, p.Endurance)
 	fmt.Fprintf(&a, "per run %.1f block erases (the larger of the %d erases the replay counted and the %.1f erase blocks' worth of flash it programmed, since a used card erases before it programs); ",
 		perRun, c.BlocksErased, programmed)
 	fmt.Fprintf(&a, "perfect wear levelling (every block wears at the same rate; real cards do worse, static data is not moved); the workload runs %g times a day, 365.25 days a year; the card fails when its blocks reach the rated endurance (data retention and read disturb ignored)", perDay)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
@@ -55,7 +56,7 @@ func HelperMain() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	n, err := flash.ParseSize(*size)
+	n, err := bytesize.Parse(*size)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/mountinfo"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -434,7 +435,7 @@ func (t *deviceTarget) Prepare(ctx context.Context, s *session.Session, cfg plan
 	if err != nil {
 		return nil, err
 	}
-	t.opt.Logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), plan.FormatSize(id.SizeBytes), id.Queue["rotational"])
+	t.opt.Logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), bytesize.Format(id.SizeBytes), id.Queue["rotational"])
 	return &targets.Prepared{Device: id.Path, DeviceName: id.Name, Size: id.SizeBytes, Identity: &id, Underlying: id.Path,
 		Result: results.Target{Kind: results.KindDevice, Device: id.Path, SizeBytes: id.SizeBytes}}, nil
 }

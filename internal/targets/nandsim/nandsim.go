@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -48,7 +49,7 @@ func (t *nandsimTarget) Expand(cfg plan.Config) []targets.Expanded {
 	for _, size := range cfg.PartitionSizes() {
 		for _, v := range cfg.Variants {
 			ev := v
-			ev.Name = v.Name + "-" + plan.SizeLabel(size)
+			ev.Name = v.Name + "-" + bytesize.Label(size)
 			out = append(out, targets.Expanded{Variant: ev, Base: v.Name, PartitionBytes: size})
 		}
 	}

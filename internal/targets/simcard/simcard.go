@@ -17,8 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/mountinfo"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -282,7 +281,7 @@ func (s *Simcard) Stop() error {
 		// connection ("Transport endpoint is not connected"). A plain umount fails with EBUSY
 		// while a loop device still references the card file, so detach it lazily: it leaves
 		// the namespace now and the kernel frees it when the last reference goes.
-		if err := unix.Unmount(s.dir, unix.MNT_DETACH); err != nil {
+		if _, err := mountinfo.Unmount(context.Background(), s.dir, mountinfo.UnmountOptions{Detach: true}); err != nil {
 			errs = append(errs, fmt.Errorf("lazy unmount of dead simcard mount %s: %w", s.dir, err))
 		} else {
 			errs = append(errs, fmt.Errorf("simcard server left %s mounted; detached it lazily", s.dir))
@@ -367,7 +366,7 @@ func CheckCard(profile string, size uint64, scale float64) error {
 	}
 	if au := uint64(p.AUSize); au > 0 && size%au != 0 {
 		return plan.Refusef("the simulated card %s has %s allocation units: give a --size that is a multiple of it (e.g. %s)",
-			p.Name, plan.FormatSize(au), plan.FormatSize((size/au+1)*au))
+			p.Name, bytesize.Format(au), bytesize.Format((size/au+1)*au))
 	}
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		return plan.Refusef("--time-scale must be a positive number (1 = real time, 0.1 ten times faster), not %g", scale)
@@ -404,7 +403,7 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 	if err := s.Ledger.AddFile(data); err != nil {
 		return nil, err
 	}
-	t.opt.Logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, plan.FormatSize(cfg.Size), card.CardPath(), t.opt.TimeScale)
+	t.opt.Logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, bytesize.Format(cfg.Size), card.CardPath(), t.opt.TimeScale)
 	p := &targets.Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.spec.Profile, Backing: data,
 		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
 	// The path calibration the server settled on, for results.json.

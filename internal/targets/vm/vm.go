@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -70,7 +70,7 @@ func (t *vmTarget) guestServesCard(cfg plan.Config) bool {
 }
 
 func hasPowerCut(cfg plan.Config) bool {
-	return slices.Contains(strings.Split(strings.ReplaceAll(cfg.Suite, " ", ""), ","), catalog.SuitePowerCut)
+	return cfg.Suite.Has(catalog.SuitePowerCut)
 }
 
 // Check refuses what the guest cannot do: a user's dataset (the guest sees only the results
@@ -267,9 +267,9 @@ func (t *vmTarget) describeCard(cfg plan.Config, card *simkind.Simcard) string {
 	case t.guestServesCard(cfg):
 		return fmt.Sprintf("the simulated card %s served in the guest (the powercut suite cuts its power there; modelled waits × %g)", t.spec.Inner.Profile, t.opt.TimeScale)
 	case card != nil:
-		return fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", plan.FormatSize(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
+		return fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", bytesize.Format(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
 	}
-	return fmt.Sprintf("a %s SD card", plan.FormatSize(cardSize))
+	return fmt.Sprintf("a %s SD card", bytesize.Format(cardSize))
 }
 
 // guestResults loads the results the guest wrote in dir and tags them with how it ran: a

@@ -18,7 +18,7 @@ func TestVMGuestServesCard(t *testing.T) {
 	tg := &vmTarget{spec: spec, opt: targets.Options{TimeScale: 0.1}}
 	cfg := plan.Default()
 	cfg.Size = 256 << 20
-	cfg.Suite = "powercut"
+	cfg.Suite = plan.Suites{"powercut"}
 	g, err := tg.guestRequest(plan.Request{Config: cfg, Out: "/r"}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestVMGuestServesCard(t *testing.T) {
 		t.Errorf("guest memory %d MiB: too little for the card, its copy and the write stream in tmpfs", got)
 	}
 
-	cfg.Suite = "bootlin"
+	cfg.Suite = plan.Suites{"bootlin"}
 	g, err = tg.guestRequest(plan.Request{Config: cfg, Out: "/r"}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

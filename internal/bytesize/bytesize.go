@@ -1,9 +1,12 @@
-package plan
+// Package bytesize is fsbench's one grammar for byte counts: Parse reads what a user writes
+// (configuration files, flags, card profiles), Format writes a size for people and Label
+// writes it compactly for names (variant names, chart labels, profile files). Every output of
+// Format and Label parses again with Parse.
+package bytesize
 
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -31,11 +34,11 @@ const sizeHint = `write a number of bytes with an optional unit, e.g. "4096", "6
 // uint64, and no unit is fine enough for more digits to matter.
 const maxFracDigits = 18
 
-// ParseSize parses a byte count such as "4096", "64k", "512M", "1G", "1GiB", "1.5 GiB" or
+// Parse parses a byte count such as "4096", "64k", "512M", "1G", "1GiB", "1.5 GiB" or
 // "300MB". Units are case-insensitive; K, M, G, T, P, E and KiB, MiB, ... are powers of
 // 1024, KB, MB, ... powers of 1000; "B" or no unit means bytes. A fraction is allowed with
-// a unit and rounded to the nearest byte, so that every FormatSize output parses again.
-func ParseSize(s string) (uint64, error) {
+// a unit and rounded to the nearest byte, so that every Format output parses again.
+func Parse(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("empty size; %s", sizeHint)
@@ -120,7 +123,7 @@ func pow10(n int) uint64 {
 	return p
 }
 
-// formatUnits are the binary units FormatSize picks from, smallest first.
+// formatUnits are the binary units Format picks from, smallest first.
 var formatUnits = []struct {
 	name string
 	size uint64
@@ -128,11 +131,12 @@ var formatUnits = []struct {
 	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"PiB", 1 << 50}, {"EiB", 1 << 60},
 }
 
-// FormatSize formats a byte count for people: "100 B", "4 KiB", "512 MiB", "1.5 GiB". It
-// uses the largest binary unit not above n and at most two decimals (rounded, trailing zeros
-// dropped), so it is exact for the round sizes one configures and approximate otherwise.
-// ParseSize reads every result back, exactly when the output has no rounding.
-func FormatSize(n uint64) string {
+// Format formats a byte count for people: "100 B", "4 KiB", "512 MiB", "1.5 GiB", "42.7 MiB".
+// It uses the largest binary unit not above n and three significant digits (at most two
+// decimals, trailing zeros dropped), the precision of the figures printed beside it; so it is
+// exact for the round sizes one configures and within 0.5 % otherwise. Parse reads every result
+// back, exactly when the output has no rounding.
+func Format(n uint64) string {
 	if n < formatUnits[0].size {
 		return strconv.FormatUint(n, 10) + " B"
 	}
@@ -142,39 +146,45 @@ func FormatSize(n uint64) string {
 	}
 	for {
 		unit := formatUnits[u].size
-		// Hundredths of the unit, rounded half up, in 128 bits (n*100 overflows near 2^64).
-		hi, lo := bits.Mul64(n, 100)
+		decimals := 0
+		switch whole := n / unit; {
+		case whole < 10:
+			decimals = 2
+		case whole < 100:
+			decimals = 1
+		}
+		scale := pow10(decimals)
+		// n in units of 10^-decimals of the unit, rounded half up, in 128 bits (n*100
+		// overflows near 2^64).
+		hi, lo := bits.Mul64(n, scale)
 		q, r := bits.Div64(hi, lo, unit)
 		if r >= unit-r {
 			q++
 		}
-		// 1023.999 MiB rounds to 1024.00: say 1 GiB instead.
-		if q >= 1024*100 && u+1 < len(formatUnits) {
+		// 1023.7 MiB rounds to 1024: say 1 GiB instead.
+		if q >= 1024*scale && u+1 < len(formatUnits) {
 			u++
 			continue
 		}
-		s := strconv.FormatUint(q/100, 10)
-		if frac := q % 100; frac != 0 {
-			s += strings.TrimRight(fmt.Sprintf(".%02d", frac), "0")
+		s := strconv.FormatUint(q/scale, 10)
+		if frac := q % scale; frac != 0 {
+			s += strings.TrimRight(fmt.Sprintf(".%0*d", decimals, frac), "0")
 		}
 		return s + " " + formatUnits[u].name
 	}
 }
 
-// FormatFigure shows a measured figure as people read it: three significant digits, never an
-// exponent (115557 stays "115557", 0.01234 is "0.0123", 0.861 is "0.861").
-func FormatFigure(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a == 0:
-		return "0"
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 2+int(math.Ceil(-math.Log10(a))), 64)
+// Label names a size compactly, without spaces, in the largest binary unit that divides it
+// exactly: "512", "4K", "8M", "252M", "1G". Variant names ("ext4-8M") and chart labels use it, so
+// it must never round: two sizes never share a label, and Parse reads every label back.
+func Label(n uint64) string {
+	for _, u := range []struct {
+		s string
+		m uint64
+	}{{"E", 1 << 60}, {"P", 1 << 50}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return strconv.FormatUint(n/u.m, 10) + u.s
+		}
 	}
+	return strconv.FormatUint(n, 10)
 }

@@ -1,4 +1,4 @@
-package plan
+package bytesize
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestParseSize(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		in   string
 		want uint64
@@ -40,18 +40,18 @@ func TestParseSize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseSize(tt.in)
+			got, err := Parse(tt.in)
 			if err != nil {
-				t.Fatalf("ParseSize(%q): %v", tt.in, err)
+				t.Fatalf("Parse(%q): %v", tt.in, err)
 			}
 			if got != tt.want {
-				t.Errorf("ParseSize(%q) = %d, want %d", tt.in, got, tt.want)
+				t.Errorf("Parse(%q) = %d, want %d", tt.in, got, tt.want)
 			}
 		})
 	}
 }
 
-func TestParseSizeErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		in      string
 		wantSub string // the hint or reason the message must contain
@@ -78,18 +78,18 @@ func TestParseSizeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseSize(tt.in)
+			got, err := Parse(tt.in)
 			if err == nil {
-				t.Fatalf("ParseSize(%q) = %d, want an error", tt.in, got)
+				t.Fatalf("Parse(%q) = %d, want an error", tt.in, got)
 			}
 			if !strings.Contains(err.Error(), tt.wantSub) {
-				t.Errorf("ParseSize(%q) error %q does not contain %q", tt.in, err, tt.wantSub)
+				t.Errorf("Parse(%q) error %q does not contain %q", tt.in, err, tt.wantSub)
 			}
 		})
 	}
 }
 
-func TestFormatSize(t *testing.T) {
+func TestFormat(t *testing.T) {
 	tests := []struct {
 		in   uint64
 		want string
@@ -106,34 +106,37 @@ func TestFormatSize(t *testing.T) {
 		{3 << 29, "1.5 GiB"},
 		{5 << 28, "1.25 GiB"},
 		{1234567, "1.18 MiB"},
-		{300_000_000, "286.1 MiB"},
+		{300_000_000, "286 MiB"},
 		{1<<40 - 1, "1 TiB"}, // 1023.999... GiB rounds up into the next unit
 		{1<<20 - 1, "1 MiB"}, // likewise
-		{1<<20 - 6000, "1018.14 KiB"},
+		{1<<20 - 6000, "1018 KiB"},
+		{44742738, "42.7 MiB"},
+		{10481566, "10 MiB"},
 		{15 << 60, "15 EiB"},
 		{math.MaxUint64, "16 EiB"},
 	}
 	for _, tt := range tests {
-		if got := FormatSize(tt.in); got != tt.want {
-			t.Errorf("FormatSize(%d) = %q, want %q", tt.in, got, tt.want)
+		if got := Format(tt.in); got != tt.want {
+			t.Errorf("Format(%d) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
 
-// TestSizeRoundTrip checks that FormatSize's output parses back: exactly for sizes it
-// prints without rounding, to within its rounding (half a hundredth of the unit) otherwise.
-func TestSizeRoundTrip(t *testing.T) {
+// TestRoundTrip checks that Format's output parses back: exactly for sizes it
+// prints without rounding, to within its rounding (half the last of three significant digits,
+// 0.5 %) otherwise.
+func TestRoundTrip(t *testing.T) {
 	exact := []uint64{0, 1, 100, 1023, 1024, 1536, 4096, 64 << 10, 512 << 20, 1 << 30, 3 << 29, 5 << 28,
 		300 << 20, 7 << 40, 15 << 60, 1<<60 + 1<<59}
 	for _, n := range exact {
-		s := FormatSize(n)
-		got, err := ParseSize(s)
+		s := Format(n)
+		got, err := Parse(s)
 		if err != nil {
-			t.Errorf("ParseSize(FormatSize(%d) = %q): %v", n, s, err)
+			t.Errorf("Parse(Format(%d) = %q): %v", n, s, err)
 			continue
 		}
 		if got != n {
-			t.Errorf("ParseSize(FormatSize(%d) = %q) = %d", n, s, got)
+			t.Errorf("Parse(Format(%d) = %q) = %d", n, s, got)
 		}
 	}
 
@@ -142,29 +145,42 @@ func TestSizeRoundTrip(t *testing.T) {
 		// Spread over all magnitudes below 8 EiB (above, "16 EiB" is out of range).
 		n := r.Uint64() >> r.UintN(64)
 		n &= math.MaxInt64
-		s := FormatSize(n)
-		got, err := ParseSize(s)
+		s := Format(n)
+		got, err := Parse(s)
 		if err != nil {
-			t.Fatalf("ParseSize(FormatSize(%d) = %q): %v", n, s, err)
-		}
-		unit := uint64(1)
-		for _, u := range formatUnits {
-			if strings.HasSuffix(s, " "+u.name) {
-				unit = u.size
-			}
+			t.Fatalf("Parse(Format(%d) = %q): %v", n, s, err)
 		}
 		diff := max(got, n) - min(got, n)
-		if diff > unit/200+1 {
-			t.Fatalf("ParseSize(FormatSize(%d) = %q) = %d, off by %d (more than half a hundredth of %d)",
-				n, s, got, diff, unit)
+		if diff > n/200+1 {
+			t.Fatalf("Parse(Format(%d) = %q) = %d, off by %d (more than 0.5 %%)", n, s, got, diff)
 		}
 	}
 }
 
-func TestFormatFigure(t *testing.T) {
-	for v, want := range map[float64]string{0: "0", 115557236: "115557236", 4064.94: "4065", 12.345: "12.3", 1.5: "1.50", 0.0123: "0.0123", 0.00123: "0.00123", 0.861: "0.861", -6.9: "-6.90"} {
-		if got := FormatFigure(v); got != want {
-			t.Errorf("FormatFigure(%v) = %s, want %s", v, got, want)
+func TestLabel(t *testing.T) {
+	tests := []struct {
+		in   uint64
+		want string
+	}{
+		{0, "0"},
+		{512, "512"},
+		{1536, "1536"}, // 1.5 KiB: a label never rounds
+		{4 << 10, "4K"},
+		{192 << 10, "192K"},
+		{8 << 20, "8M"},
+		{252 << 20, "252M"},
+		{1536 << 20, "1536M"},
+		{1 << 30, "1G"},
+		{2 << 40, "2T"},
+		{1<<20 + 1, "1048577"},
+	}
+	for _, tt := range tests {
+		got := Label(tt.in)
+		if got != tt.want {
+			t.Errorf("Label(%d) = %q, want %q", tt.in, got, tt.want)
+		}
+		if back, err := Parse(got); err != nil || back != tt.in {
+			t.Errorf("Parse(Label(%d) = %q) = %d, %v", tt.in, got, back, err)
 		}
 	}
 }
