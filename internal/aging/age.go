@@ -257,12 +257,20 @@ func (a *ager) writeFile(path string, size int64, fsync bool) error {
 // writeBytes writes b to path; when the filesystem is full and Options.Reclaim can give space
 // back, it reclaims and writes once more.
 func (a *ager) writeBytes(path string, b []byte, fsync bool) error {
-	err := a.writeOnce(path, b, fsync)
+	return a.retry(func() error { return a.writeOnce(path, b, fsync) })
+}
+
+// retry runs op; when the filesystem is full and Options.Reclaim can give space back (a
+// log-structured filesystem fills with old metadata on fsyncs and renames too, not only on
+// writes), it reclaims and runs op once more. Not right after a reclaim: nothing was written
+// since, so another would give nothing back.
+func (a *ager) retry(op func() error) error {
+	err := op()
 	if errors.Is(err, unix.ENOSPC) && a.reclaim != nil && a.sinceReclaim > 0 {
 		if rerr := a.doReclaim(); rerr != nil {
 			return rerr
 		}
-		err = a.writeOnce(path, b, fsync)
+		err = op()
 	}
 	return err
 }
@@ -388,7 +396,7 @@ func (a *ager) mkdirs(rel string) error {
 	if a.dirs[d] {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Join(a.dir, d), 0o755); err != nil {
+	if err := a.retry(func() error { return os.MkdirAll(filepath.Join(a.dir, d), 0o755) }); err != nil {
 		return err
 	}
 	for ; d != "." && d != "/" && !a.dirs[d]; d = filepath.Dir(d) {
@@ -423,13 +431,13 @@ func (a *ager) unpack(p, old *pkg) error {
 		}
 	}
 	for _, f := range p.files {
-		if err := a.fsyncPath(filepath.Join(a.dir, f.rel) + ".dpkg-new"); err != nil {
+		if err := a.retry(func() error { return a.fsyncPath(filepath.Join(a.dir, f.rel) + ".dpkg-new") }); err != nil {
 			return err
 		}
 	}
 	for _, f := range p.files {
 		path := filepath.Join(a.dir, f.rel)
-		if err := os.Rename(path+".dpkg-new", path); err != nil {
+		if err := a.retry(func() error { return os.Rename(path+".dpkg-new", path) }); err != nil {
 			return err
 		}
 		a.res.Renames++

@@ -16,7 +16,7 @@ import (
 // collects them, and the cleaner protects anything younger than its protection period (an
 // hour by default). An aging that compresses a year of updates into minutes would otherwise
 // fill nilfs2 with blocks a real year would long have collected; the reclaim runs one cleaning
-// pass with no protection period (nilfs-clean -p 0), as the hours between updates would have.
+// pass with no protection period (nilfs-clean -p 0 -m 1), as the hours between updates would have.
 func Reclaimer(run Runner, k Kind, dev, mnt string) func(context.Context) error {
 	if k.Name != "nilfs2" {
 		return nil
@@ -30,18 +30,21 @@ func Reclaimer(run Runner, k Kind, dev, mnt string) func(context.Context) error 
 			return st.Bfree * uint64(st.Bsize)
 		}
 		before := free()
-		if out, err := runner(run)(ctx, "nilfs-clean", "-p", "0", dev); err != nil {
-			return fmt.Errorf("nilfs-clean -p 0 %s (package nilfs-tools): %v: %s", dev, err, strings.TrimSpace(string(out)))
+		// -m 1: every segment with a reclaimable block, not only those with the default 10 %
+		// of them: after a fill, each segment holds a few obsolete metadata blocks.
+		if out, err := runner(run)(ctx, "nilfs-clean", "-p", "0", "-m", "1", dev); err != nil {
+			return fmt.Errorf("nilfs-clean -p 0 -m 1 %s (package nilfs-tools): %v: %s", dev, err, strings.TrimSpace(string(out)))
 		}
-		// nilfs-clean only asks the cleaner for a pass; wait until the free space stops
-		// growing (three readings a second apart), at most two minutes.
+		// nilfs-clean only asks the cleaner for a pass, which it takes a few segments at a time,
+		// sleeping its cleaning interval (5 s by default) between steps: wait until the free
+		// space has not grown for 12 s, at most three minutes.
 		last, still := before, 0
-		deadline := time.Now().Add(2 * time.Minute)
-		for still < 3 && time.Now().Before(deadline) {
+		deadline := time.Now().Add(3 * time.Minute)
+		for still < 6 && time.Now().Before(deadline) {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(time.Second):
+			case <-time.After(2 * time.Second):
 			}
 			if f := free(); f > last {
 				last, still = f, 0
