@@ -132,6 +132,44 @@ func TestSentinel(t *testing.T) {
 	}
 }
 
+// TestSentinelChildIO: what the programs fsbench waited for read and wrote beyond the device's
+// own bytes (mkfs paging its binary in after a cache drop, an image built in the work
+// directory) is the run's own on the other disks; what they wrote to the device is not counted
+// twice.
+func TestSentinelChildIO(t *testing.T) {
+	const wall = 2 * time.Second
+	const moved = 40000 * 512 // vdb's bytes in the span: 10.2 MB/s
+	tests := []struct {
+		name            string
+		childIO, devIO  uint64
+		wantBusy        bool
+		wantOther       uint64
+		wantWhyContains string
+	}{
+		{"nothing of the children's", 0, 0, true, moved, "other disks 10.2 MB/s (vdb)"},
+		{"the children's own binaries and images", moved, 0, false, 0, ""},
+		{"the children wrote only to the device", moved, moved, true, moved, "other disks 10.2 MB/s"},
+		{"half of it the children's", moved / 2, 0, true, moved / 2, "other disks 5.1 MB/s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newFakeMachine(t, "vdb")
+			s := &Sentinel{Proc: m.proc, Sys: m.sys, Device: "loop3", self: 1000}
+			procs := map[int][3]uint64{1: {0, 500, 0}, 1000: {1, 1000, 0}}
+			m.set(t, fakeState{total: 1000, procs: procs, disks: map[string]uint64{"vdb": 0}})
+			a := s.read()
+			m.set(t, fakeState{total: 1400, procs: procs, disks: map[string]uint64{"vdb": 40000}})
+			b := s.read()
+			a.childIO, a.devIO = 0, 0
+			b.childIO, b.devIO = tc.childIO, tc.devIO
+			n := s.compare(a, b, wall)
+			if n.Busy != tc.wantBusy || n.OtherIOBytes != tc.wantOther || !strings.Contains(n.Why, tc.wantWhyContains) {
+				t.Errorf("busy %v (%q), other %d bytes; want %v (%q), %d", n.Busy, n.Why, n.OtherIOBytes, tc.wantBusy, tc.wantWhyContains, tc.wantOther)
+			}
+		})
+	}
+}
+
 // TestSentinelCgroup checks the sentinel with fsbench in a cgroup of its own: other CPU is the
 // machine's less fsbench's and the kernel threads', so that a process too short-lived for any
 // reading of /proc counts; and pressure that fsbench's own tasks felt is not other work.
