@@ -276,3 +276,33 @@ kill $dd`,
 		t.Errorf("with dd writing to the card's first partition, %d of %d timed tests were marked busy, want most, by the card's other I/O", busy, timed)
 	}
 }
+
+// TestGuestStalled leaves the guest with nothing to do (its command sleeps): the stall watch
+// must see QEMU idle, read the vCPU's state through the monitor, get the kernel's task stacks
+// through the emulated keyboard (SysRq w and t on the console), and kill the guest with an
+// error that says it stalled, long before the timeout.
+func TestGuestStalled(t *testing.T) {
+	kernel := guestPrereqs(t)
+	dir, img := card(t, 64<<20)
+	out := filepath.Join(dir, "out")
+	defer func(p time.Duration) { stallPoll = p }(stallPoll)
+	stallPoll = 5 * time.Second
+	start := time.Now()
+	res, err := Run(context.Background(), Options{Kernel: kernel, Image: img, OutDir: out, Accel: AccelTCG, Binary: "/bin/busybox",
+		Timeout: 10 * time.Minute, Stall: 30 * time.Second, Shell: "sleep 900"})
+	if !errors.Is(err, ErrStalled) || res.Stalled == "" || res.TimedOut {
+		t.Fatalf("Run of a guest that sleeps: %v (stalled %q, timed out %v), want ErrStalled\nconsole:\n%s", err, res.Stalled, res.TimedOut, tail(res.ConsoleLog, 40))
+	}
+	if d := time.Since(start); d > 5*time.Minute {
+		t.Errorf("the stall took %v to be reported", d)
+	}
+	b, _ := os.ReadFile(res.ConsoleLog)
+	for _, want := range []string{"monitor: RIP=", "HLT=1", "sysrq: Show Blocked State", "sysrq: Show State", "task:sleep", "the guest stalled"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("console log lacks %q:\n%s", want, tail(res.ConsoleLog, 60))
+		}
+	}
+	if !processGone(res.PID) {
+		t.Errorf("QEMU (pid %d) still runs after the stall", res.PID)
+	}
+}

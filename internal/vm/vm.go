@@ -51,6 +51,10 @@ type Options struct {
 	OutDir string
 	// Timeout bounds the whole guest, boot included; then QEMU is killed. 0 means 30 minutes.
 	Timeout time.Duration
+	// Stall is how long the guest may do nothing (QEMU uses no CPU, the console stays silent)
+	// before the host asks it for its tasks' stacks and, if it still does nothing, kills it
+	// (stall.go); 0 means DefaultStall, a negative value no watch.
+	Stall time.Duration
 	// ConsoleLog is where the guest's serial console is kept; empty means OutDir/console.log.
 	ConsoleLog string
 	// Accel is AccelAuto (also for ""), AccelTCG or AccelKVM (no probe: use it only where KVM
@@ -106,6 +110,11 @@ type Result struct {
 	ExitStatus int    `json:"exit_status"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
 	ConsoleLog string `json:"console_log"`
+	// Stalled says why the guest was killed for doing nothing (stall.go); its tasks' stacks
+	// are in the console log. Revived counts the times it did nothing for Options.Stall and
+	// took up its work again on the keystrokes that asked for its stacks.
+	Stalled string `json:"stalled,omitempty"`
+	Revived int    `json:"revived,omitempty"`
 }
 
 // ExitError is returned when the command in the guest ran and exited with a non-zero status.
@@ -138,6 +147,10 @@ type Guest struct {
 	status      int
 	stderr      bytes.Buffer
 	readDone    chan struct{}
+	consoleN    int64         // console bytes read
+	stalled     string        // why the stall watch had QEMU killed
+	revived     int           // stalls the guest came out of
+	stallKill   chan struct{} // closed by the stall watch to have QEMU killed
 	waitErr     error
 }
 
@@ -167,7 +180,8 @@ func Start(ctx context.Context, opts Options) (*Guest, error) {
 	if opts.ModulesDir == "" {
 		opts.ModulesDir = filepath.Join("/lib/modules", rel)
 	}
-	g := &Guest{opts: opts, stopped: make(chan struct{}), done: make(chan struct{}), readDone: make(chan struct{}), status: -1}
+	g := &Guest{opts: opts, stopped: make(chan struct{}), done: make(chan struct{}), readDone: make(chan struct{}),
+		stallKill: make(chan struct{}), status: -1}
 	g.res = Result{QEMU: opts.QEMU, Kernel: opts.Kernel, KernelRelease: rel, ConsoleLog: opts.ConsoleLog, ExitStatus: -1}
 	if v, err := exec.Command(opts.QEMU, "--version").Output(); err == nil {
 		g.res.QEMUVersion, _, _ = strings.Cut(string(v), "\n")
@@ -245,7 +259,7 @@ func (g *Guest) launch(ctx context.Context, opts Options, initrd string) error {
 	if err != nil {
 		return fmt.Errorf("create the console log: %w", err)
 	}
-	args := qemuArgs(opts, g.res.Accel, initrd)
+	args := qemuArgs(opts, g.res.Accel, initrd, monitorPath(g.scratch))
 	fmt.Fprintf(g.console, "# %s %s\n", opts.QEMU, strings.Join(args, " "))
 	g.cmd = exec.Command(opts.QEMU, args...)
 	// Pdeathsig: if this process dies without running its defers (SIGKILL, a crash in a
@@ -275,6 +289,9 @@ func (g *Guest) launch(ctx context.Context, opts Options, initrd string) error {
 		close(g.done)
 	}()
 	go g.watch(ctx)
+	if opts.Stall > 0 {
+		go g.watchStall()
+	}
 	return nil
 }
 
@@ -323,6 +340,9 @@ func (o *Options) fill() error {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Minute
+	}
+	if o.Stall == 0 {
+		o.Stall = DefaultStall
 	}
 	if o.ConsoleLog == "" {
 		o.ConsoleLog = filepath.Join(o.OutDir, "console.log")
@@ -379,7 +399,9 @@ func CreateImage(path string, size uint64) error {
 // -no-reboot), init from the initramfs, kernel messages only from warnings up.
 const kernelCmdline = "console=ttyS0 panic=-1 rdinit=/init loglevel=4"
 
-func qemuArgs(o Options, accel, initrd string) []string {
+// qemuArgs: monitor is the unix socket of QEMU's human monitor, by which the stall watch sends
+// the keys that ask a stalled guest for its stacks.
+func qemuArgs(o Options, accel, initrd, monitor string) []string {
 	args := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
 		"-serial", "stdio",
@@ -388,6 +410,7 @@ func qemuArgs(o Options, accel, initrd string) []string {
 		"-device", "sdhci-pci", "-device", "sd-card,drive=sd",
 		"-drive", "if=none,id=sd,format=raw,file=" + strings.ReplaceAll(o.Image, ",", ",,"),
 		"-virtfs", "local,path=" + o.OutDir + ",mount_tag=" + shareTag + ",security_model=none",
+		"-monitor", "unix:" + strings.ReplaceAll(monitor, ",", ",,") + ",server=on,wait=off",
 	}
 	if accel == AccelKVM {
 		return append(args, "-accel", "kvm", "-cpu", "host")
@@ -495,6 +518,7 @@ func (g *Guest) readConsole(r io.Reader) {
 			}
 			t := strings.TrimRight(line, "\r\n")
 			g.mu.Lock()
+			g.consoleN += int64(len(line))
 			switch {
 			case strings.HasSuffix(t, markerStart) && g.started.IsZero():
 				g.started = time.Now()
@@ -529,6 +553,7 @@ func (g *Guest) watch(ctx context.Context) {
 		g.mu.Lock()
 		g.timedOut = true
 		g.mu.Unlock()
+	case <-g.stallKill:
 	}
 	g.kill()
 }
@@ -570,12 +595,15 @@ func (g *Guest) Wait() (Result, error) {
 	}
 	res.ExitStatus = g.status
 	res.TimedOut = g.timedOut
+	res.Stalled, res.Revived = g.stalled, g.revived
 	interrupted := g.interrupted
 	stderr := strings.TrimSpace(g.stderr.String())
 	g.mu.Unlock()
 
 	var err error
 	switch {
+	case res.Stalled != "" && res.ExitStatus < 0:
+		err = fmt.Errorf("the guest stalled (%s) and was killed (QEMU pid %d); the kernel stacks of its tasks are in %s: %w", res.Stalled, res.PID, res.ConsoleLog, ErrStalled)
 	case res.TimedOut:
 		err = fmt.Errorf("the guest did not finish within %v and was killed (QEMU pid %d); see %s", g.opts.Timeout, res.PID, res.ConsoleLog)
 	case res.ExitStatus < 0 && interrupted:

@@ -305,7 +305,7 @@ func (t *vmTarget) guestResults(ctx context.Context, dir string, cfg plan.Config
 	// Tag the results with how the guest ran; its kernel is already in machine.kernel.
 	console, _ := filepath.Rel(dir, res.ConsoleLog)
 	r.Guest = &results.Guest{Kernel: res.Kernel, KernelRelease: res.KernelRelease, Accel: res.Accel, AccelNote: res.AccelNote,
-		QEMU: res.QEMUVersion, BootSeconds: res.BootSeconds, ConsoleLog: filepath.ToSlash(console)}
+		QEMU: res.QEMUVersion, BootSeconds: res.BootSeconds, ConsoleLog: filepath.ToSlash(console), Stalled: res.Stalled, Revived: res.Revived}
 	return r, nil
 }
 
