@@ -106,7 +106,7 @@ type Guest struct {
 	QEMU          string  `json:"qemu,omitempty"`
 	BootSeconds   float64 `json:"boot_seconds"`
 	ConsoleLog    string  `json:"console_log"` // the guest's serial console, relative to results.json
-	// Stalled says why the host killed a guest that did nothing (no CPU, no console output)
+	// Stalled says why the host killed a guest that did nothing (no CPU, no I/O)
 	// for minutes; the kernel stacks of its tasks are in the console log. Revived counts the
 	// times the guest did nothing as long and took up its work again when asked for its stacks.
 	Stalled string `json:"stalled,omitempty"`

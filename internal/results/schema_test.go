@@ -103,7 +103,7 @@ func fullRun() *Run {
 		},
 		Guest: &Guest{Kernel: "/boot/vmlinuz-6.1.0-56-amd64", KernelRelease: "6.1.0-56-amd64", Accel: "tcg", AccelNote: "KVM hangs on this host",
 			QEMU: "QEMU emulator version 7.2.15", BootSeconds: 8.25, ConsoleLog: "console.log",
-			Stalled: "no CPU and no console output for 5m0s, and still none after the stack dump", Revived: 1},
+			Stalled: "no CPU and no I/O for 5m0s, and still none after the stack dump", Revived: 1},
 		Remote: &Remote{Target: "ssh://root@board/dev/mmcblk0p3", Hostname: "board", Model: "Raspberry Pi 4 Model B",
 			Compatible: []string{"raspberrypi,4-model-b", "brcm,bcm2711"}, Arch: "arm64", KernelRelease: "6.1.0-56-arm64",
 			OS: "Debian GNU/Linux 12 (bookworm)", RunDir: "/var/tmp/fsbench-run",

@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// A guest that stops doing anything (no CPU, no console output) for minutes is stalled: every
-// step of fsbench under TCG keeps QEMU's CPU busy, since even the SD card's I/O is emulated in
-// QEMU's own threads. Without a watch such a guest sits idle until Options.Timeout, which is
+// A guest that stops doing anything (no CPU, no I/O) for minutes is stalled: every step of
+// fsbench under TCG keeps QEMU's CPU busy, since even the SD card is emulated in QEMU's own
+// threads, or its I/O, where the card behind it is slow (a simulated card's modelled waits). Without a watch such a guest sits idle until Options.Timeout, which is
 // hours for a long run, and leaves nothing that says where it waits. The watch reads QEMU's
-// CPU time from /proc; when it has not grown for Options.Stall, it asks the guest kernel for its
+// CPU time and I/O from /proc; when neither has grown for Options.Stall, it asks the guest kernel for its
 // tasks' stacks through the emulated keyboard (magic SysRq: w for the blocked tasks, t for all,
 // after 7 to let their KERN_INFO lines reach the console) by QEMU's monitor, waits for the
 // console to go quiet, and looks again. A guest whose vCPU merely slept through a timer that
@@ -33,6 +33,9 @@ const (
 	// idleShare is the share of one CPU under which the guest counts as doing nothing: an idle
 	// Linux guest's timer ticks under TCG.
 	idleShare = 0.02
+	// ioBusy is the QEMU I/O (read and written: card image, results share, console) within a
+	// poll that counts as work: an idle QEMU's own event notifications are a few KiB.
+	ioBusy = 256 << 10
 	// resumedShare is the share over which a guest that was idle has taken up work again.
 	resumedShare = 0.2
 	// quietFor is how long the console must stay silent for the stack dump to be over, and
@@ -49,26 +52,27 @@ var sysrqKeys = []string{"alt-sysrq-7", "alt-sysrq-w", "alt-sysrq-t", "alt-sysrq
 // ErrStalled is wrapped by the error of a guest that stopped doing anything and was killed.
 var ErrStalled = fmt.Errorf("guest stalled")
 
-// idleMeter tells how long a process has used (almost) no CPU and written no console output.
+// idleMeter tells how long a process has used (almost) no CPU and done (almost) no I/O.
 type idleMeter struct {
-	share   float64 // CPU share under which a sample is idle
-	last    time.Time
-	cpu     time.Duration
-	console int64
-	since   time.Time // start of the idle stretch; zero when busy
+	share float64 // CPU share under which a sample is idle
+	io    int64   // I/O bytes under which a sample is idle
+	last  time.Time
+	cpu   time.Duration
+	ioN   int64
+	since time.Time // start of the idle stretch; zero when busy
 }
 
-// sample records the process's CPU time and console bytes at now and returns how long it has
-// been idle (0 when this sample saw work).
-func (m *idleMeter) sample(now time.Time, cpu time.Duration, console int64) time.Duration {
+// sample records the process's CPU time and I/O bytes at now and returns how long it has been
+// idle (0 when this sample saw work).
+func (m *idleMeter) sample(now time.Time, cpu time.Duration, io int64) time.Duration {
 	first := m.last.IsZero()
-	busy := first || console != m.console || float64(cpu-m.cpu) >= m.share*float64(now.Sub(m.last))
+	busy := first || io-m.ioN >= m.io || float64(cpu-m.cpu) >= m.share*float64(now.Sub(m.last))
 	if busy {
 		m.since = time.Time{}
 	} else if m.since.IsZero() {
 		m.since = m.last
 	}
-	m.last, m.cpu, m.console = now, cpu, console
+	m.last, m.cpu, m.ioN = now, cpu, io
 	if m.since.IsZero() {
 		return 0
 	}
@@ -105,6 +109,38 @@ func parseCPU(stat []byte) (time.Duration, error) {
 		return 0, fmt.Errorf("stat line %q: utime %q, stime %q", stat, f[11], f[12])
 	}
 	return time.Duration(u+s) * clockTick, nil
+}
+
+// parseIO returns rchar+wchar from the contents of /proc/PID/io: every byte the process read or
+// wrote, its disk image through the page cache and its pipes included.
+func parseIO(b []byte) (int64, error) {
+	var n int64
+	seen := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || k != "rchar" && k != "wchar" {
+			continue
+		}
+		x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", l, err)
+		}
+		n += x
+		seen++
+	}
+	if seen != 2 {
+		return 0, fmt.Errorf("no rchar and wchar in %q", b)
+	}
+	return n, nil
+}
+
+// processIO is a process's I/O bytes (parseIO).
+func processIO(pid int) (int64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "io"))
+	if err != nil {
+		return 0, err
+	}
+	return parseIO(b)
 }
 
 func processCPU(pid int) (time.Duration, error) {
@@ -174,7 +210,7 @@ func (g *Guest) consoleBytes() int64 {
 // watchStall watches QEMU's CPU time; it returns when QEMU has exited, or when the guest stalled
 // for good (g.stalled is then set and the caller kills QEMU).
 func (g *Guest) watchStall() {
-	m := &idleMeter{share: idleShare}
+	m := &idleMeter{share: idleShare, io: ioBusy}
 	tick := time.NewTicker(stallPoll)
 	defer tick.Stop()
 	for {
@@ -184,10 +220,11 @@ func (g *Guest) watchStall() {
 		case <-tick.C:
 		}
 		cpu, err := processCPU(g.res.PID)
-		if err != nil {
+		io, err2 := processIO(g.res.PID)
+		if err != nil || err2 != nil {
 			return // QEMU is gone
 		}
-		idle := m.sample(time.Now(), cpu, g.consoleBytes())
+		idle := m.sample(time.Now(), cpu, io)
 		if idle < g.opts.Stall {
 			continue
 		}
@@ -195,14 +232,14 @@ func (g *Guest) watchStall() {
 			close(g.stallKill)
 			return
 		}
-		m = &idleMeter{share: idleShare}
+		m = &idleMeter{share: idleShare, io: ioBusy}
 	}
 }
 
 // stallCheck asks a guest idle for idle for its stacks and tells whether it stalled for good
 // (true: g.stalled says why) or took up its work again.
 func (g *Guest) stallCheck(idle time.Duration) bool {
-	g.note("the guest has done nothing for %v (QEMU used under %.0f %% of a CPU and printed nothing): asking its kernel for the tasks' stacks (magic SysRq w and t, through QEMU's keyboard)",
+	g.note("the guest has done nothing for %v (QEMU used under %.0f %% of a CPU and did no I/O): asking its kernel for the tasks' stacks (magic SysRq w and t, through QEMU's keyboard)",
 		idle.Round(time.Second), 100*idleShare)
 	// The vCPU's state first, as the emulator sees it: a vCPU halted (HLT=1) with its local
 	// APIC's timer not counting waits for an interrupt nothing will raise.
@@ -254,7 +291,7 @@ func (g *Guest) stallCheck(idle time.Duration) bool {
 		g.note("the guest took up its work again after the keystrokes (%.0f %% of a CPU since): a timer interrupt it waited for had not come", 100*share)
 		return false
 	}
-	g.stalled = fmt.Sprintf("no CPU and no console output for %v, and still none after the stack dump", idle.Round(time.Second))
+	g.stalled = fmt.Sprintf("no CPU and no I/O for %v, and still none after the stack dump", idle.Round(time.Second))
 	g.note("the guest stalled: %s; QEMU is killed", g.stalled)
 	return true
 }

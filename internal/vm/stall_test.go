@@ -27,28 +27,47 @@ func TestParseCPU(t *testing.T) {
 }
 
 // TestIdleMeter: the idle stretch starts at the last busy sample, grows while the CPU time
-// grows by less than the share and the console is silent, and ends on either.
+// grows by less than the share and the I/O by less than its floor, and ends on either.
 func TestIdleMeter(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := func(n int) time.Time { return t0.Add(time.Duration(n) * 10 * time.Second) }
-	m := &idleMeter{share: 0.02}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	m := &idleMeter{share: 0.02, io: 1000}
 	for i, tc := range []struct {
-		at      time.Time
-		cpu     time.Duration
-		console int64
-		want    time.Duration
+		at   time.Time
+		cpu  time.Duration
+		io   int64
+		want time.Duration
 	}{
-		{s(0), 5 * time.Second, 100, 0},                                      // first sample: busy
-		{s(1), 15 * time.Second, 100, 0},                                     // 100 % of a CPU
-		{s(2), 15*time.Second + 100*time.Millisecond, 100, 10 * time.Second}, // 1 %: idle since s(1)
-		{s(3), 15*time.Second + 200*time.Millisecond, 100, 20 * time.Second},
-		{s(4), 15*time.Second + 200*time.Millisecond, 120, 0}, // console output: busy
-		{s(5), 15*time.Second + 200*time.Millisecond, 120, 10 * time.Second},
-		{s(6), 15*time.Second + 500*time.Millisecond, 120, 0}, // 3 %: busy
-		{s(7), 15*time.Second + 500*time.Millisecond, 120, 10 * time.Second},
+		{s(0), ms(5000), 100, 0},                  // first sample: busy
+		{s(1), ms(15000), 100, 0},                 // 100 % of a CPU
+		{s(2), ms(15100), 100, 10 * time.Second},  // 1 %: idle since s(1)
+		{s(3), ms(15200), 900, 20 * time.Second},  // 800 bytes: under the floor
+		{s(4), ms(15200), 1900, 0},                // 1000 bytes: busy
+		{s(5), ms(15200), 1900, 10 * time.Second}, //
+		{s(6), ms(15500), 1900, 0},                // 3 %: busy
+		{s(7), ms(15500), 1900, 10 * time.Second},
 	} {
-		if got := m.sample(tc.at, tc.cpu, tc.console); got != tc.want {
+		if got := m.sample(tc.at, tc.cpu, tc.io); got != tc.want {
 			t.Errorf("sample %d: idle %v, want %v", i, got, tc.want)
+		}
+	}
+}
+
+func TestParseIO(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"rchar: 1448128768\nwchar: 8930220405\nsyscr: 17315610\nsyscw: 139204737\nread_bytes: 1263632384\n", 1448128768 + 8930220405, true},
+		{"rchar: 5\n", 0, false},
+		{"rchar: x\nwchar: 1\n", 0, false},
+		{"", 0, false},
+	} {
+		got, err := parseIO([]byte(tc.in))
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseIO(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 }

@@ -51,7 +51,7 @@ type Options struct {
 	OutDir string
 	// Timeout bounds the whole guest, boot included; then QEMU is killed. 0 means 30 minutes.
 	Timeout time.Duration
-	// Stall is how long the guest may do nothing (QEMU uses no CPU, the console stays silent)
+	// Stall is how long the guest may do nothing (QEMU uses no CPU and does no I/O)
 	// before the host asks it for its tasks' stacks and, if it still does nothing, kills it
 	// (stall.go); 0 means DefaultStall, a negative value no watch.
 	Stall time.Duration
