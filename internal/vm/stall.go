@@ -19,9 +19,10 @@ import (
 // CPU time and I/O from /proc; when neither has grown for Options.Stall, it asks the guest kernel for its
 // tasks' stacks through the emulated keyboard (magic SysRq: w for the blocked tasks, t for all,
 // after 7 to let their KERN_INFO lines reach the console) by QEMU's monitor, waits for the
-// console to go quiet, and looks again. A guest whose vCPU merely slept through a timer that
-// never fired wakes up on the keyboard's interrupt and goes on (Result.Revived counts it); one
-// whose tasks wait for good is killed, and the run's error says so (ErrStalled).
+// console to go quiet, and looks again. A guest that takes up its work again goes on
+// (Result.Revived counts it: a vCPU halted until an interrupt that never came, as TCG guests have
+// been seen to be, would wake on the keyboard's); one whose tasks wait for good is killed, and
+// the run's error says so (ErrStalled).
 
 // DefaultStall is Options.Stall's default.
 const DefaultStall = 5 * time.Minute
@@ -274,21 +275,24 @@ func (g *Guest) stallCheck(idle time.Duration) bool {
 	// Then: has it taken up its work again?
 	t0 := time.Now()
 	c0, err := processCPU(g.res.PID)
+	io0, err2 := processIO(g.res.PID)
 	select {
 	case <-g.done:
 		return false
 	case <-time.After(2 * stallPoll):
 	}
-	c1, err1 := processCPU(g.res.PID)
-	if err != nil || err1 != nil {
-		return false
+	c1, err3 := processCPU(g.res.PID)
+	io1, err4 := processIO(g.res.PID)
+	if err != nil || err2 != nil || err3 != nil || err4 != nil {
+		return false // QEMU is gone
 	}
 	share := cpuShare(c0, c1, time.Since(t0))
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if share >= resumedShare {
+	if share >= resumedShare || io1-io0 >= 2*ioBusy {
 		g.revived++
-		g.note("the guest took up its work again after the keystrokes (%.0f %% of a CPU since): a timer interrupt it waited for had not come", 100*share)
+		g.note("the guest took up its work again after the keystrokes (%.0f %% of a CPU, %d KiB of I/O in %v); the stacks above show where it had waited",
+			100*share, (io1-io0)>>10, time.Since(t0).Round(time.Second))
 		return false
 	}
 	g.stalled = fmt.Sprintf("no CPU and no I/O for %v, and still none after the stack dump", idle.Round(time.Second))
