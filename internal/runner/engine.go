@@ -527,7 +527,7 @@ func unstableTests(run *results.Run, variant string, target float64) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, m := range run.Measurements {
-		if m.Variant != variant || m.Unit == "" || m.Test == suite.ModuleLoad || seen[m.Test] {
+		if m.Variant != variant || m.Unit == "" || m.Test == catalog.ModuleLoad || seen[m.Test] {
 			continue
 		}
 		if t, ok := catalog.Lookup(m.Test); !ok || !t.Quantity.MachineBound() {

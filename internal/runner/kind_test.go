@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/targets"
 	_ "github.com/fsbench/fsbench/internal/targets/all"
 )
@@ -77,7 +77,7 @@ func TestFakeKindRunsThroughTheEngine(t *testing.T) {
 	needRoot(t)
 	cfg := smallConfig()
 	cfg.Variants = []plan.Variant{{Name: "ext4", FS: "ext4"}}
-	cfg.Tests = []string{suite.Mkfs, suite.Mount}
+	cfg.Tests = []string{catalog.Mkfs, catalog.Mount}
 	spec, err := plan.ParseTarget(string(fakeLocal))
 	if err != nil {
 		t.Fatal(err)
