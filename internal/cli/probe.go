@@ -149,7 +149,7 @@ func remoteProbe(cmd *cobra.Command, stdio IO, arg string, f probeFlags) (*probe
 	if f.tries > 0 {
 		args = append(args, "--align-tries", strconv.Itoa(f.tries))
 	}
-	logf := func(format string, a ...any) { fmt.Fprintf(stdio.Err, format+"\n", a...) }
+	logf := stdio.logf
 	if f.quiet {
 		logf = func(string, ...any) {}
 	}
@@ -196,7 +196,7 @@ func runProbe(cmd *cobra.Command, stdio IO, dev string, f probeFlags) (*probe.Re
 		return nil, "", err
 	}
 	defer closeDev()
-	logf := func(format string, args ...any) { fmt.Fprintf(stdio.Err, format+"\n", args...) }
+	logf := stdio.logf
 	if f.quiet {
 		logf = nil
 	}
