@@ -85,7 +85,7 @@ partial results (--purge removes them).`,
 	}
 	cmd.Flags().StringVar(&tgt, "target", "", "clean a board instead: ssh://[user@]host[:port] or labgrid:PLACE")
 	cmd.Flags().BoolVar(&purge, "purge", false, "with --target: also remove the runs the board keeps")
-	bflags.register(cmd.Flags())
+	bflags.register(cmd.Flags(), nil)
 	return cmd
 }
 
@@ -138,7 +138,7 @@ and writes the report there.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "results directory to write")
 	cmd.Flags().BoolVar(&force, "force", false, "reuse a results directory an earlier run made")
-	board.register(cmd.Flags())
+	board.register(cmd.Flags(), nil)
 	return cmd
 }
 

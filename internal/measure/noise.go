@@ -203,10 +203,20 @@ func (s *Sentinel) compare(a, b snapshot, wall time.Duration) Noise {
 	if !a.ok || !b.ok || wall <= 0 {
 		return n
 	}
+	us := float64(wall.Microseconds())
+	otherUs := n.cpuShares(a, b, us)
+	otherPSI := n.pressures(a, b, us)
+	rate := s.diskIO(&n, a, b)
+	n.verdict(wall, otherUs, float64(cpuFloorTicks*max(1, b.cpu.ncpu))*1e6/clockTicks, otherPSI, rate)
+	return n
+}
+
+// cpuShares fills in the steal and the CPU shares of fsbench and of other processes over a
+// span of us microseconds, and returns the other processes' CPU time in microseconds.
+func (n *Noise) cpuShares(a, b snapshot, us float64) float64 {
 	if dt := b.cpu.total - a.cpu.total; dt > 0 {
 		n.StealPct = 100 * float64(b.cpu.steal-a.cpu.steal) / float64(dt)
 	}
-	us := float64(wall.Microseconds())
 	var otherUs float64
 	if a.ownOK && b.ownOK && b.own >= a.own && b.cpu.tasks >= a.cpu.tasks {
 		// The machine's task time less fsbench's cgroup and the kernel threads'.
@@ -218,27 +228,39 @@ func (s *Sentinel) compare(a, b snapshot, wall time.Duration) Noise {
 		otherUs = float64(tickDelta(a.procs, b.procs)) * 1e6 / clockTicks
 	}
 	n.OtherCPUPct = 100 * otherUs / us
-	cpuFloor := float64(cpuFloorTicks*max(1, b.cpu.ncpu)) * 1e6 / clockTicks
+	return otherUs
+}
+
+// pressures fills in the machine's and fsbench's pressure stall shares, and returns the share
+// of the span during which only other tasks waited, for CPU, I/O and memory.
+func (n *Noise) pressures(a, b snapshot, us float64) [3]float64 {
 	pct := func(x, y [3]uint64, i int) float64 {
 		if y[i] < x[i] {
 			return 0
 		}
 		return 100 * float64(y[i]-x[i]) / us
 	}
-	var otherPSI [3]float64 // the share of the span during which only other tasks waited
-	if a.psiOK && b.psiOK {
-		n.CPUPressurePct, n.IOPressurePct, n.MemPressurePct = pct(a.psi, b.psi, 0), pct(a.psi, b.psi, 1), pct(a.psi, b.psi, 2)
-		otherPSI = [3]float64{n.CPUPressurePct, n.IOPressurePct, n.MemPressurePct}
-		if a.ownPSIOK && b.ownPSIOK {
-			n.OwnCPUPressurePct, n.OwnIOPressurePct, n.OwnMemPressurePct = pct(a.ownPSI, b.ownPSI, 0), pct(a.ownPSI, b.ownPSI, 1), pct(a.ownPSI, b.ownPSI, 2)
-			// "some" of the machine covers the time any task waited, so the time only tasks
-			// outside fsbench waited is the machine's less fsbench's.
-			own := [3]float64{n.OwnCPUPressurePct, n.OwnIOPressurePct, n.OwnMemPressurePct}
-			for i := range otherPSI {
-				otherPSI[i] = max(0, otherPSI[i]-own[i])
-			}
+	var otherPSI [3]float64
+	if !a.psiOK || !b.psiOK {
+		return otherPSI
+	}
+	n.CPUPressurePct, n.IOPressurePct, n.MemPressurePct = pct(a.psi, b.psi, 0), pct(a.psi, b.psi, 1), pct(a.psi, b.psi, 2)
+	otherPSI = [3]float64{n.CPUPressurePct, n.IOPressurePct, n.MemPressurePct}
+	if a.ownPSIOK && b.ownPSIOK {
+		n.OwnCPUPressurePct, n.OwnIOPressurePct, n.OwnMemPressurePct = pct(a.ownPSI, b.ownPSI, 0), pct(a.ownPSI, b.ownPSI, 1), pct(a.ownPSI, b.ownPSI, 2)
+		// "some" of the machine covers the time any task waited, so the time only tasks
+		// outside fsbench waited is the machine's less fsbench's.
+		own := [3]float64{n.OwnCPUPressurePct, n.OwnIOPressurePct, n.OwnMemPressurePct}
+		for i := range otherPSI {
+			otherPSI[i] = max(0, otherPSI[i]-own[i])
 		}
 	}
+	return otherPSI
+}
+
+// diskIO fills in the bytes fsbench and others moved on the disks other than the device under
+// test, and returns the others' bytes by disk.
+func (s *Sentinel) diskIO(n *Noise, a, b snapshot) map[string]uint64 {
 	rate := map[string]uint64{}
 	for d, v := range b.disks {
 		v0, seen := a.disks[d]
@@ -271,12 +293,18 @@ func (s *Sentinel) compare(a, b snapshot, wall time.Duration) Noise {
 			take -= t
 		}
 	}
+	return rate
+}
+
+// verdict says whether the span was busy, and why: otherUs is the other processes' CPU time
+// and cpuFloor the least of it that counts (microseconds), otherPSI the pressure only others
+// felt, rate the others' bytes by disk.
+func (n *Noise) verdict(wall time.Duration, otherUs, cpuFloor float64, otherPSI [3]float64, rate map[string]uint64) {
 	var why []string
 	if n.StealPct > BusySteal {
 		why = append(why, fmt.Sprintf("steal %.0f %%", n.StealPct))
 	}
-	otherCPU := n.OtherCPUPct > BusyOtherCPU && otherUs > cpuFloor
-	if otherCPU {
+	if n.OtherCPUPct > BusyOtherCPU && otherUs > cpuFloor {
 		why = append(why, fmt.Sprintf("other processes %.0f %% of a CPU", n.OtherCPUPct))
 	}
 	if otherPSI[0] > BusyCPUPSI && n.OtherCPUPct > BusyOtherCPU/2 && otherUs > cpuFloor {
@@ -292,7 +320,6 @@ func (s *Sentinel) compare(a, b snapshot, wall time.Duration) Noise {
 		why = append(why, fmt.Sprintf("other disks %.1f MB/s (%s)", r/1e6, strings.Join(names, ", ")))
 	}
 	n.Busy, n.Why = len(why) > 0, strings.Join(why, ", ")
-	return n
 }
 
 // childrenIO is the storage I/O of the children fsbench has waited for, in bytes: the kernel's

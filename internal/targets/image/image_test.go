@@ -78,7 +78,7 @@ func TestImageExistingNotRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := &imageTarget{opt: targets.Options{Image: img}}
+	tg := &imageTarget{opt: targets.Options{Request: plan.Request{Image: img}}}
 	if _, err := tg.Prepare(context.Background(), s, plan.Config{Size: 1 << 20}); err == nil {
 		t.Fatal("Prepare over an existing file succeeded")
 	}

@@ -69,7 +69,7 @@ func (t *nandsimTarget) Skip(k fs.Kind, facts targets.Facts) string {
 }
 
 func (t *nandsimTarget) timings() nand.Timings {
-	if t.opt.NANDNoDelays {
+	if t.opt.Config.NANDNoDelays {
 		return nand.Timings{}
 	}
 	return nand.DefaultTimings
