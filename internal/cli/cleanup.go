@@ -26,7 +26,7 @@ type cleanupFlags struct {
 func (f *cleanupFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.board.target, "target", "", "clean a board instead: ssh://[user@]host[:port] or labgrid:PLACE")
 	fl.BoolVar(&f.purge, "purge", false, "with --target: also remove the runs the board keeps")
-	f.board.flags.register(fl)
+	f.board.flags.register(fl, nil)
 }
 
 func newCleanupCmd(stdio IO) *cobra.Command {
@@ -111,7 +111,7 @@ type fetchFlags struct {
 func (f *fetchFlags) register(fl *pflag.FlagSet) {
 	fl.StringVarP(&f.out, "out", "o", "", "results directory to write")
 	fl.BoolVar(&f.force, "force", false, "reuse a results directory an earlier run made")
-	f.board.register(fl)
+	f.board.register(fl, nil)
 }
 
 func newFetchCmd(stdio IO) *cobra.Command {

@@ -117,7 +117,7 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 	})
 	fl.IntVar(&f.positions, "align-positions", 0, "boundaries read per alignment (default 64; more resolve smaller steps)")
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
-	f.board.register(fl)
+	f.board.register(fl, nil)
 	f.capacity.register(fl)
 	return cmd
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
+	"github.com/fsbench/fsbench/internal/targets"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 )
 
@@ -59,8 +60,7 @@ func TestSimulatedCardHealthDelta(t *testing.T) {
 	cfg.Repetitions = 2
 	cfg.Variants = []plan.Variant{{Name: "ext4", FS: "ext4", MkfsArgs: []string{"-E", "lazy_itable_init=0,lazy_journal_init=0"}}}
 	cfg.Tests = []string{catalog.Mkfs, catalog.Write, catalog.Remove}
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
-		Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-cheap-old"}, TimeScale: 0.001, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(t.TempDir(), "res"), Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-cheap-old"}, TimeScale: 0.001}, Self: []string{fsbenchBinary(t)}, Log: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +103,7 @@ func TestDeviceCapacityCheck(t *testing.T) {
 		return l.Path, backing
 	}
 	run := func(dev string, noCheck bool) (*results.Run, error) {
-		out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
-			Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: dev}, Destroy: dev, NoCapacityCheck: noCheck, Log: t.Logf})
+		out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(t.TempDir(), "res"), Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: dev}, Destroy: dev, NoCapacityCheck: noCheck}, Log: t.Logf}})
 		if out == nil {
 			t.Fatalf("no outcome: %v", err)
 		}

@@ -404,7 +404,7 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 		return nil, nil, fmt.Errorf("a partition start needs a block device (this target has none)")
 	}
 	size := e.partitionSize()
-	loop, err := session.AttachLoop(e.prep.Underlying, session.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
+	loop, err := session.AttachLoop(e.prep.Underlying, session.LoopOptions{DirectIO: !e.opt.NoDirectIO, Offset: start, SizeLimit: size,
 		Device: e.caps.Has(targets.UserDevice)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the partition at %s: %w", bytesize.Format(start), err)

@@ -83,8 +83,7 @@ func TestFakeKindRunsThroughTheEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: cfg, Target: spec, OutDir: filepath.Join(dir, "res"),
-		DirectIO: true, Version: "test", Log: t.Logf})
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Target: spec, Out: filepath.Join(dir, "res")}, Log: t.Logf}, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +120,7 @@ func TestKindWithoutItsCapabilityIsRefused(t *testing.T) {
 	needRoot(t)
 	for _, kind := range []plan.TargetKind{fakeLiar, fakeNoCaps} {
 		dir := t.TempDir()
-		out, err := Run(context.Background(), Options{Config: smallConfig(), Target: plan.TargetSpec{Kind: kind}, OutDir: filepath.Join(dir, "res"), DirectIO: true})
+		out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: smallConfig(), Target: plan.TargetSpec{Kind: kind}, Out: filepath.Join(dir, "res")}}})
 		if err == nil || out != nil || !strings.Contains(err.Error(), "capabilities") {
 			t.Errorf("%s: Run = %v, %v; want a refusal and no results directory", kind, out, err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/targets"
 	"github.com/fsbench/fsbench/internal/targets/device"
 	"github.com/fsbench/fsbench/internal/trace"
 )
@@ -51,7 +52,7 @@ func smallConfig() plan.Config {
 func runAndLoad(t *testing.T, cfg plan.Config) *results.Run {
 	t.Helper()
 	dir := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true, Version: "test", Log: t.Logf})
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res")}, Log: t.Logf}, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,12 +202,11 @@ func TestRunInterrupted(t *testing.T) {
 	cfg.Repetitions = 2
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opt := Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true, Log: t.Logf,
-		Progress: func(p Progress) {
-			if p.Rep == 2 && p.Test == catalog.Read { // in the middle of the second repetition
-				cancel()
-			}
-		}}
+	opt := Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res")}, Log: t.Logf}, Progress: func(p Progress) {
+		if p.Rep == 2 && p.Test == catalog.Read { // in the middle of the second repetition
+			cancel()
+		}
+	}}
 	out, err := Run(ctx, opt)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
@@ -233,7 +233,7 @@ func TestRunRefusesExistingImage(t *testing.T) {
 	}
 	cfg := smallConfig()
 	cfg.Variants = cfg.Variants[:1]
-	_, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), Image: img, DirectIO: true})
+	_, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res"), Image: img}}})
 	if err == nil {
 		t.Fatal("Run overwrote an existing file")
 	}
@@ -345,8 +345,7 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	}
 	cfg.Tests = []string{catalog.Mkfs, catalog.Write, catalog.Read, catalog.Remove}
 	dir := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true,
-		Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-typical"}, TimeScale: 0.01, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res"), Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-typical"}, TimeScale: 0.01}, Self: []string{fsbenchBinary(t)}, Log: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +445,7 @@ func TestUntilStable(t *testing.T) {
 			cfg.Tests = []string{catalog.Mkfs, catalog.Mount}
 			dir := t.TempDir()
 			cfg.UntilStable, cfg.MaxRepetitions = tc.target, 7
-			out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true})
+			out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res")}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -565,8 +564,7 @@ func TestDeviceTarget(t *testing.T) {
 	cfg.Variants = cfg.Variants[:1]
 	cfg.Tests = []string{catalog.Mkfs, catalog.Write}
 	run := func(destroy string) (*Outcome, error) {
-		return Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
-			Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: loop.Path}, Destroy: destroy})
+		return Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(t.TempDir(), "res"), Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: loop.Path}, Destroy: destroy}}})
 	}
 	var refused *device.RefusedError
 	if _, err := run(""); !errors.As(err, &refused) {
@@ -611,7 +609,7 @@ func TestScheduler(t *testing.T) {
 		t.Errorf("target %+v, want scheduler none", r.Target)
 	}
 	cfg.Scheduler = "cfq" // removed from Linux in 5.0
-	_, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true})
+	_, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(t.TempDir(), "res")}}})
 	if err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Errorf("cfq: %v, want not available", err)
 	}

@@ -75,7 +75,7 @@ func (t *imageTarget) Prepare(ctx context.Context, s *session.Session, cfg plan.
 		s.OnClose("image "+img, func() error { return s.Ledger.RemoveOwnFile(img) })
 	}
 	p := &targets.Prepared{Size: cfg.Size, Underlying: img, Result: results.Target{Kind: results.KindImage, Image: img}}
-	if err := targets.AttachLoopTo(s, img, t.Opt.DirectIO, p); err != nil {
+	if err := targets.AttachLoopTo(s, img, !t.Opt.NoDirectIO, p); err != nil {
 		return nil, err
 	}
 	p.Health = func() error { return targets.BackingHealth(filepath.Dir(img), "image "+img) }

@@ -62,7 +62,7 @@ func (t *nandsimTarget) Skip(k fs.Kind, facts targets.Facts) string {
 }
 
 func (t *nandsimTarget) timings() nand.Timings {
-	if t.Opt.NANDNoDelays {
+	if t.Opt.Config.NANDNoDelays {
 		return nand.Timings{}
 	}
 	return nand.DefaultTimings

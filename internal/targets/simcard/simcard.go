@@ -399,7 +399,7 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 		p.Result.PathOffsetNs, p.Result.PathCalibration = st.PathOffsetNs, st.PathCalibration
 	}
 	p.Underlying = card.CardPath()
-	if err := targets.AttachLoopTo(s, card.CardPath(), t.Opt.DirectIO, p); err != nil {
+	if err := targets.AttachLoopTo(s, card.CardPath(), !t.Opt.NoDirectIO, p); err != nil {
 		return nil, err
 	}
 	p.PowerCut = &cutCard{s: s, dir: card.Dir()}
