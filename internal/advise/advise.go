@@ -282,6 +282,17 @@ func Write(w io.Writer, g Geometry, items []Item) error {
 	return err
 }
 
+// TunedFromFile returns the tuned variants for the probe result at path (a probe.json or the
+// directory holding it) and the cautions they rest on: what run --tuned adds.
+func TunedFromFile(path string) ([]plan.Variant, []string, error) {
+	pr, err := probe.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := FromProbe(pr)
+	return TunedVariants(g), g.Cautions, nil
+}
+
 // TunedVariants returns the variants fsbench run should add to compare the advice against the
 // defaults: ext4 with stride/stripe-width (with and without journal), f2fs with AU sections,
 // nilfs2 with AU segments and btrfs with single metadata, all mounted noatime.

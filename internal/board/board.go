@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
+	"github.com/fsbench/fsbench/internal/procid"
 )
 
 // DefaultCacheDir holds, per architecture, the downloaded packages, the unpacked tree, the
@@ -157,8 +158,8 @@ func (s State) RunCommand() string {
 // Alive reports whether the recorded QEMU process still runs (the same process: pid and
 // start time).
 func (s State) Alive() bool {
-	st, err := procStartTime(s.PID)
-	return err == nil && st == s.StartTime
+	running, _ := procid.ID{PID: s.PID, StartTime: s.StartTime}.Running()
+	return running
 }
 
 // File is the state file that records the board (what Down takes).
@@ -230,9 +231,12 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if s.PID, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
 		return nil, fmt.Errorf("QEMU's pid file: %w", err)
 	}
-	if s.StartTime, err = procStartTime(s.PID); err != nil {
+	// A QEMU that exited and was not reaped yet is a zombie: it ended all the same.
+	st, err := procid.Read(s.PID)
+	if err != nil || st.Exited() {
 		return nil, fmt.Errorf("QEMU (pid %d) ended at once; console: %s", s.PID, tail(s.Console, 20))
 	}
+	s.StartTime = st.StartTime
 	s.Started = start
 	// Recorded before the wait, so that Down and cleanup end a board that never answers.
 	if err := s.save(); err != nil {
@@ -428,31 +432,6 @@ func load(file string) (*State, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return s, nil
-}
-
-// procStartTime is field 22 of /proc/<pid>/stat. A zombie (a QEMU that exited, whose parent
-// has not reaped it) counts as gone.
-func procStartTime(pid int) (uint64, error) {
-	if pid <= 0 {
-		return 0, errors.New("no pid")
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, s)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, s)
-	}
-	if f[0] == "Z" || f[0] == "X" {
-		return 0, fmt.Errorf("pid %d has exited", pid)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
 }
 
 // freePort asks the kernel for a free port on the loopback address.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/cpio"
+	"github.com/fsbench/fsbench/internal/procid"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -179,11 +180,11 @@ func TestStateFiles(t *testing.T) {
 		t.Errorf("Down of no board: no error")
 	}
 	// This very process, recorded with its true start time, is alive.
-	st, err := procStartTime(os.Getpid())
+	st, err := procid.Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !(State{PID: os.Getpid(), StartTime: st}).Alive() {
+	if !(State{PID: os.Getpid(), StartTime: st.StartTime}).Alive() {
 		t.Errorf("this process does not count as alive")
 	}
 }

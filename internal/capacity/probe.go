@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/procid"
 )
 
 // Verdicts (Result.Verdict).
@@ -194,8 +195,11 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 		return nil, err
 	}
 	p.nonce = binary.LittleEndian.Uint64(nb[:])
-	pid, st, boot := self()
-	meta := undoMeta{PID: pid, StartTime: st, BootID: boot, Created: time.Now().UTC().Truncate(time.Second), Nonce: p.nonce, BlockSize: B, Device: t.ID}
+	self, err := procid.Self()
+	if err != nil {
+		return nil, fmt.Errorf("capacity check: who is writing the undo log: %w", err)
+	}
+	meta := undoMeta{PID: self.PID, StartTime: self.StartTime, BootID: self.BootID, Created: time.Now().UTC().Truncate(time.Second), Nonce: p.nonce, BlockSize: B, Device: t.ID}
 	p.meta = meta
 	res = &Result{Device: t.Path, Announced: t.Size, BlockSize: B, NotSaved: opt.NoUndo}
 	if !opt.NoUndo {

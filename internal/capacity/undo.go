@@ -14,9 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/procid"
 )
 
 // DefaultUndoDir is where the probe keeps its undo logs. Not /run (a tmpfs, where the other
@@ -272,42 +273,11 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// self identifies this process for the log: pid, start time, boot.
-func self() (pid int, start uint64, boot string) {
-	pid = os.Getpid()
-	start, _ = procStart(pid)
-	return pid, start, bootID()
-}
-
-// procStart is field 22 of /proc/<pid>/stat (start time in clock ticks since boot), counted
-// after the command name's closing parenthesis, since the name may hold spaces.
-func procStart(pid int) (uint64, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+1:])
-	if i < 0 || len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: too short", pid)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
-
-func bootID() string {
-	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return strings.TrimSpace(string(b))
-}
-
 // alive reports whether the process that wrote meta still runs (same boot, same pid and
 // start time): its log is its own to replay.
 func alive(meta undoMeta) bool {
-	if b := bootID(); meta.BootID != "" && b != "" && b != meta.BootID {
-		return false
-	}
-	st, err := procStart(meta.PID)
-	return err == nil && st == meta.StartTime
+	running, _ := procid.ID{PID: meta.PID, StartTime: meta.StartTime, BootID: meta.BootID}.Running()
+	return running
 }
 
 // RestorePending replays the undo logs in dir whose probe is gone (killed, crashed, or the
@@ -315,10 +285,7 @@ func alive(meta undoMeta) bool {
 // nil, picks the logs to consider. A log whose device is absent or does not match is kept and
 // reported, never replayed elsewhere. It returns a line per action.
 func RestorePending(ctx context.Context, dir string, only func(DeviceID) bool) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := procid.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("undo logs: %w", err)
 	}

@@ -82,6 +82,6 @@ gives commands to paste.`,
 		out:     "when probing a device: directory for probe.json (default ./fsbench-probe/<time>)",
 		sweep:   "when probing: ",
 	})
-	f.board.register(fl)
+	f.board.register(fl, nil)
 	return cmd
 }

@@ -7,20 +7,30 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/board"
 	"github.com/fsbench/fsbench/internal/capacity"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/targets"
 	"github.com/fsbench/fsbench/internal/targets/boards"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
+// cleanupFlags are cleanup's flags.
+type cleanupFlags struct {
+	board boardTarget // --target: a board to clean instead of this machine
+	purge bool
+}
+
+func (f *cleanupFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.board.target, "target", "", "clean a board instead: ssh://[user@]host[:port] or labgrid:PLACE")
+	fl.BoolVar(&f.purge, "purge", false, "with --target: also remove the runs the board keeps")
+	f.board.flags.register(fl, nil)
+}
+
 func newCleanupCmd(stdio IO) *cobra.Command {
-	var tgt string
-	var purge bool
-	var bflags boardFlags
+	var f cleanupFlags
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Undo what a killed fsbench run left behind (its mounts, loop devices, files, processes, labgrid places)",
@@ -40,59 +50,72 @@ partial results (--purge removes them).`,
 		Example: `  fsbench cleanup
   fsbench cleanup --target ssh://root@board --purge`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			if tgt != "" {
-				// New names, not err: the deferred release joins its error to the result.
-				spec, perr := plan.ParseTarget(tgt)
-				if perr != nil {
-					return UsageError{fmt.Errorf("--target: %w", perr)}
-				}
-				b, release, oerr := openBoard(cmd.Context(), spec, bflags.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
-				if oerr != nil {
-					return oerr
-				}
-				defer func() { err = errors.Join(err, release()) }()
-				var lines []string
-				lines, err = b.Cleanup(cmd.Context(), purge)
-				for _, l := range lines {
-					if l != "" {
-						fmt.Fprintln(stdio.Out, l)
-					}
-				}
-				return err
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.board.target != "" {
+				return cleanupBoard(cmd.Context(), stdio, f)
 			}
-			if os.Geteuid() != 0 {
-				return errors.New("fsbench cleanup needs root (it unmounts and detaches loop devices); run it with sudo")
-			}
-			// Each action is both logged and returned: print the returned list only.
-			actions, err := session.CleanupStale(session.DefaultLedgerDir, func(string, ...any) {})
-			removed, terr := trace.CleanStale()
-			actions = append(actions, removed...)
-			boards, berr := downBoards(board.DefaultStateDir)
-			actions = append(actions, boards...)
-			// Cards a killed capacity check overwrote blocks of: put back from its undo log.
-			restored, uerr := capacity.RestorePending(cmd.Context(), capacity.DefaultUndoDir, nil)
-			actions = append(actions, restored...)
-			err = errors.Join(err, terr, berr, uerr)
-			for _, a := range actions {
-				fmt.Fprintln(stdio.Out, a)
-			}
-			if err == nil && len(actions) == 0 {
-				fmt.Fprintln(stdio.Out, "nothing to clean up")
-			}
-			return err
+			return cleanupHere(cmd.Context(), stdio)
 		},
 	}
-	cmd.Flags().StringVar(&tgt, "target", "", "clean a board instead: ssh://[user@]host[:port] or labgrid:PLACE")
-	cmd.Flags().BoolVar(&purge, "purge", false, "with --target: also remove the runs the board keeps")
-	bflags.register(cmd.Flags())
+	f.register(cmd.Flags())
 	return cmd
 }
 
+// cleanupHere undoes what killed runs left on this machine and prints each action.
+func cleanupHere(ctx context.Context, stdio IO) error {
+	if os.Geteuid() != 0 {
+		return errors.New("fsbench cleanup needs root (it unmounts and detaches loop devices); run it with sudo")
+	}
+	// Each action is both logged and returned: print the returned list only.
+	actions, err := session.CleanupStale(session.DefaultLedgerDir, func(string, ...any) {})
+	removed, terr := trace.CleanStale()
+	actions = append(actions, removed...)
+	boards, berr := downBoards(board.DefaultStateDir)
+	actions = append(actions, boards...)
+	// Cards a killed capacity check overwrote blocks of: put back from its undo log.
+	restored, uerr := capacity.RestorePending(ctx, capacity.DefaultUndoDir, nil)
+	actions = append(actions, restored...)
+	err = errors.Join(err, terr, berr, uerr)
+	for _, a := range actions {
+		fmt.Fprintln(stdio.Out, a)
+	}
+	if err == nil && len(actions) == 0 {
+		fmt.Fprintln(stdio.Out, "nothing to clean up")
+	}
+	return err
+}
+
+// cleanupBoard cleans the board --target names and prints what it did and the runs it keeps.
+func cleanupBoard(ctx context.Context, stdio IO, f cleanupFlags) (err error) {
+	b, release, err := f.board.open(ctx, stdio)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, release()) }()
+	lines, err := b.Cleanup(ctx, f.purge)
+	for _, l := range lines {
+		if l != "" {
+			fmt.Fprintln(stdio.Out, l)
+		}
+	}
+	return err
+}
+
+// fetchFlags are fetch's flags.
+type fetchFlags struct {
+	out   string
+	force bool
+	board boardFlags
+}
+
+func (f *fetchFlags) register(fl *pflag.FlagSet) {
+	fl.StringVarP(&f.out, "out", "o", "", "results directory to write")
+	fl.BoolVar(&f.force, "force", false, "reuse a results directory an earlier run made")
+	f.board.register(fl, nil)
+}
+
 func newFetchCmd(stdio IO) *cobra.Command {
-	var out string
-	var force bool
-	var board boardFlags
+	var f fetchFlags
 	cmd := &cobra.Command{
 		Use:   "fetch ssh://[user@]host[:port]|labgrid:PLACE [RUN] -o DIR",
 		Short: "Copy the results a board kept (an interrupted run's completed cells) into a results directory",
@@ -103,53 +126,63 @@ and writes the report there.`,
 			if len(args) < 1 || len(args) > 2 {
 				return usagef("fetch takes a board (ssh://... or labgrid:PLACE) and optionally a run name (got %d arguments)", len(args))
 			}
-			if out == "" {
+			if f.out == "" {
 				return usagef("say where to put the results: -o DIR")
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			spec, err := plan.ParseTarget(args[0])
-			if err != nil {
-				return UsageError{err}
-			}
-			b, release, err := openBoard(cmd.Context(), spec, board.options(func(f string, a ...any) { fmt.Fprintf(stdio.Err, f+"\n", a...) }))
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, release()) }()
+		RunE: func(cmd *cobra.Command, args []string) error {
 			run := ""
 			if len(args) == 2 {
 				run = args[1]
 			}
-			if err := session.Claim(out, force); err != nil {
-				return err
-			}
-			r, err := b.Fetch(cmd.Context(), run, out)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdio.Out, "results: %s (%s, status %s)\n", out, r.Remote.RunDir, r.Status)
-			if path, err := writeReport(out, "", ""); err == nil {
-				fmt.Fprintf(stdio.Out, "report:  %s\n", path)
-			}
-			return nil
+			return fetch(cmd.Context(), stdio, boardTarget{target: args[0], flags: f.board}, run, f)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "results directory to write")
-	cmd.Flags().BoolVar(&force, "force", false, "reuse a results directory an earlier run made")
-	board.register(cmd.Flags())
+	f.register(cmd.Flags())
 	return cmd
 }
 
-// openBoard reaches a board for fetch and cleanup: an ssh:// one, or a labgrid place acquired
-// until release is called. A spec that names no board is the user's mistake.
-func openBoard(ctx context.Context, spec plan.TargetSpec, opt targets.Options) (*boards.Board, func() error, error) {
-	b, release, err := boards.OpenBoard(ctx, spec, opt)
+// fetch copies run (the newest when "") from board into f.out and writes its report there.
+func fetch(ctx context.Context, stdio IO, board boardTarget, run string, f fetchFlags) (err error) {
+	b, release, err := board.open(ctx, stdio)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, release()) }()
+	if err := session.Claim(f.out, f.force); err != nil {
+		return err
+	}
+	r, err := b.Fetch(ctx, run, f.out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdio.Out, "results: %s (%s, status %s)\n", f.out, r.Remote.RunDir, r.Status)
+	if path, err := writeReport(f.out, "", ""); err == nil {
+		fmt.Fprintf(stdio.Out, "report:  %s\n", path)
+	}
+	return nil
+}
+
+// boardTarget is a board named on the command line (ssh://... or labgrid:PLACE), with the
+// flags that reach it: what fetch and cleanup --target work on.
+type boardTarget struct {
+	target string
+	flags  boardFlags
+}
+
+// open reaches the board: an ssh:// one, or a labgrid place acquired until release is called.
+// A target that names no board is the user's mistake.
+func (b boardTarget) open(ctx context.Context, stdio IO) (*boards.Board, func() error, error) {
+	spec, err := plan.ParseTarget(b.target)
+	if err != nil {
+		return nil, nil, UsageError{err}
+	}
+	board, release, err := boards.OpenBoard(ctx, spec, b.flags.options(stdio.logf))
 	if err != nil && spec.Kind != plan.TargetLabgrid {
 		return nil, release, UsageError{err}
 	}
-	return b, release, err
+	return board, release, err
 }
 
 // downBoards ends the emulated boards recorded in stateDir and says what it did.

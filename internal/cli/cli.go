@@ -45,6 +45,9 @@ type IO struct {
 	ErrIsTerminal bool
 }
 
+// logf writes a line to Err: the log a command hands the domain packages.
+func (stdio IO) logf(format string, args ...any) { fmt.Fprintf(stdio.Err, format+"\n", args...) }
+
 // Version is set by the linker (-X) in release builds.
 var Version = "dev"
 

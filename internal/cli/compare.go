@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
@@ -34,10 +35,21 @@ func (e RegressionError) Error() string {
 // ExitCode is ExitRegression.
 func (RegressionError) ExitCode() int { return ExitRegression }
 
+// compareFlags are compare's flags.
+type compareFlags struct {
+	html             string
+	failOnRegression bool
+	alpha            float64
+}
+
+func (f *compareFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.html, "html", "", "also write the comparison as an HTML page to this file")
+	fl.BoolVar(&f.failOnRegression, "fail-on-regression", false, "exit with code 3 when B is significantly worse than A anywhere")
+	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level of the U test")
+}
+
 func newCompareCmd(stdio IO) *cobra.Command {
-	var htmlOut string
-	var failOnRegression bool
-	var alpha float64
+	var f compareFlags
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Compare two runs figure by figure, with significance (like benchstat)",
@@ -60,41 +72,42 @@ A and B are results directories or results.json files.`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			if alpha <= 0 || alpha >= 1 {
-				return usagef("--alpha %g: use a level between 0 and 1, e.g. 0.05", alpha)
-			}
-			a, err := results.Load(args[0])
-			if err != nil {
-				return fmt.Errorf("A: %w", err)
-			}
-			b, err := results.Load(args[1])
-			if err != nil {
-				return fmt.Errorf("B: %w", err)
-			}
-			warnCards(stdio, []*results.Run{a, b}, args)
-			c := report.CompareRuns(a, b, args[0], args[1], alpha)
-			if err := c.WriteText(stdio.Out); err != nil {
-				return err
-			}
-			if htmlOut != "" {
-				var buf bytes.Buffer
-				if err := c.WriteHTML(&buf); err != nil {
-					return err
-				}
-				if err := os.WriteFile(htmlOut, buf.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("writing the comparison page: %w", err)
-				}
-				fmt.Fprintln(stdio.Out, htmlOut)
-			}
-			if n := len(c.Regressions()); failOnRegression && n > 0 {
-				return RegressionError{N: n}
-			}
-			return nil
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return compare(stdio, args[0], args[1], f) },
 	}
-	cmd.Flags().StringVar(&htmlOut, "html", "", "also write the comparison as an HTML page to this file")
-	cmd.Flags().BoolVar(&failOnRegression, "fail-on-regression", false, "exit with code 3 when B is significantly worse than A anywhere")
-	cmd.Flags().Float64Var(&alpha, "alpha", 0.05, "significance level of the U test")
+	f.register(cmd.Flags())
 	return cmd
+}
+
+// compare prints the comparison of the runs at pathA and pathB, and writes its page with --html.
+func compare(stdio IO, pathA, pathB string, f compareFlags) error {
+	if f.alpha <= 0 || f.alpha >= 1 {
+		return usagef("--alpha %g: use a level between 0 and 1, e.g. 0.05", f.alpha)
+	}
+	a, err := results.Load(pathA)
+	if err != nil {
+		return fmt.Errorf("A: %w", err)
+	}
+	b, err := results.Load(pathB)
+	if err != nil {
+		return fmt.Errorf("B: %w", err)
+	}
+	warnCards(stdio, []*results.Run{a, b}, []string{pathA, pathB})
+	c := report.CompareRuns(a, b, pathA, pathB, f.alpha)
+	if err := c.WriteText(stdio.Out); err != nil {
+		return err
+	}
+	if f.html != "" {
+		var buf bytes.Buffer
+		if err := c.WriteHTML(&buf); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.html, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing the comparison page: %w", err)
+		}
+		fmt.Fprintln(stdio.Out, f.html)
+	}
+	if n := len(c.Regressions()); f.failOnRegression && n > 0 {
+		return RegressionError{N: n}
+	}
+	return nil
 }

@@ -62,11 +62,11 @@ func farmArgs(fl *pflag.FlagSet) []string {
 // runFarm runs the matrix on several boards at once and merges their results.
 func runFarm(ctx context.Context, cmd *cobra.Command, f runFlags, targets []string, stdio IO, ui *progressUI) error {
 	// The configuration is checked here, once, before any board is acquired.
-	cfg, err := resolveConfig(cmd, f)
+	opt, err := resolveRequest(cmd, f, "", ui.logf)
 	if err != nil {
 		return err
 	}
-	card, err := cardName(f.card)
+	card, err := cardName(opt.Config.Card)
 	if err != nil {
 		return err
 	}
@@ -83,8 +83,8 @@ func runFarm(ctx context.Context, cmd *cobra.Command, f runFlags, targets []stri
 		names[i] = m.Name
 	}
 	ui.logf("farm: %d boards side by side: %s", len(members), strings.Join(names, ", "))
-	out, err := runner.RunFarm(ctx, runner.FarmOptions{Members: members, Args: farmArgs(cmd.Flags()), OutDir: f.out, Root: cfg.ResultsDir,
-		Force: f.force, Log: ui.logf})
+	opt.Log = ui.logf
+	out, err := runner.RunFarm(ctx, runner.FarmOptions{Options: opt, Members: members, Args: farmArgs(cmd.Flags())})
 	ui.finish()
 	if out != nil && out.Run != nil {
 		fmt.Fprintf(stdio.Out, "\neach board's own results: %s/places/NAME\n", out.Dir)

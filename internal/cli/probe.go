@@ -117,7 +117,7 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 	})
 	fl.IntVar(&f.positions, "align-positions", 0, "boundaries read per alignment (default 64; more resolve smaller steps)")
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
-	f.board.register(fl)
+	f.board.register(fl, nil)
 	f.capacity.register(fl)
 	return cmd
 }
@@ -149,7 +149,7 @@ func remoteProbe(cmd *cobra.Command, stdio IO, arg string, f probeFlags) (*probe
 	if f.tries > 0 {
 		args = append(args, "--align-tries", strconv.Itoa(f.tries))
 	}
-	logf := func(format string, a ...any) { fmt.Fprintf(stdio.Err, format+"\n", a...) }
+	logf := stdio.logf
 	if f.quiet {
 		logf = func(string, ...any) {}
 	}
@@ -196,7 +196,7 @@ func runProbe(cmd *cobra.Command, stdio IO, dev string, f probeFlags) (*probe.Re
 		return nil, "", err
 	}
 	defer closeDev()
-	logf := func(format string, args ...any) { fmt.Fprintf(stdio.Err, format+"\n", args...) }
+	logf := stdio.logf
 	if f.quiet {
 		logf = nil
 	}

@@ -47,7 +47,7 @@ func runCapacity(cmd *cobra.Command, stdio IO, dev string, f probeFlags) error {
 		opt.MaxCache = v
 	}
 	if !f.quiet {
-		opt.Log = func(format string, args ...any) { fmt.Fprintf(stdio.Err, format+"\n", args...) }
+		opt.Log = stdio.logf
 	}
 	t, err := capacity.OpenTarget(cmd.Context(), dev)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
+	"github.com/fsbench/fsbench/internal/runner"
 )
 
 // resolve parses args as `fsbench run` would and returns the resolved configuration.
@@ -24,7 +25,9 @@ func resolve(t *testing.T, args ...string) (plan.Config, error) {
 	var cfg plan.Config
 	var rerr error
 	cmd := newRunCmdWith(IO{Out: io.Discard, Err: io.Discard}, func(_ context.Context, cmd *cobra.Command, f runFlags, _ IO) error {
-		cfg, rerr = resolveConfig(cmd, f)
+		var opt runner.Options
+		opt, rerr = resolveRequest(cmd, f, "", nil)
+		cfg = opt.Config
 		return nil
 	})
 	cmd.SetArgs(args)
@@ -173,40 +176,6 @@ func TestCardName(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("cardName(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
-	}
-}
-
-func TestVariantList(t *testing.T) {
-	known := []plan.Variant{{Name: "ext4/relatime"}, {Name: "ext4/noatime"}, {Name: "ext4/noatime,dirsync"}, {Name: "xfs"}}
-	tests := []struct {
-		in      string
-		want    []string
-		wantErr string
-	}{
-		{"xfs,ext4/noatime", []string{"xfs", "ext4/noatime"}, ""},
-		{"ext4/noatime,dirsync", []string{"ext4/noatime,dirsync"}, ""}, // exactly one known name
-		{`ext4/noatime\,dirsync,xfs`, []string{"ext4/noatime,dirsync", "xfs"}, ""},
-		{`"ext4/noatime,dirsync", xfs`, []string{"ext4/noatime,dirsync", "xfs"}, ""},
-		{"ext4/noatime,dirsync,xfs", nil, `no variant "dirsync"`},
-		{"ext5", nil, `no variant "ext5"`},
-		{`"xfs`, nil, "unterminated"},
-	}
-	for _, tc := range tests {
-		got, err := variantList(tc.in, known)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%s: err %v, want %q", tc.in, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("%s = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-	// A name the user cut at its comma gets told how to write it.
-	_, err := variantList("ext4/noatime,dirsync,xfs", known)
-	if err == nil || !strings.Contains(err.Error(), "escaped") {
-		t.Errorf("no hint about commas: %v", err)
 	}
 }
 

@@ -2,8 +2,10 @@ package measure
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,14 +144,17 @@ func TestSentinelChildIO(t *testing.T) {
 	tests := []struct {
 		name            string
 		childIO, devIO  uint64
+		procIO          uint64 // a running child's (the card server's) /proc/<pid>/io in the span
 		wantBusy        bool
 		wantOther       uint64
 		wantWhyContains string
 	}{
-		{"nothing of the children's", 0, 0, true, moved, "other disks 10.2 MB/s (vdb)"},
-		{"the children's own binaries and images", moved, 0, false, 0, ""},
-		{"the children wrote only to the device", moved, moved, true, moved, "other disks 10.2 MB/s"},
-		{"half of it the children's", moved / 2, 0, true, moved / 2, "other disks 5.1 MB/s"},
+		{"nothing of the children's", 0, 0, 0, true, moved, "other disks 10.2 MB/s (vdb)"},
+		{"the children's own binaries and images", moved, 0, 0, false, 0, ""},
+		{"the children wrote only to the device", moved, moved, 0, true, moved, "other disks 10.2 MB/s"},
+		{"half of it the children's", moved / 2, 0, 0, true, moved / 2, "other disks 5.1 MB/s"},
+		{"the card server's readahead on its data file", 0, 0, moved, false, 0, ""},
+		{"half waited for, half running", moved / 2, 0, moved / 2, false, 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,13 +165,33 @@ func TestSentinelChildIO(t *testing.T) {
 			a := s.read()
 			m.set(t, fakeState{total: 1400, procs: procs, disks: map[string]uint64{"vdb": 40000}})
 			b := s.read()
-			a.childIO, a.devIO = 0, 0
-			b.childIO, b.devIO = tc.childIO, tc.devIO
+			a.childIO, a.devIO, a.procIO = 0, 0, map[int]uint64{1001: 7}
+			b.childIO, b.devIO, b.procIO = tc.childIO, tc.devIO, map[int]uint64{1001: 7 + tc.procIO}
 			n := s.compare(a, b, wall)
 			if n.Busy != tc.wantBusy || n.OtherIOBytes != tc.wantOther || !strings.Contains(n.Why, tc.wantWhyContains) {
 				t.Errorf("busy %v (%q), other %d bytes; want %v (%q), %d", n.Busy, n.Why, n.OtherIOBytes, tc.wantBusy, tc.wantWhyContains, tc.wantOther)
 			}
 		})
+	}
+}
+
+// The sentinel reads the storage I/O of fsbench's own processes from /proc/<pid>/io, and of
+// no other process.
+func TestSentinelProcIO(t *testing.T) {
+	m := newFakeMachine(t)
+	s := &Sentinel{Proc: m.proc, Sys: m.sys, self: 1000}
+	// 1001 is fsbench's child (the card server), 1500 someone else's process.
+	m.set(t, fakeState{total: 1000, procs: map[int][3]uint64{1: {0, 500, 0}, 1000: {1, 10, 0}, 1001: {1000, 10, 0}, 1500: {1, 10, 0}}})
+	io := "rchar: 999\nwchar: 999\nsyscr: 1\nsyscw: 1\nread_bytes: %d\nwrite_bytes: %d\ncancelled_write_bytes: %d\n"
+	for pid, v := range map[int][3]uint64{1000: {4096, 8192, 4096}, 1001: {1 << 20, 0, 0}, 1500: {1 << 30, 0, 0}} {
+		if err := os.WriteFile(filepath.Join(m.proc, strconv.Itoa(pid), "io"), []byte(fmt.Sprintf(io, v[0], v[1], v[2])), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, own := s.scanProcs()
+	want := map[int]uint64{1000: 8192, 1001: 1 << 20}
+	if !maps.Equal(own, want) {
+		t.Errorf("own processes' I/O %v, want %v", own, want)
 	}
 }
 

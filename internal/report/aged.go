@@ -38,6 +38,9 @@ type AgedRow struct {
 	Test, Unit, Fresh, Aged string
 	Better                  catalog.Direction
 	Cmp                     stats.Comparison
+	// Busy is how many repetitions (fresh and aged) were left out because the machine was busy
+	// with other work while they were measured, as every verdict leaves them out.
+	Busy int
 }
 
 // Slowdown is how many times worse the aged figure is (2 = twice as slow or half the rate).
@@ -88,13 +91,15 @@ func Aged(r *results.Run, alpha float64) *AgedReport {
 		}
 		fresh, aged := map[string][]float64{}, map[string][]float64{}
 		for _, p := range pairs {
+			fv, fb := r.QuietValues(p[0], t)
+			av, ab := r.QuietValues(p[1], t)
 			row := AgedRow{Test: t, Unit: ct.Unit, Fresh: p[0], Aged: p[1], Better: ct.Better,
-				Cmp: stats.Compare(r.Values(p[0], t), r.Values(p[1], t), alpha)}
+				Cmp: stats.Compare(fv, av, alpha), Busy: fb + ab}
 			if row.Cmp.Old.N == 0 || row.Cmp.New.N == 0 {
 				continue
 			}
 			ar.Rows = append(ar.Rows, row)
-			fresh[p[0]], aged[p[0]] = r.Values(p[0], t), r.Values(p[1], t)
+			fresh[p[0]], aged[p[0]] = fv, av
 		}
 		if len(fresh) > 1 {
 			ar.Verdicts = append(ar.Verdicts, rankVerdict(ct, fresh, aged, alpha, ar.Spec))
@@ -234,7 +239,11 @@ func (ar *AgedReport) tables() agedTables {
 				d = fmt.Sprintf("%.2fx better", 1/x.Slowdown())
 			}
 		}
-		t.Tests = append(t.Tests, []string{x.Test, x.Fresh, format(x.Cmp.Old.Median) + " " + x.Unit, format(x.Cmp.New.Median) + " " + x.Unit, d, x.Cmp.PN()})
+		pn := x.Cmp.PN()
+		if x.Busy > 0 {
+			pn += fmt.Sprintf(" (%d busy left out)", x.Busy)
+		}
+		t.Tests = append(t.Tests, []string{x.Test, x.Fresh, format(x.Cmp.Old.Median) + " " + x.Unit, format(x.Cmp.New.Median) + " " + x.Unit, d, pn})
 	}
 	return t
 }

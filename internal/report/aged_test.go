@@ -81,6 +81,37 @@ func TestAgedVerdicts(t *testing.T) {
 // TestVerdictsKeepAgedTwinsApart: a fresh variant and its aged twin are two states of one
 // filesystem, so no verdict ranks one against the other: the fresh variants are judged among
 // themselves, the aged ones among themselves under "(aged)" priorities.
+// A repetition the machine was busy in is left out of fresh against aged, as every verdict
+// leaves it out: here the busy ones would turn ext4's aged read from 3.1x slower into faster
+// than fresh, and the read ranking with it.
+func TestAgedLeavesBusyOut(t *testing.T) {
+	r := agedRun()
+	for i, m := range r.Measurements {
+		if m.Variant == "ext4@aged80" && m.Test == "read" && m.Rep <= 2 {
+			r.Measurements[i].Value = results.Float(0.1)
+			r.Measurements[i].Noise = &results.Noise{Busy: true, Why: "other processes 90 % of a CPU"}
+		}
+	}
+	ar := Aged(r, 0)
+	var row *AgedRow
+	for i := range ar.Rows {
+		if ar.Rows[i].Test == "read" && ar.Rows[i].Fresh == "ext4" {
+			row = &ar.Rows[i]
+		}
+	}
+	if row == nil || row.Busy != 2 || row.Cmp.New.N != 3 || row.Slowdown() < 3 {
+		t.Fatalf("ext4 read fresh against aged: %+v; want 2 busy left out, 3 aged repetitions, about 3.1x slower", row)
+	}
+	if v := ar.Verdicts[0]; !strings.Contains(v, "the ranking changed") {
+		t.Errorf("read verdict %q: the busy repetitions changed it", v)
+	}
+	var b bytes.Buffer
+	WriteAged(&b, r)
+	if !strings.Contains(b.String(), "(2 busy left out)") {
+		t.Errorf("the table does not say what it left out:\n%s", b.String())
+	}
+}
+
 func TestVerdictsKeepAgedTwinsApart(t *testing.T) {
 	vs := Verdicts(agedRun(), 0)
 	var fresh, aged int

@@ -681,6 +681,22 @@ func (r *Run) Values(variant, test string) []float64 {
 	return vs
 }
 
+// QuietValues is Values without the repetitions the noise sentinel saw the machine busy in
+// (Disturbed), and how many it left out: what a verdict compares.
+func (r *Run) QuietValues(variant, test string) (vs []float64, busy int) {
+	for _, m := range r.Measurements {
+		if m.Variant != variant || m.Test != test || m.Warmup || m.Status != OK || m.Value == nil {
+			continue
+		}
+		if m.Disturbed() {
+			busy++
+			continue
+		}
+		vs = append(vs, *m.Value)
+	}
+	return vs, busy
+}
+
 // Summarize computes the cell summaries, in the order cells first appear.
 func (r *Run) Summarize() []CellSummary {
 	type key struct{ variant, test string }

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/capacity"
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/targets"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 )
 
@@ -58,9 +59,8 @@ func TestSimulatedCardHealthDelta(t *testing.T) {
 	cfg.Size = 64 << 20
 	cfg.Repetitions = 2
 	cfg.Variants = []plan.Variant{{Name: "ext4", FS: "ext4", MkfsArgs: []string{"-E", "lazy_itable_init=0,lazy_journal_init=0"}}}
-	cfg.Tests = []string{suite.Mkfs, suite.Write, suite.Remove}
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
-		Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-cheap-old"}, TimeScale: 0.001, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
+	cfg.Tests = []string{catalog.Mkfs, catalog.Write, catalog.Remove}
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(t.TempDir(), "res"), Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-cheap-old"}, TimeScale: 0.001}, Self: []string{fsbenchBinary(t)}, Log: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestDeviceCapacityCheck(t *testing.T) {
 	bin := fsbenchBinary(t)
 	cfg := smallConfig()
 	cfg.Variants = cfg.Variants[:1]
-	cfg.Tests = []string{suite.Mkfs}
+	cfg.Tests = []string{catalog.Mkfs}
 	serve := func(profile string, size uint64) (string, string) {
 		dir := t.TempDir()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -103,8 +103,7 @@ func TestDeviceCapacityCheck(t *testing.T) {
 		return l.Path, backing
 	}
 	run := func(dev string, noCheck bool) (*results.Run, error) {
-		out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
-			Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: dev}, Destroy: dev, NoCapacityCheck: noCheck, Log: t.Logf})
+		out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(t.TempDir(), "res"), Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: dev}, Destroy: dev, NoCapacityCheck: noCheck}, Log: t.Logf}})
 		if out == nil {
 			t.Fatalf("no outcome: %v", err)
 		}

@@ -404,7 +404,7 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 		return nil, nil, fmt.Errorf("a partition start needs a block device (this target has none)")
 	}
 	size := e.partitionSize()
-	loop, err := session.AttachLoop(e.prep.Underlying, session.LoopOptions{DirectIO: e.opt.DirectIO, Offset: start, SizeLimit: size,
+	loop, err := session.AttachLoop(e.prep.Underlying, session.LoopOptions{DirectIO: !e.opt.NoDirectIO, Offset: start, SizeLimit: size,
 		Device: e.caps.Has(targets.UserDevice)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the partition at %s: %w", bytesize.Format(start), err)
@@ -527,7 +527,7 @@ func unstableTests(run *results.Run, variant string, target float64) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, m := range run.Measurements {
-		if m.Variant != variant || m.Unit == "" || m.Test == suite.ModuleLoad || seen[m.Test] {
+		if m.Variant != variant || m.Unit == "" || m.Test == catalog.ModuleLoad || seen[m.Test] {
 			continue
 		}
 		if t, ok := catalog.Lookup(m.Test); !ok || !t.Quantity.MachineBound() {

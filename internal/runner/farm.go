@@ -31,17 +31,14 @@ type FarmMember struct {
 
 // FarmOptions describe a farm run: the same matrix on several boards at once.
 type FarmOptions struct {
+	// Options are the run's own: the merged results directory (Out, else a timestamped one
+	// under Config.ResultsDir; each member's own results go to Out/places/NAME), Force, the
+	// ledger, the log (each member's lines prefixed with its name) and Self, the argv prefix
+	// that runs fsbench (default: this executable).
+	Options
 	Members []FarmMember
-	// Self is the argv prefix that runs fsbench (default: this executable), and Args the
-	// arguments of `fsbench run` every board's run gets besides its --target and -o.
-	Self, Args []string
-	// OutDir is the merged results directory (empty: <Root>/<timestamp>); each member's own
-	// results go to OutDir/places/NAME.
-	OutDir, Root string
-	Force        bool
-	LedgerDir    string
-	// Log receives progress lines, each member's prefixed with its name.
-	Log func(format string, args ...any)
+	// Args are the arguments of `fsbench run` every board's run gets besides its --target and -o.
+	Args []string
 }
 
 // FarmError lists the members of a farm whose runs failed; the others' results are merged.
@@ -65,10 +62,10 @@ func runsElsewhere(spec plan.TargetSpec) bool {
 // The children stop in order (and release their places) when ctx is cancelled, and, through
 // the kernel's parent-death signal, when this process is killed.
 func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
-	logf := opt.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
+	if opt.Log == nil {
+		opt.Log = func(string, ...any) {}
 	}
+	logf := opt.Log
 	if os.Geteuid() != 0 {
 		return nil, errors.New("fsbench run needs root: it makes loop devices, mounts filesystems and drops caches; run it with sudo")
 	}
@@ -83,20 +80,12 @@ func RunFarm(ctx context.Context, opt FarmOptions) (out *Outcome, err error) {
 		}
 		self = []string{exe}
 	}
-	ledgerDir := opt.LedgerDir
-	if ledgerDir == "" {
-		ledgerDir = session.DefaultLedgerDir
-	}
-	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: opt.Root, Force: opt.Force, LedgerDir: ledgerDir, Log: logf})
+	ses, err := openSession(opt.Options, opt.ledgerDir())
 	if err != nil {
 		return nil, err
 	}
 	out = &Outcome{Dir: ses.Dir}
-	defer func() {
-		if cerr := ses.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer closeSession(ses, &err)
 	places := filepath.Join(ses.Dir, "places")
 	if err := os.MkdirAll(places, 0o755); err != nil {
 		return out, fmt.Errorf("making %s: %w", places, err)

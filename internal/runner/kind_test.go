@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/targets"
 	_ "github.com/fsbench/fsbench/internal/targets/all"
 )
@@ -77,14 +77,13 @@ func TestFakeKindRunsThroughTheEngine(t *testing.T) {
 	needRoot(t)
 	cfg := smallConfig()
 	cfg.Variants = []plan.Variant{{Name: "ext4", FS: "ext4"}}
-	cfg.Tests = []string{suite.Mkfs, suite.Mount}
+	cfg.Tests = []string{catalog.Mkfs, catalog.Mount}
 	spec, err := plan.ParseTarget(string(fakeLocal))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: cfg, Target: spec, OutDir: filepath.Join(dir, "res"),
-		DirectIO: true, Version: "test", Log: t.Logf})
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Target: spec, Out: filepath.Join(dir, "res")}, Log: t.Logf}, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +120,7 @@ func TestKindWithoutItsCapabilityIsRefused(t *testing.T) {
 	needRoot(t)
 	for _, kind := range []plan.TargetKind{fakeLiar, fakeNoCaps} {
 		dir := t.TempDir()
-		out, err := Run(context.Background(), Options{Config: smallConfig(), Target: plan.TargetSpec{Kind: kind}, OutDir: filepath.Join(dir, "res"), DirectIO: true})
+		out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: smallConfig(), Target: plan.TargetSpec{Kind: kind}, Out: filepath.Join(dir, "res")}}})
 		if err == nil || out != nil || !strings.Contains(err.Error(), "capabilities") {
 			t.Errorf("%s: Run = %v, %v; want a refusal and no results directory", kind, out, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/targets"
 )
 
 // powerCutRun runs the powercut suite on a simulated card and returns its powercut figures by
@@ -31,8 +32,7 @@ func powerCutRun(t *testing.T, profile string, size uint64, cuts, ops int, scale
 	cfg.Params.PowerCut.Ops = ops
 	dir := t.TempDir()
 	start := time.Now()
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true, LedgerDir: filepath.Join(dir, "ledger"),
-		Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: profile}, TimeScale: scale, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res"), Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: profile}, TimeScale: scale}, Self: []string{fsbenchBinary(t)}, Log: t.Logf}, LedgerDir: filepath.Join(dir, "ledger")})
 	if err != nil {
 		t.Fatal(err)
 	}

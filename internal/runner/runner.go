@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -30,51 +29,16 @@ import (
 
 // Options are the inputs of a run beyond the configuration.
 type Options struct {
-	Config plan.Config
-	// Target is where the filesystems are made (the default: an image file).
-	Target plan.TargetSpec
-	// OutDir is the results directory; empty = <Config.ResultsDir>/<timestamp>.
-	OutDir string
-	// Force reuses a results directory an earlier run made (nothing in it is deleted).
-	Force bool
-	// WorkRoot is where the work directory is made; empty: inside the results directory.
-	WorkRoot string
-	// Destroy must name a device target's device again, as a deliberate second confirmation.
-	Destroy string
-	// Image is the image file to create; empty = one in the work directory, deleted at the end.
-	Image string
-	// KeepImage leaves the image file in place after the run.
-	KeepImage bool
-	// TimeScale multiplies the simulated card's modelled waits (0 or 1 = real time).
-	TimeScale float64
-	// Kernel is the guest kernel of --target vm.
-	Kernel string
-	// SSHOptions, RemoteBinary and RemoteDir are for boards (--target ssh://...): see
-	// targets.Options.
-	SSHOptions              []string
-	RemoteBinary, RemoteDir string
-	LinkTimeout             time.Duration
-	// LabgridCoordinator and PowerCycle are for labgrid places (--target labgrid:PLACE): see
-	// targets.Options.
-	LabgridCoordinator string
-	PowerCycle         bool
-	// Self is the argv prefix that runs fsbench's own command line, used to start the card
-	// server as a child; empty = this executable (tests pass a built fsbench binary).
-	Self []string
-	// DirectIO asks for a loop device with direct I/O (the default): reads and writes then reach
-	// the image file instead of being answered by the host's page cache a second time.
-	DirectIO bool
-	Version  string
+	// Options are the run's request (configuration, target, results directory and every
+	// setting a target can take) and the host's log and console: see targets.Options and
+	// plan.Request, the one options type from run's flags to here.
+	targets.Options
+	// Version is fsbench's own, for results.json.
+	Version string
 	// LedgerDir is where the cleanup ledger goes; empty = session.DefaultLedgerDir.
 	LedgerDir string
-	// NoCapacityCheck skips the check that a real device holds what it announces (card.go);
-	// results.json records that it was skipped.
-	NoCapacityCheck bool
-	// Log receives progress lines; Progress receives the state before each test; Console a
-	// guest's console. Any may be nil.
-	Log      func(format string, args ...any)
+	// Progress receives the state before each test; may be nil.
 	Progress func(Progress)
-	Console  io.Writer
 }
 
 // Progress is where a run stands.
@@ -115,10 +79,7 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ledgerDir := opt.LedgerDir
-	if ledgerDir == "" {
-		ledgerDir = session.DefaultLedgerDir
-	}
+	ledgerDir := opt.ledgerDir()
 	if err := cleanStale(ledgerDir, opt.Log); err != nil {
 		return nil, err
 	}
@@ -136,13 +97,32 @@ func Run(ctx context.Context, opt Options) (out *Outcome, err error) {
 	return runLocal(ctx, opt, local, ledgerDir)
 }
 
+// ledgerDir is where the run's cleanup ledger goes.
+func (o Options) ledgerDir() string {
+	if o.LedgerDir == "" {
+		return session.DefaultLedgerDir
+	}
+	return o.LedgerDir
+}
+
+// openSession makes the run's results directory (opt.Out, else a timestamped one under the
+// configuration's results directory) and opens its ledger.
+func openSession(opt Options, ledgerDir string) (*session.Session, error) {
+	return session.OpenSession(session.SessionOptions{Dir: opt.Out, Root: opt.Config.ResultsDir, Force: opt.Force,
+		LedgerDir: ledgerDir, WorkRoot: opt.Work, Log: opt.Log})
+}
+
+// closeSession closes ses when a run returns, its error becoming the run's if there was none.
+func closeSession(ses *session.Session, err *error) {
+	if cerr := ses.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}
+
 // newTarget makes the run's target and refuses, before anything is made, what it cannot do.
 func newTarget(opt Options) (targets.Target, error) {
 	cfg := opt.Config
-	t, err := targets.New(opt.Target, targets.Options{Destroy: opt.Destroy, Image: opt.Image, KeepImage: opt.KeepImage,
-		DirectIO: opt.DirectIO, TimeScale: opt.TimeScale, Self: opt.Self, NANDNoDelays: cfg.NANDNoDelays, Kernel: opt.Kernel,
-		Log: opt.Log, Console: opt.Console, SSHOptions: opt.SSHOptions, RemoteBinary: opt.RemoteBinary, RemoteDir: opt.RemoteDir,
-		LabgridCoordinator: opt.LabgridCoordinator, PowerCycle: opt.PowerCycle, LinkTimeout: opt.LinkTimeout})
+	t, err := targets.New(opt.Target, opt.Options)
 	if err != nil {
 		return nil, &plan.InputError{Err: err}
 	}
@@ -190,8 +170,7 @@ func runLocal(ctx context.Context, opt Options, t targets.Local, ledgerDir strin
 			return nil, err
 		}
 	}
-	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: cfg.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir,
-		WorkRoot: opt.WorkRoot, Log: logf})
+	ses, err := openSession(opt, ledgerDir)
 	if err != nil {
 		return nil, err
 	}
@@ -200,9 +179,7 @@ func runLocal(ctx context.Context, opt Options, t targets.Local, ledgerDir strin
 	out.Run = run
 	measured := false
 	defer func() {
-		if cerr := ses.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
+		closeSession(ses, &err)
 		var ie *plan.InputError
 		if !measured && errors.As(err, &ie) {
 			// Refused before anything was measured: leave nothing behind.
@@ -401,23 +378,21 @@ func checkScheduler(name string) error {
 
 // runRemote hands the run to another fsbench (a guest, a board) and keeps its results.
 func runRemote(ctx context.Context, opt Options, t targets.Remote, ledgerDir string) (out *Outcome, err error) {
-	ses, err := session.OpenSession(session.SessionOptions{Dir: opt.OutDir, Root: opt.Config.ResultsDir, Force: opt.Force, LedgerDir: ledgerDir, Log: opt.Log})
+	ses, err := openSession(opt, ledgerDir)
 	if err != nil {
 		return nil, err
 	}
 	out = &Outcome{Dir: ses.Dir}
 	defer func() {
-		if cerr := ses.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
+		closeSession(ses, &err)
 		var ie *plan.InputError
 		if out.Run == nil && errors.As(err, &ie) {
 			ses.Discard() // refused before anything ran there: leave nothing behind
 			out = nil
 		}
 	}()
-	req := plan.Request{Config: opt.Config, Target: opt.Target, Destroy: opt.Destroy, Out: ses.Dir, TimeScale: opt.TimeScale,
-		NoCapacityCheck: opt.NoCapacityCheck}
+	req := opt.Request
+	req.Out = ses.Dir
 	r, err := t.Run(ctx, ses, req)
 	out.Run = r
 	out.Saved = r != nil

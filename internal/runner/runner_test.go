@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/targets"
 	"github.com/fsbench/fsbench/internal/targets/device"
 	"github.com/fsbench/fsbench/internal/trace"
 )
@@ -50,7 +52,7 @@ func smallConfig() plan.Config {
 func runAndLoad(t *testing.T, cfg plan.Config) *results.Run {
 	t.Helper()
 	dir := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true, Version: "test", Log: t.Logf})
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res")}, Log: t.Logf}, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func checkCell(t *testing.T, r *results.Run, v results.Variant, test string) {
 			t.Errorf("%s %s on a read-only fs: status %s, want n/a", v.Name, test, m.Status)
 		}
 		return
-	case test == suite.ModuleLoad:
+	case test == catalog.ModuleLoad:
 		if m.Status != results.NA && m.Status != results.OK {
 			t.Errorf("%s module_load: %+v", v.Name, m)
 		}
@@ -139,30 +141,30 @@ func checkCell(t *testing.T, r *results.Run, v results.Variant, test string) {
 	val := *m.Value
 	ds := r.Dataset
 	switch test {
-	case suite.Mkfs, suite.Mount, suite.Write, suite.Read, suite.ReadRemoveWrite, suite.Remove, suite.VideoWrite, suite.VideoRead:
+	case catalog.Mkfs, catalog.Mount, catalog.Write, catalog.Read, catalog.ReadRemoveWrite, catalog.Remove, catalog.VideoWrite, catalog.VideoRead:
 		if val <= 0 || m.WallSeconds <= 0 || m.Device == nil {
 			t.Errorf("%s %s: time %v, device %v", v.Name, test, val, m.Device)
 		}
 	}
 	switch test {
-	case suite.MountMem:
+	case catalog.MountMem:
 		// The median of three cold mounts, never a negative size.
 		if val < 0 || len(m.Extra) < 5 || m.Extra["min_bytes"] > m.Extra["max_bytes"] {
 			t.Errorf("%s mount_mem %v, extra %v", v.Name, val, m.Extra)
 		}
-	case suite.Write:
+	case catalog.Write:
 		// Everything copied must have reached the device (syncfs is inside the timed part),
 		// and no default variant compresses.
 		if want := uint64(ds.Copies) * ds.Bytes; m.Device.WriteBytes < want {
 			t.Errorf("%s write: device wrote %d bytes < %d copied", v.Name, m.Device.WriteBytes, want)
 		}
-	case suite.ReadRemoveWrite:
+	case catalog.ReadRemoveWrite:
 		// The copies must really be written: a reflink (copy_file_range on xfs/btrfs) would
 		// share blocks instead.
 		if want := uint64(ds.Copies) * ds.Bytes; m.Device.WriteBytes < want {
 			t.Errorf("%s read_remove_write: device wrote %d bytes < %d copied", v.Name, m.Device.WriteBytes, want)
 		}
-	case suite.Read:
+	case catalog.Read:
 		// Cold reads must reach the device. Compressed images read less than the logical size.
 		want := uint64(ds.Copies) * ds.Bytes
 		if v.ReadOnly {
@@ -174,18 +176,18 @@ func checkCell(t *testing.T, r *results.Run, v results.Variant, test string) {
 		if m.LogicalBytes < ds.Bytes {
 			t.Errorf("%s read: read %d logical bytes < dataset %d", v.Name, m.LogicalBytes, ds.Bytes)
 		}
-	case suite.VideoRead:
+	case catalog.VideoRead:
 		if want := uint64(ds.VideoCopies) * ds.VideoBytes; m.Device.ReadBytes < want || m.LogicalBytes != want {
 			t.Errorf("%s video_read: device read %d, logical %d, want %d", v.Name, m.Device.ReadBytes, m.LogicalBytes, want)
 		}
-	case suite.UsedSpace:
+	case catalog.UsedSpace:
 		if !v.ReadOnly && uint64(val) < uint64(ds.Copies)*ds.Bytes {
 			t.Errorf("%s used_space %v < %d bytes stored", v.Name, val, uint64(ds.Copies)*ds.Bytes)
 		}
 		if v.ReadOnly && (val <= 0 || val > float64(ds.Bytes)) {
 			t.Errorf("%s used_space %v not in (0, %d] for a compressed image", v.Name, val, ds.Bytes)
 		}
-	case suite.Mkfs:
+	case catalog.Mkfs:
 		if v.ReadOnly && m.Extra["image_bytes"] <= 0 {
 			t.Errorf("%s mkfs: no image size", v.Name)
 		}
@@ -200,12 +202,11 @@ func TestRunInterrupted(t *testing.T) {
 	cfg.Repetitions = 2
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opt := Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true, Log: t.Logf,
-		Progress: func(p Progress) {
-			if p.Rep == 2 && p.Test == suite.Read { // in the middle of the second repetition
-				cancel()
-			}
-		}}
+	opt := Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res")}, Log: t.Logf}, Progress: func(p Progress) {
+		if p.Rep == 2 && p.Test == catalog.Read { // in the middle of the second repetition
+			cancel()
+		}
+	}}
 	out, err := Run(ctx, opt)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
@@ -218,7 +219,7 @@ func TestRunInterrupted(t *testing.T) {
 	if r.Status != results.RunInterrupted {
 		t.Errorf("status = %s, want interrupted", r.Status)
 	}
-	if got := len(r.Cell("ext4", suite.Read)); got != 1 {
+	if got := len(r.Cell("ext4", catalog.Read)); got != 1 {
 		t.Errorf("read cell has %d measurements, want the one completed before the interrupt", got)
 	}
 }
@@ -232,7 +233,7 @@ func TestRunRefusesExistingImage(t *testing.T) {
 	}
 	cfg := smallConfig()
 	cfg.Variants = cfg.Variants[:1]
-	_, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), Image: img, DirectIO: true})
+	_, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res"), Image: img}}})
 	if err == nil {
 		t.Fatal("Run overwrote an existing file")
 	}
@@ -286,11 +287,11 @@ func TestTimeoutIsRecordedAndRunGoesOn(t *testing.T) {
 		t.Errorf("status %s, want complete", r.Status)
 	}
 	for _, v := range []string{"ext4", "xfs"} {
-		mk := r.Cell(v, suite.Mkfs)
+		mk := r.Cell(v, catalog.Mkfs)
 		if len(mk) != 1 || mk[0].Status != results.Failed || !strings.Contains(mk[0].Error, "timed out") || !strings.Contains(mk[0].Error, "--timeout") {
 			t.Errorf("%s mkfs: %+v, want failed with a timeout message", v, mk)
 		}
-		if rd := r.Cell(v, suite.Read); len(rd) != 1 || rd[0].Status != results.NotRun {
+		if rd := r.Cell(v, catalog.Read); len(rd) != 1 || rd[0].Status != results.NotRun {
 			t.Errorf("%s read: %+v, want not run", v, rd)
 		}
 	}
@@ -312,16 +313,16 @@ func TestUserDataset(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Variants = cfg.Variants[:1]
 	cfg.Dataset = tree
-	cfg.Tests = []string{suite.Write, suite.Read}
+	cfg.Tests = []string{catalog.Write, catalog.Read}
 	r := runAndLoad(t, cfg)
 	ds := r.Dataset
 	if ds.Kind != "directory" || ds.Path != tree || ds.Files != 3 || ds.Symlinks != 1 || ds.Bytes != 8000*6 {
 		t.Errorf("dataset = %+v", ds)
 	}
-	if got := len(r.Cell("ext4", suite.Mkfs)); got != 0 {
+	if got := len(r.Cell("ext4", catalog.Mkfs)); got != 0 {
 		t.Errorf("mkfs recorded although only write and read were selected")
 	}
-	rd := r.Cell("ext4", suite.Read)
+	rd := r.Cell("ext4", catalog.Read)
 	if len(rd) != 1 || rd[0].Status != results.OK || rd[0].LogicalBytes != 5*8000*6 {
 		t.Errorf("read = %+v, want 5 copies of the user's %d bytes", rd, 8000*6)
 	}
@@ -342,10 +343,9 @@ func TestRunOnSimulatedCard(t *testing.T) {
 		{Name: "ext4", FS: "ext4", MkfsArgs: []string{"-E", "lazy_itable_init=0,lazy_journal_init=0"}},
 		cfg.Variants[9], // squashfs-lzo
 	}
-	cfg.Tests = []string{suite.Mkfs, suite.Write, suite.Read, suite.Remove}
+	cfg.Tests = []string{catalog.Mkfs, catalog.Write, catalog.Read, catalog.Remove}
 	dir := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true,
-		Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-typical"}, TimeScale: 0.01, Self: []string{fsbenchBinary(t)}, Log: t.Logf})
+	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res"), Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: "sd-typical"}, TimeScale: 0.01}, Self: []string{fsbenchBinary(t)}, Log: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	// How many erases a run this small costs depends on the profile's open AUs and log
 	// (TestSimulatedCardHealthDelta makes sure of some); here the count must only agree.
 	checkHealthDelta(t, r, false)
-	w := r.Cell("ext4", suite.Write)
+	w := r.Cell("ext4", catalog.Write)
 	if len(w) != 1 || w[0].Status != results.OK || w[0].Flash == nil {
 		t.Fatalf("ext4 write = %+v", w)
 	}
@@ -391,7 +391,7 @@ func TestRunOnSimulatedCard(t *testing.T) {
 	if f.FlashBytesWritten < f.HostBytesWritten || f.WriteAmplification < 1 {
 		t.Errorf("flash wrote %d < host %d (WA %v)", f.FlashBytesWritten, f.HostBytesWritten, f.WriteAmplification)
 	}
-	rd := r.Cell("ext4", suite.Read)
+	rd := r.Cell("ext4", catalog.Read)
 	if len(rd) != 1 || rd[0].Flash == nil || rd[0].Flash.HostBytesRead < r.Dataset.Bytes {
 		t.Errorf("ext4 read did not reach the card: %+v", rd)
 	}
@@ -442,10 +442,10 @@ func TestUntilStable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := smallConfig()
 			cfg.Variants = cfg.Variants[:1]
-			cfg.Tests = []string{suite.Mkfs, suite.Mount}
+			cfg.Tests = []string{catalog.Mkfs, catalog.Mount}
 			dir := t.TempDir()
 			cfg.UntilStable, cfg.MaxRepetitions = tc.target, 7
-			out, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(dir, "res"), DirectIO: true})
+			out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res")}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -468,7 +468,7 @@ func TestUntilStable(t *testing.T) {
 			if v.Repetitions != want || (len(v.Unstable) > 0) != tc.wantUnstable {
 				t.Errorf("repetitions %d unstable %v, want %d and unstable=%v", v.Repetitions, v.Unstable, tc.wantReps, tc.wantUnstable)
 			}
-			if n := len(r.Values("ext4", suite.Mkfs)); n != want {
+			if n := len(r.Values("ext4", catalog.Mkfs)); n != want {
 				t.Errorf("%d mkfs samples, want %d", n, want)
 			}
 			if r.Methods["until_stable"] == "" {
@@ -493,7 +493,7 @@ func TestJournalAndAtimeWrites(t *testing.T) {
 		{Name: "ext4-strictatime", FS: "ext4", MkfsArgs: noLazy, MountOptions: "strictatime"},
 		{Name: "ext4-noatime", FS: "ext4", MkfsArgs: noLazy, MountOptions: "noatime"},
 	}
-	cfg.Tests = []string{suite.Write, suite.Read}
+	cfg.Tests = []string{catalog.Write, catalog.Read}
 	r := runAndLoad(t, cfg)
 	dev := func(variant, test string) uint64 {
 		c := r.Cell(variant, test)
@@ -502,17 +502,17 @@ func TestJournalAndAtimeWrites(t *testing.T) {
 		}
 		return c[0].Device.WriteBytes
 	}
-	if j, nj := dev("ext4", suite.Write), dev("ext4-nojournal", suite.Write); j <= nj {
+	if j, nj := dev("ext4", catalog.Write), dev("ext4-nojournal", catalog.Write); j <= nj {
 		t.Errorf("write: ext4 wrote %d bytes at the device, without journal %d: the journal's writes are missing", j, nj)
 	}
-	t.Logf("write test, bytes at the device: ext4 %d, ext4 without journal %d", dev("ext4", suite.Write), dev("ext4-nojournal", suite.Write))
-	strict, noatime := dev("ext4-strictatime", suite.Read), dev("ext4-noatime", suite.Read)
+	t.Logf("write test, bytes at the device: ext4 %d, ext4 without journal %d", dev("ext4", catalog.Write), dev("ext4-nojournal", catalog.Write))
+	strict, noatime := dev("ext4-strictatime", catalog.Read), dev("ext4-noatime", catalog.Read)
 	t.Logf("read test, bytes written at the device: strictatime %d, noatime %d", strict, noatime)
 	if strict == 0 || strict <= noatime {
 		t.Errorf("read: strictatime wrote %d bytes, noatime %d: atime updates should write", strict, noatime)
 	}
 	if trace.Available() == nil {
-		c := r.Cell("ext4", suite.Write)[0]
+		c := r.Cell("ext4", catalog.Write)[0]
 		if c.Trace == nil || c.Trace.Summary.Write.Bytes == 0 || len(c.Trace.Replay) < 4 {
 			t.Fatalf("ext4 write has no usable trace: %+v", c.Trace)
 		}
@@ -534,7 +534,7 @@ func TestNewSuites(t *testing.T) {
 	cfg.Variants = cfg.Variants[:1]
 	cfg.Suite = plan.Suites{"bonnie", "smallfiles", "randio"}
 	r := runAndLoad(t, cfg)
-	for _, n := range []string{suite.Mkfs, "bonnie_write", "bonnie_seq_create", "smallfiles_fsync", "smallfiles_dirsync", "randio_rand_read", "randio_rand_write"} {
+	for _, n := range []string{catalog.Mkfs, "bonnie_write", "bonnie_seq_create", "smallfiles_fsync", "smallfiles_dirsync", "randio_rand_read", "randio_rand_write"} {
 		c := r.Cell("ext4", n)
 		if len(c) != 1 || (c[0].Status != results.OK && c[0].Status != results.NA) {
 			t.Errorf("%s: %+v", n, c)
@@ -562,10 +562,9 @@ func TestDeviceTarget(t *testing.T) {
 	t.Cleanup(func() { loop.Detach() })
 	cfg := smallConfig()
 	cfg.Variants = cfg.Variants[:1]
-	cfg.Tests = []string{suite.Mkfs, suite.Write}
+	cfg.Tests = []string{catalog.Mkfs, catalog.Write}
 	run := func(destroy string) (*Outcome, error) {
-		return Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true,
-			Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: loop.Path}, Destroy: destroy})
+		return Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(t.TempDir(), "res"), Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: loop.Path}, Destroy: destroy}}})
 	}
 	var refused *device.RefusedError
 	if _, err := run(""); !errors.As(err, &refused) {
@@ -585,7 +584,7 @@ func TestDeviceTarget(t *testing.T) {
 	if r.Target.Kind != results.KindDevice || r.Target.CardProfile != plan.DefaultCardProfile || r.Target.Device != loop.Path || r.Device == nil || r.Device.Name != loop.Name || r.Target.SizeBytes != 320<<20 {
 		t.Errorf("target %+v, device %+v", r.Target, r.Device)
 	}
-	if w := r.Cell("ext4", suite.Write); len(w) != 1 || w[0].Status != results.OK || w[0].Device.WriteBytes == 0 {
+	if w := r.Cell("ext4", catalog.Write); len(w) != 1 || w[0].Status != results.OK || w[0].Device.WriteBytes == 0 {
 		t.Errorf("write on the device: %+v", w)
 	}
 	// The device is still attached (fsbench does not detach what it did not create) and unmounted.
@@ -603,14 +602,14 @@ func TestScheduler(t *testing.T) {
 	needRoot(t)
 	cfg := smallConfig()
 	cfg.Variants = cfg.Variants[:1]
-	cfg.Tests = []string{suite.Mkfs}
+	cfg.Tests = []string{catalog.Mkfs}
 	cfg.Scheduler = "none"
 	r := runAndLoad(t, cfg)
 	if r.Target.Scheduler != "none" {
 		t.Errorf("target %+v, want scheduler none", r.Target)
 	}
 	cfg.Scheduler = "cfq" // removed from Linux in 5.0
-	_, err := Run(context.Background(), Options{Config: cfg, OutDir: filepath.Join(t.TempDir(), "res"), DirectIO: true})
+	_, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(t.TempDir(), "res")}}})
 	if err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Errorf("cfq: %v, want not available", err)
 	}
@@ -623,7 +622,7 @@ func TestNoiseSentinel(t *testing.T) {
 	needRoot(t)
 	cfg := smallConfig()
 	cfg.Variants = cfg.Variants[:1]
-	cfg.Tests = []string{suite.Write, suite.Read}
+	cfg.Tests = []string{catalog.Write, catalog.Read}
 	// A busy loop that is not fsbench's descendant: the shell that starts it exits at once, so
 	// the loop is adopted by init, as another user's program would be. Being no child of the
 	// test, it would outlive a test binary that is killed (no deferred kill, no Pdeathsig:
@@ -676,7 +675,7 @@ func TestOrder(t *testing.T) {
 		t.Run(tc.order, func(t *testing.T) {
 			cfg := smallConfig()
 			cfg.Variants = []plan.Variant{cfg.Variants[0], cfg.Variants[2]} // ext4, ext2
-			cfg.Repetitions, cfg.Tests, cfg.Order = 2, []string{suite.Mkfs}, tc.order
+			cfg.Repetitions, cfg.Tests, cfg.Order = 2, []string{catalog.Mkfs}, tc.order
 			r := runAndLoad(t, cfg)
 			if len(r.Order) != 4 || !tc.want(r.Order) {
 				t.Errorf("order %v", r.Order)
@@ -700,7 +699,7 @@ func TestPartitionStart(t *testing.T) {
 		{Name: "ext4-63s", FS: "ext4", MkfsArgs: b4k, PartitionStart: 63 * 512},
 		{Name: "ext4-4M", FS: "ext4", MkfsArgs: b4k, PartitionStart: 4 << 20},
 	}
-	cfg.Tests = []string{suite.Mkfs, suite.Write}
+	cfg.Tests = []string{catalog.Mkfs, catalog.Write}
 	r := runAndLoad(t, cfg)
 	for _, v := range r.Variants {
 		if v.PartitionStart == 0 {
@@ -714,7 +713,7 @@ func TestPartitionStart(t *testing.T) {
 		return
 	}
 	share := func(variant string) float64 {
-		w := r.Cell(variant, suite.Write)
+		w := r.Cell(variant, catalog.Write)
 		if len(w) != 1 || w[0].Status != results.OK || w[0].Trace == nil || w[0].Trace.Summary.Write.Bytes == 0 {
 			t.Fatalf("%s write: %+v", variant, w)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/mountinfo"
+	"github.com/fsbench/fsbench/internal/procid"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,10 +39,7 @@ func CleanupStale(dir string, logf func(format string, args ...any)) ([]string, 
 		actions = append(actions, s)
 		logf("%s", s)
 	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := procid.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("clean up stale runs: %w", err)
 	}
@@ -51,7 +49,7 @@ func CleanupStale(dir string, logf func(format string, args ...any)) ([]string, 
 		if m := tempName.FindStringSubmatch(e.Name()); m != nil {
 			// A half-written ledger of a process that died while saving; the complete one
 			// beside it (if any) is handled on its own.
-			if pid, _ := strconv.Atoi(m[1]); !pidExists(pid) {
+			if pid, _ := strconv.Atoi(m[1]); !procid.Exists(pid) {
 				if err := os.Remove(path); err == nil {
 					act("removed half-written ledger %s", path)
 				}
@@ -73,7 +71,7 @@ func CleanupStale(dir string, logf func(format string, args ...any)) ([]string, 
 			// A ledger this fsbench cannot read may be a live run of another fsbench
 			// version (a newer ledger format): that run cleans up after itself, and its
 			// ledger is not in the way of this one. Only a dead writer's is reported.
-			if pid, _ := strconv.Atoi(m[1]); pidExists(pid) {
+			if pid, _ := strconv.Atoi(m[1]); procid.Exists(pid) {
 				logf("ledger %s: %v; left alone: its process %d is running", path, err, pid)
 				continue
 			}
@@ -116,29 +114,9 @@ func readLedger(path string) (ledgerRecord, error) {
 	return rec, nil
 }
 
-func pidExists(pid int) bool {
-	_, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid)))
-	return err == nil
-}
-
 // processAlive reports whether the process that wrote rec still runs, and if not, why.
 func processAlive(rec ledgerRecord) (bool, string) {
-	if cur := bootID(); rec.BootID != "" && cur != "" && rec.BootID != cur {
-		return false, "belongs to an earlier boot"
-	}
-	st, err := readProcStat(rec.PID)
-	if err != nil {
-		// Gone (ENOENT), or unreadable: a process we cannot see is not one we can wait for.
-		return false, "is gone"
-	}
-	if st.startTime != rec.StartTime {
-		return false, "is gone (its pid now belongs to another process)"
-	}
-	// A zombie or dead process has released its descriptors; only its mounts remain.
-	if st.state == 'Z' || st.state == 'X' {
-		return false, "has exited"
-	}
-	return true, ""
+	return procid.ID{PID: rec.PID, StartTime: rec.StartTime, BootID: rec.BootID}.Running()
 }
 
 // undo cleans up one dead process's records in the order their dependencies need, which is
@@ -306,8 +284,8 @@ func restoreStale(sr schedRecord, loops []loopRecord, act, logf func(string, ...
 // SIGTERM first for one that cleans up after itself, then SIGKILL.
 func stopStale(pr procRecord, act func(string, ...any)) error {
 	alive := func() bool {
-		st, err := readProcStat(pr.PID)
-		return err == nil && st.startTime == pr.StartTime && st.state != 'Z' && st.state != 'X'
+		running, _ := procid.ID{PID: pr.PID, StartTime: pr.StartTime}.Running()
+		return running
 	}
 	if pr.PID <= 1 || !alive() {
 		return nil

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/mountinfo"
+	"github.com/fsbench/fsbench/internal/procid"
 )
 
 // helperEnv selects what TestHelperProcess does when the test binary is re-executed.
@@ -342,14 +343,14 @@ func TestCleanupStaleLoops(t *testing.T) {
 	recReplaced.Dev = sameNameDev
 	recReplaced.BackingIno++
 
-	self, err := readProcStat(os.Getpid())
+	self, err := procid.Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(filepath.Dir(ours), "ledgers")
 	// Our pid with another start time: a dead run whose pid this test process now has.
 	ledger := writeLedger(t, dir, ledgerRecord{
-		PID: os.Getpid(), StartTime: self.startTime - 1,
+		PID: os.Getpid(), StartTime: self.StartTime - 1,
 		Loops: []loopRecord{recReused, recReplaced, recOurs, {Dev: "../sda", Backing: ours}},
 	})
 
@@ -430,13 +431,13 @@ func TestCleanupStaleSchedulers(t *testing.T) {
 	if err := unix.Stat(ours, &st); err != nil {
 		t.Fatal(err)
 	}
-	self, err := readProcStat(os.Getpid())
+	self, err := procid.Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(filepath.Dir(ours), "ledgers")
 	writeLedger(t, dir, ledgerRecord{
-		PID: os.Getpid(), StartTime: self.startTime - 1,
+		PID: os.Getpid(), StartTime: self.StartTime - 1,
 		Loops: []loopRecord{
 			{Dev: oursDev, Backing: ours, BackingDev: uint64(st.Dev), BackingIno: uint64(st.Ino)},
 			// theirsDev's number once served the dead run's file, now gone.

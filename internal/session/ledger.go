@@ -10,10 +10,10 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/procid"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +32,6 @@ const ledgerVersion = 3
 const placesVersion = 3
 
 var (
-	procRoot   = "/proc"
 	ledgerName = regexp.MustCompile(`^([0-9]+)\.json$`)
 	tempName   = regexp.MustCompile(`^\.([0-9]+)\.json\.tmp$`)
 	loopName   = regexp.MustCompile(`^loop[0-9]+$`)
@@ -161,19 +160,18 @@ func OpenLedger(dir string) (*Ledger, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
-	pid := os.Getpid()
-	st, err := readProcStat(pid)
+	self, err := procid.Self()
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
 	l := &Ledger{
 		dir:  dir,
-		path: filepath.Join(dir, strconv.Itoa(pid)+".json"),
+		path: filepath.Join(dir, strconv.Itoa(self.PID)+".json"),
 		rec: ledgerRecord{
 			Version:   ledgerVersion,
-			PID:       pid,
-			StartTime: st.startTime,
-			BootID:    bootID(),
+			PID:       self.PID,
+			StartTime: self.StartTime,
+			BootID:    self.BootID,
 			Created:   time.Now().UTC().Truncate(time.Second),
 		},
 	}
@@ -328,11 +326,11 @@ func (l *Ledger) RemoveTree(path string) error {
 // AddProcess records a child process just started, with its start time so that a reused pid
 // is never signalled. graceful: it cleans up on SIGTERM and gets time to do so.
 func (l *Ledger) AddProcess(pid int, what string, graceful bool) error {
-	st, err := readProcStat(pid)
+	st, err := procid.Read(pid)
 	if err != nil {
 		return fmt.Errorf("ledger: add process %d (%s): %w", pid, what, err)
 	}
-	rec := procRecord{PID: pid, StartTime: st.startTime, What: what, Graceful: graceful}
+	rec := procRecord{PID: pid, StartTime: st.StartTime, What: what, Graceful: graceful}
 	return l.update(func(r *ledgerRecord) {
 		if !slices.Contains(r.Processes, rec) {
 			r.Processes = append(r.Processes, rec)
@@ -506,46 +504,6 @@ func syncDir(dir string) error {
 		return fmt.Errorf("ledger: sync %s: %w", dir, err)
 	}
 	return nil
-}
-
-type procStat struct {
-	state     byte
-	startTime uint64
-}
-
-// readProcStat reads the state (field 3) and start time (field 22) of a process. The command
-// name (field 2) is in parentheses and may itself contain spaces and parentheses, so fields
-// are counted from the last ')'.
-func readProcStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseProcStat(string(b))
-}
-
-func parseProcStat(s string) (procStat, error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: no ')' in %q", s)
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3
-	if len(f) < 20 || len(f[0]) != 1 {
-		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: too few fields in %q", s)
-	}
-	st, err := strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return procStat{}, fmt.Errorf("parse /proc/<pid>/stat: start time: %w", err)
-	}
-	return procStat{state: f[0][0], startTime: st}, nil
-}
-
-func bootID() string {
-	b, err := os.ReadFile(filepath.Join(procRoot, "sys", "kernel", "random", "boot_id"))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // PlaceRecord is a board a run reserved from a farm (a labgrid place), in its ledger: after a

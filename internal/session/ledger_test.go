@@ -10,36 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/procid"
 	"github.com/google/go-cmp/cmp"
 )
-
-func TestParseProcStat(t *testing.T) {
-	tail := " 1 1 0 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 123456 1000000 200"
-	tests := []struct {
-		name      string
-		in        string
-		wantState byte
-		wantStart uint64
-		wantErr   bool
-	}{
-		{"plain", "42 (fsbench) S" + tail, 'S', 123456, false},
-		{"comm with spaces and parens", "42 (a) b (c)) Z" + tail, 'Z', 123456, false},
-		{"no paren", "42 fsbench S" + tail, 0, 0, true},
-		{"too short", "42 (x) S 1 1", 0, 0, true},
-		{"bad start time", "42 (x) S 1 1 0 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 notanumber 1", 0, 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseProcStat(tt.in)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
-			}
-			if !tt.wantErr && (got.state != tt.wantState || got.startTime != tt.wantStart) {
-				t.Errorf("got state %c start %d, want %c %d", got.state, got.startTime, tt.wantState, tt.wantStart)
-			}
-		})
-	}
-}
 
 func readLedgerT(t *testing.T, path string) ledgerRecord {
 	t.Helper()
@@ -61,13 +34,13 @@ func TestLedger(t *testing.T) {
 	if l.Path() != want {
 		t.Errorf("Path = %s, want %s", l.Path(), want)
 	}
-	self, err := readProcStat(os.Getpid())
+	self, err := procid.Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := readLedgerT(t, l.Path())
-	if rec.PID != os.Getpid() || rec.StartTime != self.startTime || rec.StartTime == 0 {
-		t.Errorf("ledger pid %d start %d, want %d %d", rec.PID, rec.StartTime, os.Getpid(), self.startTime)
+	if rec.PID != os.Getpid() || rec.StartTime != self.StartTime || rec.StartTime == 0 {
+		t.Errorf("ledger pid %d start %d, want %d %d", rec.PID, rec.StartTime, os.Getpid(), self.StartTime)
 	}
 	if alive, why := processAlive(rec); !alive {
 		t.Errorf("processAlive(own ledger) = false (%s)", why)
@@ -162,14 +135,14 @@ func deadPID(t *testing.T) (int, uint64) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
-	st, err := readProcStat(pid)
+	st, err := procid.Read(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Process.Kill()
 	stdout.Close()
 	cmd.Wait()
-	return pid, st.startTime
+	return pid, st.StartTime
 }
 
 // writeLedger writes a ledger as another process would have.
@@ -177,7 +150,7 @@ func writeLedger(t *testing.T, dir string, rec ledgerRecord) string {
 	t.Helper()
 	rec.Version = ledgerVersion
 	if rec.BootID == "" {
-		rec.BootID = bootID()
+		rec.BootID = procid.Boot()
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -194,7 +167,7 @@ func writeLedger(t *testing.T, dir string, rec ledgerRecord) string {
 }
 
 func TestProcessAlive(t *testing.T) {
-	self, err := readProcStat(os.Getpid())
+	self, err := procid.Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +177,9 @@ func TestProcessAlive(t *testing.T) {
 		rec  ledgerRecord
 		want bool
 	}{
-		{"this process", ledgerRecord{PID: os.Getpid(), StartTime: self.startTime, BootID: bootID()}, true},
-		{"pid reused", ledgerRecord{PID: os.Getpid(), StartTime: self.startTime - 1, BootID: bootID()}, false},
-		{"earlier boot", ledgerRecord{PID: os.Getpid(), StartTime: self.startTime, BootID: "00000000-0000-0000-0000-000000000000"}, false},
+		{"this process", ledgerRecord{PID: os.Getpid(), StartTime: self.StartTime, BootID: procid.Boot()}, true},
+		{"pid reused", ledgerRecord{PID: os.Getpid(), StartTime: self.StartTime - 1, BootID: procid.Boot()}, false},
+		{"earlier boot", ledgerRecord{PID: os.Getpid(), StartTime: self.StartTime, BootID: "00000000-0000-0000-0000-000000000000"}, false},
 		{"exited", ledgerRecord{PID: dead, StartTime: deadStart}, false},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,7 @@ import (
 	"github.com/fsbench/fsbench/internal/aging"
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
@@ -203,7 +204,7 @@ func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
 	if r.k.ReadOnly {
 		return r.buildImage(ctx)
 	}
-	m, err := r.timed(Mkfs, 0, func() error {
+	m, err := r.timed(catalog.Mkfs, 0, func() error {
 		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, args)
 	})
 	return []results.Measurement{m}, err
@@ -287,7 +288,7 @@ func (r *rep) fillDevice(ctx context.Context) error {
 func (r *rep) buildImage(ctx context.Context) ([]results.Measurement, error) {
 	img := filepath.Join(r.env.WorkDir, r.k.Name+".img")
 	defer os.Remove(img)
-	m, err := r.timed(Mkfs, 0, func() error {
+	m, err := r.timed(catalog.Mkfs, 0, func() error {
 		return fs.BuildImage(ctx, r.env.Run, r.k, r.env.Source, img, r.v.MkfsArgs)
 	})
 	if err != nil {
@@ -331,7 +332,7 @@ func (r *rep) moduleLoad(ctx context.Context) ([]results.Measurement, error) {
 	st := fs.LoadModule(ctx, r.env.Run, r.env.System, r.k)
 	switch st.State {
 	case "loaded":
-		m := results.Measurement{Test: ModuleLoad, Status: results.OK, Value: results.Float(st.Duration.Seconds()), Unit: "s",
+		m := results.Measurement{Test: catalog.ModuleLoad, Status: results.OK, Value: results.Float(st.Duration.Seconds()), Unit: "s",
 			WallSeconds: st.Duration.Seconds(), Note: "modprobe " + st.Module}
 		if st.SizeBytes > 0 {
 			m.Extra = map[string]float64{"module_bytes": float64(st.SizeBytes)}
@@ -340,7 +341,7 @@ func (r *rep) moduleLoad(ctx context.Context) ([]results.Measurement, error) {
 	case "unavailable":
 		return nil, fmt.Errorf("loading module %s: %s", st.Module, st.Error)
 	default:
-		m := results.Measurement{Test: ModuleLoad, Status: results.NA, Note: st.State, Extra: map[string]float64{}}
+		m := results.Measurement{Test: catalog.ModuleLoad, Status: results.NA, Note: st.State, Extra: map[string]float64{}}
 		if st.SizeBytes > 0 {
 			m.Extra["module_bytes"] = float64(st.SizeBytes)
 		}
@@ -366,7 +367,7 @@ func (r *rep) mount(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.timed(Mount, 0, func() error {
+	m, err := r.timed(catalog.Mount, 0, func() error {
 		return fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
 	})
 	if err != nil {
@@ -422,7 +423,7 @@ func (r *rep) mountMem(ctx context.Context, first float64) (results.Measurement,
 	sorted := slices.Clone(samples)
 	slices.Sort(sorted)
 	median := sorted[len(sorted)/2]
-	m := results.Measurement{Test: MountMem, Status: results.OK, Value: results.Float(max(median, 0)), Unit: "bytes",
+	m := results.Measurement{Test: catalog.MountMem, Status: results.OK, Value: results.Float(max(median, 0)), Unit: "bytes",
 		Extra: map[string]float64{"first_mount_bytes": first, "min_bytes": sorted[0], "max_bytes": sorted[len(sorted)-1]}}
 	for i, v := range samples {
 		m.Extra[fmt.Sprintf("sample%d_bytes", i+1)] = v
@@ -494,7 +495,7 @@ func syncfsDir(dir string) error {
 
 func (r *rep) write(ctx context.Context) ([]results.Measurement, error) {
 	logical := uint64(r.env.Copies) * r.env.Dataset.Bytes
-	m, err := r.timed(Write, logical, func() error {
+	m, err := r.timed(catalog.Write, logical, func() error {
 		for i := 1; i <= r.env.Copies; i++ {
 			if _, err := dataset.CopyTree(ctx, r.env.Source, r.copyName(i), r.copyOpts()); err != nil {
 				return fmt.Errorf("copy %d of the dataset: %w", i, err)
@@ -525,7 +526,7 @@ func usedSpaceOf(dir string, logical uint64) (results.Measurement, error) {
 	if err != nil {
 		return results.Measurement{}, err
 	}
-	m := results.Measurement{Test: UsedSpace, Status: results.OK, Value: results.Float(float64(u.UsedBytes)), Unit: "bytes",
+	m := results.Measurement{Test: catalog.UsedSpace, Status: results.OK, Value: results.Float(float64(u.UsedBytes)), Unit: "bytes",
 		LogicalBytes: logical,
 		Extra:        map[string]float64{"total_bytes": float64(u.TotalBytes), "avail_bytes": float64(u.AvailBytes)}}
 	if logical > 0 {
@@ -535,7 +536,7 @@ func usedSpaceOf(dir string, logical uint64) (results.Measurement, error) {
 }
 
 func (r *rep) read(ctx context.Context) ([]results.Measurement, error) {
-	return r.coldRead(ctx, Read)
+	return r.coldRead(ctx, catalog.Read)
 }
 
 // coldRead unmounts, drops caches and mounts (not timed), then reads every byte of every file
@@ -568,7 +569,7 @@ func (r *rep) coldRead(ctx context.Context, test string) ([]results.Measurement,
 func (r *rep) readRemoveWrite(ctx context.Context) ([]results.Measurement, error) {
 	n := r.env.Copies
 	logical := uint64(n) * r.env.Dataset.Bytes
-	m, err := r.timed(ReadRemoveWrite, logical, func() error {
+	m, err := r.timed(catalog.ReadRemoveWrite, logical, func() error {
 		for i := 1; i <= n; i++ {
 			if err := os.RemoveAll(r.copyName(i)); err != nil {
 				return fmt.Errorf("removing copy %d: %w", i, err)
@@ -584,7 +585,7 @@ func (r *rep) readRemoveWrite(ctx context.Context) ([]results.Measurement, error
 }
 
 func (r *rep) remove(ctx context.Context) ([]results.Measurement, error) {
-	m, err := r.timed(Remove, 0, func() error {
+	m, err := r.timed(catalog.Remove, 0, func() error {
 		return r.removeAll(ctx, func(name string) bool {
 			// lost+found is made by mke2fs, part of the empty filesystem; the aged tree stays:
 			// the tests that follow run beside it.
@@ -596,7 +597,7 @@ func (r *rep) remove(ctx context.Context) ([]results.Measurement, error) {
 
 func (r *rep) videoWrite(ctx context.Context) ([]results.Measurement, error) {
 	logical := uint64(r.env.VideoCopies) * r.env.VideoBytes
-	m, err := r.timed(VideoWrite, logical, func() error {
+	m, err := r.timed(catalog.VideoWrite, logical, func() error {
 		for i := 1; i <= r.env.VideoCopies; i++ {
 			if err := copyFile(ctx, r.env.Video, filepath.Join(r.env.Mountpoint, fmt.Sprintf("video-%d.bin", i))); err != nil {
 				return fmt.Errorf("video copy %d: %w", i, err)
@@ -609,7 +610,7 @@ func (r *rep) videoWrite(ctx context.Context) ([]results.Measurement, error) {
 }
 
 func (r *rep) videoRead(ctx context.Context) ([]results.Measurement, error) {
-	return r.coldRead(ctx, VideoRead)
+	return r.coldRead(ctx, catalog.VideoRead)
 }
 
 // blockAmplification records, for a test that wrote LogicalBytes through the filesystem, the

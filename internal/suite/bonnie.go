@@ -26,44 +26,22 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// Test names of the bonnie suite: bonnie++'s tests (Pandora SD-card study, 2012), done by
-// fsbench itself so that they get fsbench's cache control, device counters and statistics.
-// The catalog declares them.
-const (
-	BonnieWrite      = catalog.BonnieWrite
-	BonnieRewrite    = catalog.BonnieRewrite
-	BonnieRead       = catalog.BonnieRead
-	BonnieSeeks      = catalog.BonnieSeeks
-	BonnieSeqCreate  = catalog.BonnieSeqCreate
-	BonnieSeqStat    = catalog.BonnieSeqStat
-	BonnieSeqDelete  = catalog.BonnieSeqDelete
-	BonnieRandCreate = catalog.BonnieRandCreate
-	BonnieRandStat   = catalog.BonnieRandStat
-	BonnieRandDelete = catalog.BonnieRandDelete
-)
-
-// Units of the rate tests (all higher is better).
-const (
-	UnitKiBps  = catalog.KiBps       // bonnie++'s K/sec: 1024 bytes per second
-	UnitSeeks  = catalog.SeeksPerSec // bonnie++'s random seeks per second
-	UnitFiles  = catalog.FilesPerSec // files created, stat'ed, deleted or written per second
-	UnitMBps   = catalog.MBps        // 10^6 bytes per second
-	UnitIOPS   = catalog.IOPS        // I/O requests completed per second
-	MinMeasure = 500 * time.Millisecond
-)
+// MinMeasure is the shortest work a rate test gives a figure for: bonnie++ prints "+++++"
+// instead of a figure for a test that took under 0.5 s.
+const MinMeasure = 500 * time.Millisecond
 
 func init() {
 	register("bonnie",
-		Test{Name: BonnieWrite, run: (*rep).bonnieWrite},
-		Test{Name: BonnieRewrite, Needs: []string{BonnieWrite}, run: (*rep).bonnieRewrite},
-		Test{Name: BonnieRead, Needs: []string{BonnieWrite}, run: (*rep).bonnieRead},
-		Test{Name: BonnieSeeks, Needs: []string{BonnieWrite}, run: (*rep).bonnieSeeks},
-		Test{Name: BonnieSeqCreate, run: (*rep).bonnieSeqCreate},
-		Test{Name: BonnieSeqStat, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqStat},
-		Test{Name: BonnieSeqDelete, Needs: []string{BonnieSeqCreate}, run: (*rep).bonnieSeqDelete},
-		Test{Name: BonnieRandCreate, run: (*rep).bonnieRandCreate},
-		Test{Name: BonnieRandStat, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandStat},
-		Test{Name: BonnieRandDelete, Needs: []string{BonnieRandCreate}, run: (*rep).bonnieRandDelete},
+		Test{Name: catalog.BonnieWrite, run: (*rep).bonnieWrite},
+		Test{Name: catalog.BonnieRewrite, Needs: []string{catalog.BonnieWrite}, run: (*rep).bonnieRewrite},
+		Test{Name: catalog.BonnieRead, Needs: []string{catalog.BonnieWrite}, run: (*rep).bonnieRead},
+		Test{Name: catalog.BonnieSeeks, Needs: []string{catalog.BonnieWrite}, run: (*rep).bonnieSeeks},
+		Test{Name: catalog.BonnieSeqCreate, run: (*rep).bonnieSeqCreate},
+		Test{Name: catalog.BonnieSeqStat, Needs: []string{catalog.BonnieSeqCreate}, run: (*rep).bonnieSeqStat},
+		Test{Name: catalog.BonnieSeqDelete, Needs: []string{catalog.BonnieSeqCreate}, run: (*rep).bonnieSeqDelete},
+		Test{Name: catalog.BonnieRandCreate, run: (*rep).bonnieRandCreate},
+		Test{Name: catalog.BonnieRandStat, Needs: []string{catalog.BonnieRandCreate}, run: (*rep).bonnieRandStat},
+		Test{Name: catalog.BonnieRandDelete, Needs: []string{catalog.BonnieRandCreate}, run: (*rep).bonnieRandDelete},
 	)
 }
 
@@ -762,7 +740,7 @@ func seeks(ctx context.Context, ops fileOps, path string, size, chunk uint64, to
 func (r *rep) bonnieFile() string { return filepath.Join(r.env.Mountpoint, bonnieDir, "file") }
 
 func (r *rep) bonnieWrite(ctx context.Context) ([]results.Measurement, error) {
-	return r.blockTest(ctx, BonnieWrite, false, UnitKiBps, func(s bonnieSizing) (phase, error) {
+	return r.blockTest(ctx, catalog.BonnieWrite, false, catalog.KiBps, func(s bonnieSizing) (phase, error) {
 		return blockWrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize)
 	})
 }
@@ -772,7 +750,7 @@ func (r *rep) bonnieWrite(ctx context.Context) ([]results.Measurement, error) {
 // the caches for the cold ones, run op inside the measurement, and turn its phase into a rate
 // in unit (KiB/s of bytes moved, or seeks/s).
 func (r *rep) blockTest(ctx context.Context, test string, cold bool, unit string, op func(bonnieSizing) (phase, error)) ([]results.Measurement, error) {
-	write := test == BonnieWrite
+	write := test == catalog.BonnieWrite
 	var keep []string
 	if !write {
 		keep = []string{bonnieDir}
@@ -798,7 +776,7 @@ func (r *rep) blockTest(ctx context.Context, test string, cold bool, unit string
 		}
 	}
 	logical := s.fileSize
-	if unit != UnitKiBps {
+	if unit != catalog.KiBps {
 		logical = 0 // seeks move scattered chunks, not the file
 	}
 	var p phase
@@ -811,7 +789,7 @@ func (r *rep) blockTest(ctx context.Context, test string, cold bool, unit string
 		return nil, err
 	}
 	amount := float64(p.ops)
-	if unit == UnitKiBps {
+	if unit == catalog.KiBps {
 		amount = float64(p.bytes) / 1024
 	}
 	m = rate(m, p, amount, unit, s.note)
@@ -840,20 +818,20 @@ func mustRAM() uint64 {
 }
 
 func (r *rep) bonnieRewrite(ctx context.Context) ([]results.Measurement, error) {
-	return r.blockTest(ctx, BonnieRewrite, false, UnitKiBps, func(s bonnieSizing) (phase, error) {
+	return r.blockTest(ctx, catalog.BonnieRewrite, false, catalog.KiBps, func(s bonnieSizing) (phase, error) {
 		return blockRewrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize)
 	})
 }
 
 // bonnieRead is cold, unlike bonnie++, which relies on the 2 × RAM size alone.
 func (r *rep) bonnieRead(ctx context.Context) ([]results.Measurement, error) {
-	return r.blockTest(ctx, BonnieRead, true, UnitKiBps, func(bonnieSizing) (phase, error) {
+	return r.blockTest(ctx, catalog.BonnieRead, true, catalog.KiBps, func(bonnieSizing) (phase, error) {
 		return blockRead(ctx, osOps{}, r.bonnieFile(), r.env.Params.Bonnie.ChunkSize)
 	})
 }
 
 func (r *rep) bonnieSeeks(ctx context.Context) ([]results.Measurement, error) {
-	return r.blockTest(ctx, BonnieSeeks, true, UnitSeeks, func(s bonnieSizing) (phase, error) {
+	return r.blockTest(ctx, catalog.BonnieSeeks, true, catalog.SeeksPerSec, func(s bonnieSizing) (phase, error) {
 		return seeks(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize, r.env.Params.Bonnie.Seeks, r.env.Params.Bonnie.Seekers, r.env.Params.Bonnie.Seed)
 	})
 }
@@ -1120,12 +1098,12 @@ func shuffled(paths []string, seed uint64) []string {
 
 // createTest runs one of the six create/stat/delete tests.
 func (r *rep) createTest(ctx context.Context, test string) ([]results.Measurement, error) {
-	random := test == BonnieRandCreate || test == BonnieRandStat || test == BonnieRandDelete
+	random := test == catalog.BonnieRandCreate || test == catalog.BonnieRandStat || test == catalog.BonnieRandDelete
 	dir := bonnieSeqDir
 	if random {
 		dir = bonnieRandDir
 	}
-	create := test == BonnieSeqCreate || test == BonnieRandCreate
+	create := test == catalog.BonnieSeqCreate || test == catalog.BonnieRandCreate
 	keep := []string{dir}
 	if create {
 		keep = nil
@@ -1149,7 +1127,7 @@ func (r *rep) createTest(ctx context.Context, test string) ([]results.Measuremen
 		}
 	}
 	set := makeFileSet(root, s.files, r.env.Params.Bonnie.Dirs, random, r.env.Params.Bonnie.Seed)
-	stat := test == BonnieSeqStat || test == BonnieRandStat
+	stat := test == catalog.BonnieSeqStat || test == catalog.BonnieRandStat
 	// The random order is drawn, and the random stat's files resolved, before the timing, as
 	// bonnie++ sorts its random order before its timer starts.
 	var order []dirEntry
@@ -1181,7 +1159,7 @@ func (r *rep) createTest(ctx context.Context, test string) ([]results.Measuremen
 	if err != nil {
 		return nil, err
 	}
-	m = rate(m, p, float64(p.ops), UnitFiles, s.fileNote)
+	m = rate(m, p, float64(p.ops), catalog.FilesPerSec, s.fileNote)
 	bonnieExtra(&m, s, r.env.Params.Bonnie)
 	return []results.Measurement{m}, nil
 }
@@ -1220,20 +1198,20 @@ func (r *rep) timedRate(test string, fn func() error) (results.Measurement, erro
 }
 
 func (r *rep) bonnieSeqCreate(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, BonnieSeqCreate)
+	return r.createTest(ctx, catalog.BonnieSeqCreate)
 }
 func (r *rep) bonnieSeqStat(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, BonnieSeqStat)
+	return r.createTest(ctx, catalog.BonnieSeqStat)
 }
 func (r *rep) bonnieSeqDelete(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, BonnieSeqDelete)
+	return r.createTest(ctx, catalog.BonnieSeqDelete)
 }
 func (r *rep) bonnieRandCreate(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, BonnieRandCreate)
+	return r.createTest(ctx, catalog.BonnieRandCreate)
 }
 func (r *rep) bonnieRandStat(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, BonnieRandStat)
+	return r.createTest(ctx, catalog.BonnieRandStat)
 }
 func (r *rep) bonnieRandDelete(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, BonnieRandDelete)
+	return r.createTest(ctx, catalog.BonnieRandDelete)
 }

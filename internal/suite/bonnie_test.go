@@ -416,21 +416,21 @@ func TestLatencyBuckets(t *testing.T) {
 func TestRateTooFast(t *testing.T) {
 	p := phase{ops: 100, work: 150 * time.Millisecond}
 	p.lat.add(time.Millisecond)
-	fast := rate(results.Measurement{Test: BonnieSeqCreate, Status: results.OK, WallSeconds: 0.21, UserSeconds: 0.1, SysSeconds: 0.05}, p, 100, UnitFiles, "scaled")
+	fast := rate(results.Measurement{Test: catalog.BonnieSeqCreate, Status: results.OK, WallSeconds: 0.21, UserSeconds: 0.1, SysSeconds: 0.05}, p, 100, catalog.FilesPerSec, "scaled")
 	if fast.Status != results.NA || fast.Value != nil || fast.Note != "too fast to measure: took 0.21 s; scaled" {
 		t.Errorf("fast: status %s value %v note %q", fast.Status, fast.Value, fast.Note)
 	}
 	if math.Abs(fast.Extra["cpu_pct"]-100*0.15/0.21) > 1e-9 || fast.Extra["latency_max_s"] != 0.001 {
 		t.Errorf("fast extra = %v", fast.Extra)
 	}
-	slow := rate(results.Measurement{Status: results.OK, WallSeconds: 2, UserSeconds: 0.5}, phase{ops: 1000, work: time.Second}, 1000, UnitFiles)
-	if slow.Status != results.OK || *slow.Value != 500 || slow.Unit != UnitFiles || slow.Extra["rate_before_sync"] != 1000 || slow.Extra["cpu_pct"] != 25 {
+	slow := rate(results.Measurement{Status: results.OK, WallSeconds: 2, UserSeconds: 0.5}, phase{ops: 1000, work: time.Second}, 1000, catalog.FilesPerSec)
+	if slow.Status != results.OK || *slow.Value != 500 || slow.Unit != catalog.FilesPerSec || slow.Extra["rate_before_sync"] != 1000 || slow.Extra["cpu_pct"] != 25 {
 		t.Errorf("slow: %+v %v", slow, slow.Extra)
 	}
 }
 
 func TestNewSuitesRegistered(t *testing.T) {
-	for suite, first := range map[string]string{"bonnie": BonnieWrite, "smallfiles": SmallLarge, "randio": RandSeqWrite} {
+	for suite, first := range map[string]string{"bonnie": catalog.BonnieWrite, "smallfiles": catalog.SmallLarge, "randio": catalog.RandSeqWrite} {
 		tests := Suites[suite]
 		if len(tests) <= len(setup) || tests[len(setup)].Name != first {
 			t.Errorf("suite %s: %v", suite, names(tests))
@@ -542,7 +542,7 @@ func TestNewSuitesOnLoopDevice(t *testing.T) {
 			t.Errorf("%s: no measurement", test)
 			continue
 		}
-		if test == ModuleLoad || test == Mkfs || test == Mount || test == MountMem {
+		if test == catalog.ModuleLoad || test == catalog.Mkfs || test == catalog.Mount || test == catalog.MountMem {
 			continue
 		}
 		switch m.Status {
@@ -561,22 +561,22 @@ func TestNewSuitesOnLoopDevice(t *testing.T) {
 			t.Errorf("%s: %v ops", test, m.Extra["ops"])
 		}
 	}
-	if w := got[BonnieWrite]; w.Device == nil || w.Device.WriteBytes < 64<<20 {
+	if w := got[catalog.BonnieWrite]; w.Device == nil || w.Device.WriteBytes < 64<<20 {
 		t.Errorf("bonnie_write wrote %+v to the device, want >= 64 MiB", w.Device)
 	}
-	if n := got[BonnieSeqCreate].Extra["ops"]; n != 4096 || got[BonnieSeqStat].Extra["ops"] != n || got[BonnieSeqDelete].Extra["ops"] != n || got[BonnieRandDelete].Extra["ops"] != n {
-		t.Errorf("create/stat/delete counts differ: %v %v %v", n, got[BonnieSeqStat].Extra["ops"], got[BonnieSeqDelete].Extra["ops"])
+	if n := got[catalog.BonnieSeqCreate].Extra["ops"]; n != 4096 || got[catalog.BonnieSeqStat].Extra["ops"] != n || got[catalog.BonnieSeqDelete].Extra["ops"] != n || got[catalog.BonnieRandDelete].Extra["ops"] != n {
+		t.Errorf("create/stat/delete counts differ: %v %v %v", n, got[catalog.BonnieSeqStat].Extra["ops"], got[catalog.BonnieSeqDelete].Extra["ops"])
 	}
-	if got[SmallFsync].Extra["ops"] != 200 || got[SmallDirsync].Extra["ops"] != 200 {
-		t.Errorf("small files: %v, %v", got[SmallFsync].Extra, got[SmallDirsync].Extra)
+	if got[catalog.SmallFsync].Extra["ops"] != 200 || got[catalog.SmallDirsync].Extra["ops"] != 200 {
+		t.Errorf("small files: %v, %v", got[catalog.SmallFsync].Extra, got[catalog.SmallDirsync].Extra)
 	}
-	if m := got[SmallDirsync]; m.Device == nil || m.Device.FlushIOs == 0 {
+	if m := got[catalog.SmallDirsync]; m.Device == nil || m.Device.FlushIOs == 0 {
 		t.Errorf("smallfiles_dirsync sent no flush to the device: %+v", m.Device)
 	}
-	if m := got[RandWrite4K]; m.Status == results.OK && !strings.Contains(m.Note, "A1 ") {
+	if m := got[catalog.RandWrite4K]; m.Status == results.OK && !strings.Contains(m.Note, "A1 ") {
 		t.Errorf("randio_rand_write has no class verdict: %q", m.Note)
 	}
-	if m := got[RandRead4K]; m.Status == results.OK && (m.Device == nil || m.Device.ReadIOs < uint64(m.Extra["ops"])*9/10) {
+	if m := got[catalog.RandRead4K]; m.Status == results.OK && (m.Device == nil || m.Device.ReadIOs < uint64(m.Extra["ops"])*9/10) {
 		t.Errorf("randio_rand_read: %v reads for %v requests: O_DIRECT not reaching the device?", m.Device, m.Extra["ops"])
 	}
 }

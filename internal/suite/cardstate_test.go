@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -33,7 +34,7 @@ func TestCardState(t *testing.T) {
 				if av := env.System.Check(k); !av.Runs {
 					t.Skipf("%s: %s", fsName, av.Reason)
 				}
-				sel, err := Select(plan.Suites{"bootlin"}, []string{Mkfs, Mount})
+				sel, err := Select(plan.Suites{"bootlin"}, []string{catalog.Mkfs, catalog.Mount})
 				if err != nil {
 					t.Fatal(err)
 				}

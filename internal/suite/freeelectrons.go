@@ -19,30 +19,18 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// Test names of the free-electrons suite (Free Electrons, ELCE 2010), in the order they run.
-// mount_mem and used_space are shared with the bootlin suite. The catalog declares them.
-const (
-	InitTime       = catalog.InitTime
-	InitMem        = catalog.InitMem
-	MountTime      = catalog.MountTime
-	ReadTime       = catalog.ReadTime
-	RemoveTime     = catalog.RemoveTime
-	WriteTime      = catalog.WriteTime
-	VideoWriteTime = catalog.VideoWriteTime
-)
-
 // FreeElectrons are the tests of the 2010 study on raw NAND. They run on a simulated NAND chip
 // (Env.Flash), each repetition on a fresh one, never on a block device.
 var FreeElectrons = []Test{
-	{Name: InitTime, ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{InitMem}, run: (*rep).feInit},
-	{Name: InitMem, ReadOnly: true, Flash: true},
-	{Name: MountTime, ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{MountMem}, run: (*rep).feMount},
-	{Name: MountMem, ReadOnly: true, Flash: true},
-	{Name: UsedSpace, ReadOnly: true, Always: true, Flash: true, run: (*rep).feUsedSpace},
-	{Name: ReadTime, ReadOnly: true, Flash: true, run: (*rep).feRead},
-	{Name: RemoveTime, Flash: true, run: (*rep).feRemove},
-	{Name: WriteTime, Needs: []string{RemoveTime}, Flash: true, run: (*rep).feWrite},
-	{Name: VideoWriteTime, Flash: true, run: (*rep).feVideoWrite},
+	{Name: catalog.InitTime, ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{catalog.InitMem}, run: (*rep).feInit},
+	{Name: catalog.InitMem, ReadOnly: true, Flash: true},
+	{Name: catalog.MountTime, ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{catalog.MountMem}, run: (*rep).feMount},
+	{Name: catalog.MountMem, ReadOnly: true, Flash: true},
+	{Name: catalog.UsedSpace, ReadOnly: true, Always: true, Flash: true, run: (*rep).feUsedSpace},
+	{Name: catalog.ReadTime, ReadOnly: true, Flash: true, run: (*rep).feRead},
+	{Name: catalog.RemoveTime, Flash: true, run: (*rep).feRemove},
+	{Name: catalog.WriteTime, Needs: []string{catalog.RemoveTime}, Flash: true, run: (*rep).feWrite},
+	{Name: catalog.VideoWriteTime, Flash: true, run: (*rep).feVideoWrite},
 }
 
 func init() {
@@ -251,7 +239,7 @@ func (r *rep) flashTimed(test, memTest string, logical uint64, fn func() error) 
 // feInit loads the drivers and initialises the flash as a board's boot does: for UBI that is
 // ubiattach, which scans every erase block's headers (the study's init_time included it).
 func (r *rep) feInit(ctx context.Context) ([]results.Measurement, error) {
-	ms, err := r.flashTimed(InitTime, InitMem, 0, func() error {
+	ms, err := r.flashTimed(catalog.InitTime, catalog.InitMem, 0, func() error {
 		for _, m := range r.driverModules() {
 			if err := r.modprobe(ctx, m); err != nil {
 				return err
@@ -301,7 +289,7 @@ func (r *rep) source() string {
 
 func (r *rep) feMount(ctx context.Context) ([]results.Measurement, error) {
 	src := r.source()
-	ms, err := r.flashTimed(MountTime, MountMem, 0, func() error {
+	ms, err := r.flashTimed(catalog.MountTime, catalog.MountMem, 0, func() error {
 		return fs.Mount(ctx, r.k, src, r.env.Mountpoint, r.v.MountOptions)
 	})
 	if err != nil {
@@ -319,7 +307,7 @@ func (r *rep) feUsedSpace(ctx context.Context) ([]results.Measurement, error) {
 
 func (r *rep) feRead(ctx context.Context) ([]results.Measurement, error) {
 	var st dataset.ReadStats
-	ms, err := r.flashTimed(ReadTime, "", 0, func() error {
+	ms, err := r.flashTimed(catalog.ReadTime, "", 0, func() error {
 		var err error
 		st, err = dataset.ReadTree(ctx, r.env.Mountpoint)
 		return err
@@ -356,12 +344,12 @@ func (r *rep) removeAll(ctx context.Context, keep func(name string) bool) error 
 }
 
 func (r *rep) feRemove(ctx context.Context) ([]results.Measurement, error) {
-	return r.flashTimed(RemoveTime, "", 0, func() error { return r.removeAll(ctx, nil) })
+	return r.flashTimed(catalog.RemoveTime, "", 0, func() error { return r.removeAll(ctx, nil) })
 }
 
 func (r *rep) feWrite(ctx context.Context) ([]results.Measurement, error) {
 	opts := dataset.CopyOptions{NoSymlinks: !r.k.Symlinks, NoModes: r.k.NoModes, ReadWrite: true}
-	return r.flashTimed(WriteTime, "", r.env.Dataset.Bytes, func() error {
+	return r.flashTimed(catalog.WriteTime, "", r.env.Dataset.Bytes, func() error {
 		if _, err := dataset.CopyTree(ctx, r.env.Source, filepath.Join(r.env.Mountpoint, "copy-1"), opts); err != nil {
 			return fmt.Errorf("copying the dataset: %w", err)
 		}
@@ -373,7 +361,7 @@ func (r *rep) feVideoWrite(ctx context.Context) ([]results.Measurement, error) {
 	if err := r.removeAll(ctx, nil); err != nil {
 		return nil, fmt.Errorf("emptying the filesystem before the video: %w", err)
 	}
-	return r.flashTimed(VideoWriteTime, "", r.env.VideoBytes, func() error {
+	return r.flashTimed(catalog.VideoWriteTime, "", r.env.VideoBytes, func() error {
 		if err := copyFile(ctx, r.env.Video, filepath.Join(r.env.Mountpoint, "video-1.bin")); err != nil {
 			return err
 		}

@@ -20,12 +20,9 @@ import (
 	"github.com/fsbench/fsbench/internal/stats"
 )
 
-// PowerCut is the powercut suite's test (the catalog declares it).
-const PowerCut = catalog.PowerCut
-
 func init() {
 	register(catalog.SuitePowerCut,
-		Test{Name: PowerCut, run: (*rep).powerCut})
+		Test{Name: catalog.PowerCut, run: (*rep).powerCut})
 }
 
 // maxProblems bounds the broken promises kept for the report.
@@ -95,7 +92,7 @@ func (c cutResult) through() string {
 // after each planned cut (see checkCut). Its headline is the share of cuts survived whole.
 func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 	card := r.env.PowerCut
-	m := results.Measurement{Test: PowerCut, Unit: catalog.Percent, Status: results.OK}
+	m := results.Measurement{Test: catalog.PowerCut, Unit: catalog.Percent, Status: results.OK}
 	if card == nil {
 		m.Status, m.Note = results.NA, NoPowerSwitch
 		return []results.Measurement{m}, nil

@@ -19,15 +19,8 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// Test names of the randio suite: the jobs of the Raspberry Pi SD card test (pibenchmarks,
-// fio): sequential write in 512 KiB blocks, then 4 KiB random writes and reads, O_DIRECT,
-// one request in flight (iodepth 1). The catalog declares them.
-const (
-	RandSeqWrite  = catalog.RandSeqWrite
-	RandWrite4K   = catalog.RandWrite4K
-	RandRead4K    = catalog.RandRead4K
-	randioDirName = "randio"
-)
+// randioDirName is the directory of the randio suite's file.
+const randioDirName = "randio"
 
 // AppClass is an SD Association application performance class (SD 5.1 / 6.0): minimum sequential write
 // and 4 KiB random IOPS.
@@ -45,9 +38,9 @@ var AppClasses = []AppClass{
 
 func init() {
 	register("randio",
-		Test{Name: RandSeqWrite, run: (*rep).randSeqWrite},
-		Test{Name: RandWrite4K, Needs: []string{RandSeqWrite}, run: (*rep).randWrite},
-		Test{Name: RandRead4K, Needs: []string{RandSeqWrite}, run: (*rep).randRead},
+		Test{Name: catalog.RandSeqWrite, run: (*rep).randSeqWrite},
+		Test{Name: catalog.RandWrite4K, Needs: []string{catalog.RandSeqWrite}, run: (*rep).randWrite},
+		Test{Name: catalog.RandRead4K, Needs: []string{catalog.RandSeqWrite}, run: (*rep).randRead},
 	)
 }
 
@@ -284,7 +277,7 @@ func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
 	}
 	var p phase
 	var dnote string
-	m, err := r.timed(RandSeqWrite, size, func() error {
+	m, err := r.timed(catalog.RandSeqWrite, size, func() error {
 		var err error
 		p, dnote, err = seqWriteDirect(ctx, osOps{}, r.randFile(), size, r.env.Params.Randio.SeqBlock)
 		return err
@@ -292,18 +285,18 @@ func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	m = rate(m, p, float64(p.bytes)/1e6, UnitMBps, note, dnote)
-	classify(&m, RandSeqWrite)
+	m = rate(m, p, float64(p.bytes)/1e6, catalog.MBps, note, dnote)
+	classify(&m, catalog.RandSeqWrite)
 	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.env.Params.Randio.SeqBlock)
 	return []results.Measurement{m}, nil
 }
 
 func (r *rep) randWrite(ctx context.Context) ([]results.Measurement, error) {
-	return r.randTest(ctx, RandWrite4K, true)
+	return r.randTest(ctx, catalog.RandWrite4K, true)
 }
 
 func (r *rep) randRead(ctx context.Context) ([]results.Measurement, error) {
-	return r.randTest(ctx, RandRead4K, false)
+	return r.randTest(ctx, catalog.RandRead4K, false)
 }
 
 func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.Measurement, error) {
@@ -312,7 +305,7 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	}
 	fi, err := os.Stat(r.randFile())
 	if err != nil {
-		return nil, fmt.Errorf("the file of %s: %w", RandSeqWrite, err)
+		return nil, fmt.Errorf("the file of %s: %w", catalog.RandSeqWrite, err)
 	}
 	if !write {
 		// Cold: with O_DIRECT the page cache is bypassed anyway, but a buffered fallback
@@ -336,7 +329,7 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	if m.WallSeconds > 0 {
 		m.MBps = float64(p.bytes) / 1e6 / m.WallSeconds
 	}
-	m = rate(m, p, float64(p.ops), UnitIOPS, dnote)
+	m = rate(m, p, float64(p.ops), catalog.IOPS, dnote)
 	classify(&m, test)
 	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.env.Params.Randio.RandBlock)
 	return []results.Measurement{m}, nil
@@ -368,9 +361,9 @@ func classify(m *results.Measurement, test string) {
 // ClassMinimum is the minimum figure of a randio test for a class, in the test's unit.
 func ClassMinimum(c AppClass, test string) float64 {
 	switch test {
-	case RandSeqWrite:
+	case catalog.RandSeqWrite:
 		return c.SeqMBps
-	case RandWrite4K:
+	case catalog.RandWrite4K:
 		return c.WriteIOPS
 	default:
 		return c.ReadIOPS

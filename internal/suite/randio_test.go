@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -81,23 +82,23 @@ func TestClassify(t *testing.T) {
 		value  float64
 		a1, a2 float64
 	}{
-		{RandSeqWrite, 12, 1, 1},
-		{RandSeqWrite, 9.9, 0, 0},
-		{RandWrite4K, 500, 1, 0},
-		{RandWrite4K, 2000, 1, 1},
-		{RandRead4K, 1499, 0, 0},
-		{RandRead4K, 3999, 1, 0},
-		{RandRead4K, 4000, 1, 1},
+		{catalog.RandSeqWrite, 12, 1, 1},
+		{catalog.RandSeqWrite, 9.9, 0, 0},
+		{catalog.RandWrite4K, 500, 1, 0},
+		{catalog.RandWrite4K, 2000, 1, 1},
+		{catalog.RandRead4K, 1499, 0, 0},
+		{catalog.RandRead4K, 3999, 1, 0},
+		{catalog.RandRead4K, 4000, 1, 1},
 	}
 	for _, tc := range tests {
-		m := results.Measurement{Value: results.Float(tc.value), Extra: map[string]float64{}, Unit: UnitIOPS}
+		m := results.Measurement{Value: results.Float(tc.value), Extra: map[string]float64{}, Unit: catalog.IOPS}
 		classify(&m, tc.test)
 		if m.Extra["a1_pass"] != tc.a1 || m.Extra["a2_pass"] != tc.a2 || !strings.Contains(m.Note, "A1 ") || !strings.Contains(m.Note, "A2 ") {
 			t.Errorf("%s %v: %v %q", tc.test, tc.value, m.Extra, m.Note)
 		}
 	}
 	na := results.Measurement{Status: results.NA, Extra: map[string]float64{}}
-	classify(&na, RandRead4K)
+	classify(&na, catalog.RandRead4K)
 	if _, ok := na.Extra["a1_pass"]; ok {
 		t.Error("a measurement without a figure was classified")
 	}

@@ -11,19 +11,11 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// Test names of the smallfiles suite: the two quick tests of the Dreamplug tuning (2012). The
-// catalog declares them.
-const (
-	SmallLarge   = catalog.SmallLarge   // dd if=/dev/zero of=testing bs=16k count=10000; sync
-	SmallFsync   = catalog.SmallFsync   // 1000 files of 160 KiB, each made durable
-	SmallDirsync = catalog.SmallDirsync // the same, with the parent directory fsync'ed too
-)
-
 func init() {
 	register("smallfiles",
-		Test{Name: SmallLarge, run: (*rep).smallLarge},
-		Test{Name: SmallFsync, run: (*rep).smallFsync},
-		Test{Name: SmallDirsync, run: (*rep).smallDirsync},
+		Test{Name: catalog.SmallLarge, run: (*rep).smallLarge},
+		Test{Name: catalog.SmallFsync, run: (*rep).smallFsync},
+		Test{Name: catalog.SmallDirsync, run: (*rep).smallDirsync},
 	)
 }
 
@@ -128,7 +120,7 @@ func (r *rep) smallLarge(ctx context.Context) ([]results.Measurement, error) {
 	blocks, note := fitCount(r.env.Params.Smallfiles.Blocks, r.env.Params.Smallfiles.Block, avail, "blocks")
 	var p phase
 	logical := uint64(blocks) * r.env.Params.Smallfiles.Block
-	m, err := r.timed(SmallLarge, logical, func() error {
+	m, err := r.timed(catalog.SmallLarge, logical, func() error {
 		var err error
 		p, err = writeLarge(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "testing"), r.env.Params.Smallfiles.Block, blocks)
 		return err
@@ -136,17 +128,17 @@ func (r *rep) smallLarge(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	m = rate(m, p, float64(p.bytes)/1e6, UnitMBps, note)
+	m = rate(m, p, float64(p.bytes)/1e6, catalog.MBps, note)
 	m.Extra["block_bytes"], m.Extra["blocks"] = float64(r.env.Params.Smallfiles.Block), float64(blocks)
 	return []results.Measurement{m}, nil
 }
 
 func (r *rep) smallFsync(ctx context.Context) ([]results.Measurement, error) {
-	return r.smallFiles(ctx, SmallFsync, false)
+	return r.smallFiles(ctx, catalog.SmallFsync, false)
 }
 
 func (r *rep) smallDirsync(ctx context.Context) ([]results.Measurement, error) {
-	return r.smallFiles(ctx, SmallDirsync, true)
+	return r.smallFiles(ctx, catalog.SmallDirsync, true)
 }
 
 func (r *rep) smallFiles(ctx context.Context, test string, dirsync bool) ([]results.Measurement, error) {
@@ -168,7 +160,7 @@ func (r *rep) smallFiles(ctx context.Context, test string, dirsync bool) ([]resu
 	if err != nil {
 		return nil, err
 	}
-	m = rate(m, p, float64(p.ops), UnitFiles, note)
+	m = rate(m, p, float64(p.ops), catalog.FilesPerSec, note)
 	m.Extra["files"], m.Extra["file_bytes"] = float64(n), float64(r.env.Params.Smallfiles.FileBytes)
 	return []results.Measurement{m}, nil
 }

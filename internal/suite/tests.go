@@ -39,44 +39,29 @@ type Test struct {
 	run func(r *rep, ctx context.Context) ([]results.Measurement, error)
 }
 
-// Test names of the bootlin suite, in the order they run (the catalog declares them).
-const (
-	Mkfs            = catalog.Mkfs
-	ModuleLoad      = catalog.ModuleLoad
-	Mount           = catalog.Mount
-	MountMem        = catalog.MountMem
-	Write           = catalog.Write
-	UsedSpace       = catalog.UsedSpace
-	Read            = catalog.Read
-	ReadRemoveWrite = catalog.ReadRemoveWrite
-	Remove          = catalog.Remove
-	VideoWrite      = catalog.VideoWrite
-	VideoRead       = catalog.VideoRead
-)
-
 // setup are the tests every repetition of every suite begins with: a fresh filesystem, mounted.
 var setup = []Test{
-	{Name: Mkfs, ReadOnly: true, Always: true, Setup: true, run: (*rep).mkfs},
+	{Name: catalog.Mkfs, ReadOnly: true, Always: true, Setup: true, run: (*rep).mkfs},
 	// module_load always runs (recorded when selected): otherwise the mount makes the kernel
 	// load the module itself, through a modprobe it starts outside fsbench's cgroup (a usermode
 	// helper), so the mount's time would include the load and the noise sentinel would blame
 	// that modprobe's CPU on other work (2 of 8 tests of an idle guest run, each a mount, once
 	// every repetition unloads the module again).
-	{Name: ModuleLoad, ReadOnly: true, Always: true, Setup: true, run: (*rep).moduleLoad},
-	{Name: Mount, ReadOnly: true, Always: true, Setup: true, Produces: []string{MountMem}, run: (*rep).mount},
-	{Name: MountMem, ReadOnly: true},
+	{Name: catalog.ModuleLoad, ReadOnly: true, Always: true, Setup: true, run: (*rep).moduleLoad},
+	{Name: catalog.Mount, ReadOnly: true, Always: true, Setup: true, Produces: []string{catalog.MountMem}, run: (*rep).mount},
+	{Name: catalog.MountMem, ReadOnly: true},
 }
 
 // Bootlin is the suite of Bootlin's "Finding the Best Block Filesystem" (EOSS 2023) with the
 // time and memory figures of Free Electrons' flash filesystem study (ELCE 2010).
 var Bootlin = append(slices.Clone(setup),
-	Test{Name: Write, run: (*rep).write},
-	Test{Name: UsedSpace, ReadOnly: true, Needs: []string{Write}, run: (*rep).usedSpace},
-	Test{Name: Read, ReadOnly: true, Needs: []string{Write}, run: (*rep).read},
-	Test{Name: ReadRemoveWrite, Needs: []string{Write}, run: (*rep).readRemoveWrite},
-	Test{Name: Remove, Needs: []string{Write}, run: (*rep).remove},
-	Test{Name: VideoWrite, run: (*rep).videoWrite},
-	Test{Name: VideoRead, Needs: []string{VideoWrite}, run: (*rep).videoRead},
+	Test{Name: catalog.Write, run: (*rep).write},
+	Test{Name: catalog.UsedSpace, ReadOnly: true, Needs: []string{catalog.Write}, run: (*rep).usedSpace},
+	Test{Name: catalog.Read, ReadOnly: true, Needs: []string{catalog.Write}, run: (*rep).read},
+	Test{Name: catalog.ReadRemoveWrite, Needs: []string{catalog.Write}, run: (*rep).readRemoveWrite},
+	Test{Name: catalog.Remove, Needs: []string{catalog.Write}, run: (*rep).remove},
+	Test{Name: catalog.VideoWrite, run: (*rep).videoWrite},
+	Test{Name: catalog.VideoRead, Needs: []string{catalog.VideoWrite}, run: (*rep).videoRead},
 )
 
 // Suites maps a suite name to its tests, in the order they run. Every suite begins with the
@@ -189,9 +174,9 @@ func Select(suites plan.Suites, names []string) (Selection, error) {
 	// most of the device, so without the removal the video copies run out of space (a
 	// 256 MiB run of write and video_write alone did). Whenever both writes run, so does
 	// the removal between them, unrecorded unless selected.
-	if sel.Run[Write] && sel.Run[VideoWrite] {
-		if _, ok := find(Remove); ok {
-			sel.Run[Remove] = true
+	if sel.Run[catalog.Write] && sel.Run[catalog.VideoWrite] {
+		if _, ok := find(catalog.Remove); ok {
+			sel.Run[catalog.Remove] = true
 		}
 	}
 	return sel, nil

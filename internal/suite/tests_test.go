@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -24,12 +25,12 @@ func TestSelect(t *testing.T) {
 		wantErr    string
 	}{
 		{name: "all by default", suite: "bootlin", wantRecord: names(Bootlin), wantRun: names(Bootlin)},
-		{name: "read needs write", suite: "bootlin", tests: []string{Read}, wantRecord: []string{Read}, wantRun: []string{Mkfs, ModuleLoad, Mount, Read, Write}},
-		{name: "video_read needs video_write", suite: "bootlin", tests: []string{VideoRead, Mount}, wantRecord: []string{Mount, VideoRead}, wantRun: []string{Mkfs, ModuleLoad, Mount, VideoRead, VideoWrite}},
-		{name: "both writes empty the filesystem between them", suite: "bootlin", tests: []string{Write, VideoWrite},
-			wantRecord: []string{Write, VideoWrite}, wantRun: []string{Mkfs, ModuleLoad, Mount, Write, Remove, VideoWrite}},
-		{name: "video_write alone starts empty", suite: "bootlin", tests: []string{VideoWrite},
-			wantRecord: []string{VideoWrite}, wantRun: []string{Mkfs, ModuleLoad, Mount, VideoWrite}},
+		{name: "read needs write", suite: "bootlin", tests: []string{catalog.Read}, wantRecord: []string{catalog.Read}, wantRun: []string{catalog.Mkfs, catalog.ModuleLoad, catalog.Mount, catalog.Read, catalog.Write}},
+		{name: "video_read needs video_write", suite: "bootlin", tests: []string{catalog.VideoRead, catalog.Mount}, wantRecord: []string{catalog.Mount, catalog.VideoRead}, wantRun: []string{catalog.Mkfs, catalog.ModuleLoad, catalog.Mount, catalog.VideoRead, catalog.VideoWrite}},
+		{name: "both writes empty the filesystem between them", suite: "bootlin", tests: []string{catalog.Write, catalog.VideoWrite},
+			wantRecord: []string{catalog.Write, catalog.VideoWrite}, wantRun: []string{catalog.Mkfs, catalog.ModuleLoad, catalog.Mount, catalog.Write, catalog.Remove, catalog.VideoWrite}},
+		{name: "video_write alone starts empty", suite: "bootlin", tests: []string{catalog.VideoWrite},
+			wantRecord: []string{catalog.VideoWrite}, wantRun: []string{catalog.Mkfs, catalog.ModuleLoad, catalog.Mount, catalog.VideoWrite}},
 		{name: "unknown test", suite: "bootlin", tests: []string{"reed"}, wantErr: `suite bootlin has no test "reed"`},
 		{name: "unknown suite", suite: "bonnie++", wantErr: `unknown suite "bonnie++"`},
 	}
@@ -76,9 +77,9 @@ func TestEveryTestIsRunBySomeStep(t *testing.T) {
 			// mount_mem is the only figure produced by another test's step (mount), and on
 			// raw flash init_mem too (init_time's).
 			step := test.run != nil
-			produced := test.Name == MountMem
+			produced := test.Name == catalog.MountMem
 			if name == plan.FlashSuite {
-				produced = test.Name == MountMem || test.Name == InitMem
+				produced = test.Name == catalog.MountMem || test.Name == catalog.InitMem
 			}
 			// Raw-flash tests run only on raw flash, and the others only on a block device.
 			if test.Flash != (name == plan.FlashSuite) {
@@ -139,12 +140,12 @@ func TestDescribe(t *testing.T) {
 		m    results.Measurement
 		want string
 	}{
-		{results.Measurement{Variant: "ext4", Rep: 1, Test: Write, Status: results.OK, Value: f(1.5), Unit: "s", MBps: 12.34}, "ext4 rep 1 write: 1.500 s (12.3 MB/s)"},
-		{results.Measurement{Variant: "ext4", Rep: 2, Test: MountMem, Status: results.OK, Value: f(-114700), Unit: "bytes"}, "ext4 rep 2 mount_mem: -112 KiB"},
-		{results.Measurement{Variant: "ext4", Rep: 1, Test: UsedSpace, Status: results.OK, Value: f(1 << 20), Unit: "bytes"}, "ext4 rep 1 used_space: 1 MiB"},
+		{results.Measurement{Variant: "ext4", Rep: 1, Test: catalog.Write, Status: results.OK, Value: f(1.5), Unit: "s", MBps: 12.34}, "ext4 rep 1 write: 1.500 s (12.3 MB/s)"},
+		{results.Measurement{Variant: "ext4", Rep: 2, Test: catalog.MountMem, Status: results.OK, Value: f(-114700), Unit: "bytes"}, "ext4 rep 2 mount_mem: -112 KiB"},
+		{results.Measurement{Variant: "ext4", Rep: 1, Test: catalog.UsedSpace, Status: results.OK, Value: f(1 << 20), Unit: "bytes"}, "ext4 rep 1 used_space: 1 MiB"},
 		{results.Measurement{Variant: "xfs", Rep: 1, Test: "randio_rand_read", Status: results.OK, Value: f(4064.94), Unit: "IOPS"}, "xfs rep 1 randio_rand_read: 4065 IOPS"},
-		{results.Measurement{Variant: "xfs", Rep: 1, Test: Read, Status: results.Failed, Error: "EIO"}, "xfs rep 1 read: failed: EIO"},
-		{results.Measurement{Variant: "sq", Rep: 1, Test: Write, Status: results.NA, Note: "read-only filesystem"}, "sq rep 1 write: n/a (read-only filesystem)"},
+		{results.Measurement{Variant: "xfs", Rep: 1, Test: catalog.Read, Status: results.Failed, Error: "EIO"}, "xfs rep 1 read: failed: EIO"},
+		{results.Measurement{Variant: "sq", Rep: 1, Test: catalog.Write, Status: results.NA, Note: "read-only filesystem"}, "sq rep 1 write: n/a (read-only filesystem)"},
 	}
 	for _, tc := range tests {
 		if got := describe(tc.m); got != tc.want {

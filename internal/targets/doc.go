@@ -17,6 +17,7 @@
 // cgroup) is package session's, which knows no kind; how a board is reached (ssh, labgrid
 // client, file packing) is package remote's.
 //
-// Adding a kind: a package internal/targets/NAME whose init calls Register and
-// plan.RegisterTargetForm, and a line in internal/targets/all (ARCHITECTURE.md).
+// Adding a kind: a package internal/targets/NAME whose init calls RegisterKind (a type that
+// embeds Base) or Register, and plan.RegisterTargetForm, and a line in internal/targets/all
+// (ARCHITECTURE.md).
 package targets

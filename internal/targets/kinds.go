@@ -72,6 +72,30 @@ func Register(kind plan.TargetKind, make Maker) {
 	registry.m[kind] = make
 }
 
+// Base is what a target is made from: the --target it was parsed from, the run's options and
+// the capabilities its kind declared. A kind whose capabilities do not depend on the spec
+// embeds it, has Spec and Caps from it, and registers with RegisterKind.
+type Base struct {
+	spec plan.TargetSpec
+	caps Capability
+	// Opt is the run's options.
+	Opt Options
+}
+
+// Spec is the --target the target was made from.
+func (b Base) Spec() plan.TargetSpec { return b.spec }
+
+// Caps is what its kind declared it can do.
+func (b Base) Caps() Capability { return b.caps }
+
+// RegisterKind registers a kind, what its targets can do, and how one is made from a Base:
+// make wraps it in the kind's type (func(b targets.Base) targets.Target { return &imageTarget{b} }).
+func RegisterKind(kind plan.TargetKind, caps Capability, make func(Base) Target) {
+	Register(kind, func(spec plan.TargetSpec, opt Options) (Target, error) {
+		return make(Base{spec: spec, caps: caps, Opt: opt}), nil
+	})
+}
+
 // Kinds lists the registered kinds, sorted.
 func Kinds() []plan.TargetKind {
 	registry.RLock()

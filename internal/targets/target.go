@@ -3,7 +3,6 @@ package targets
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/catalog"
@@ -125,47 +124,18 @@ type Prepared struct {
 	Health func() error
 }
 
-// Options are what targets need beyond their spec and the configuration.
+// Options are what targets are given: the run's request (its configuration, target spec and
+// every setting a target can take, read from run's flags), and the host's means of running and
+// reporting.
 type Options struct {
-	// Destroy must name a device target's device again, as a deliberate second confirmation.
-	Destroy string
-	// Image is the image file to create (image target); empty: one in the work directory.
-	Image string
-	// KeepImage leaves the image file after the run.
-	KeepImage bool
-	// DirectIO attaches loop devices with direct I/O (the default).
-	DirectIO bool
-	// TimeScale multiplies the simulated card's modelled waits (1 = real time).
-	TimeScale float64
+	plan.Request
 	// Self is the argv prefix that runs fsbench's own command line (the card server is started
 	// as `<Self> simcard serve`); empty: this executable.
 	Self []string
-	// NANDNoDelays turns off nandsim's simulated chip timings.
-	NANDNoDelays bool
-	// Kernel is the vm target's guest kernel (empty: the newest /boot/vmlinuz-*).
-	Kernel string
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 	// Console receives a guest's or board's console output as it comes; may be nil.
 	Console io.Writer
-	// SSHOptions are more arguments for the ssh client (-F FILE, -o Option=value).
-	SSHOptions []string
-	// RemoteBinary is the fsbench binary to put on a board (default: the release binary for
-	// its architecture next to this one, or make cross's dist/).
-	RemoteBinary string
-	// RemoteDir is where fsbench keeps its binary and runs on a board (DefaultRemoteDir).
-	RemoteDir string
-	// LinkTimeout is how long a board's run goes on without hearing from the host before it
-	// stops in order (0: DefaultLinkTimeout); the host writes to it every quarter of that.
-	LinkTimeout time.Duration
-	// LabgridCoordinator is the labgrid coordinator's HOST:PORT (empty: $LG_COORDINATOR, else
-	// labgrid's default) and LabgridClient labgrid-client's path (empty:
-	// $FSBENCH_LABGRID_CLIENT, else PATH): --target labgrid:PLACE.
-	LabgridCoordinator, LabgridClient string
-	// PowerCycle power-cycles a labgrid place's board before the run, and BootTimeout is how
-	// long its SSH server may then take to answer (0: 5 minutes).
-	PowerCycle  bool
-	BootTimeout time.Duration
 }
 
 // Logf writes a progress line to o.Log, if set.

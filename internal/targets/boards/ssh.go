@@ -196,8 +196,9 @@ func (t *sshTarget) Run(ctx context.Context, s *session.Session, req plan.Reques
 	br := boardRun{dir: path.Join(t.remoteDir(), "runs", id), bin: bin}
 	// The request the board carries out: the same configuration, on the board's own target,
 	// results in the run's directory there and the work directory beside them.
-	breq := plan.Request{Config: req.Config, Target: *t.spec.Inner, Destroy: t.opt.Destroy, TimeScale: req.TimeScale,
-		Out: path.Join(br.dir, "res"), Work: br.dir, NoCapacityCheck: req.NoCapacityCheck}
+	// The host's own settings (json:"-") stay here.
+	breq := req
+	breq.Target, breq.Destroy, breq.Out, breq.Work, breq.Force = *t.spec.Inner, t.opt.Destroy, path.Join(br.dir, "res"), br.dir, false
 	rb, err := json.MarshalIndent(breq, "", "  ")
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func TestBoardFetchFakeTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewBoard(spec, targets.Options{SSHOptions: []string{"-o", "IdentityFile=/k"}, RemoteBinary: fakeBoardBinary(t), RemoteDir: remote})
+	b, err := NewBoard(spec, targets.Options{Request: plan.Request{SSHOptions: []string{"-o", "IdentityFile=/k"}, RemoteBinary: fakeBoardBinary(t), RemoteDir: remote}})
 	if err != nil {
 		t.Fatal(err)
 	}

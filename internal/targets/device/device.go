@@ -22,9 +22,7 @@ import (
 )
 
 func init() {
-	targets.Register(plan.TargetDevice, func(s plan.TargetSpec, opt targets.Options) (targets.Target, error) {
-		return &deviceTarget{spec: s, opt: opt}, nil
-	})
+	targets.RegisterKind(plan.TargetDevice, targets.LocalDevice|targets.UserDevice, func(b targets.Base) targets.Target { return &deviceTarget{b} })
 }
 
 // sysfsRoot is where sysfs is mounted.
@@ -405,13 +403,7 @@ func swapDevs() (map[devNum]bool, error) {
 // deviceTarget is a real block device (an SD card, an eMMC partition), named twice: with
 // --target device:/dev/X and --destroy /dev/X. Every check runs before anything touches it, and
 // again when the run starts; afterwards only the named device is ever opened.
-type deviceTarget struct {
-	spec plan.TargetSpec
-	opt  targets.Options
-}
-
-func (t *deviceTarget) Spec() plan.TargetSpec    { return t.spec }
-func (t *deviceTarget) Caps() targets.Capability { return targets.LocalDevice | targets.UserDevice }
+type deviceTarget struct{ targets.Base }
 
 func (t *deviceTarget) Check(cfg plan.Config) error {
 	if err := targets.CheckNoPowerCut(cfg, "a real device (--target device:)", targets.NoSwitch); err != nil {
@@ -420,7 +412,7 @@ func (t *deviceTarget) Check(cfg plan.Config) error {
 	if err := targets.CheckBlockSuite(cfg); err != nil {
 		return err
 	}
-	if _, err := CheckDevice(t.spec.Device, t.opt.Destroy); err != nil {
+	if _, err := CheckDevice(t.Spec().Device, t.Opt.Destroy); err != nil {
 		var re *RefusedError
 		if errors.As(err, &re) {
 			return &plan.InputError{Err: err}
@@ -431,11 +423,11 @@ func (t *deviceTarget) Check(cfg plan.Config) error {
 }
 
 func (t *deviceTarget) Prepare(ctx context.Context, s *session.Session, cfg plan.Config) (*targets.Prepared, error) {
-	id, err := CheckDevice(t.spec.Device, t.opt.Destroy)
+	id, err := CheckDevice(t.Spec().Device, t.Opt.Destroy)
 	if err != nil {
 		return nil, err
 	}
-	t.opt.Logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), bytesize.Format(id.SizeBytes), id.Queue["rotational"])
+	t.Opt.Logf("device %s: %s, %s, rotational=%s: everything on it will be destroyed", id.Path, DeviceModel(id), bytesize.Format(id.SizeBytes), id.Queue["rotational"])
 	return &targets.Prepared{Device: id.Path, DeviceName: id.Name, Size: id.SizeBytes, Identity: &id, Underlying: id.Path,
 		Result: results.Target{Kind: results.KindDevice, Device: id.Path, SizeBytes: id.SizeBytes}}, nil
 }

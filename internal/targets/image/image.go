@@ -15,18 +15,11 @@ import (
 )
 
 func init() {
-	targets.Register(plan.TargetImage, func(_ plan.TargetSpec, opt targets.Options) (targets.Target, error) {
-		return &imageTarget{opt: opt}, nil
-	})
+	targets.RegisterKind(plan.TargetImage, targets.LocalDevice, func(b targets.Base) targets.Target { return &imageTarget{b} })
 }
 
 // imageTarget is the default: a sparse image file, attached as a loop device with direct I/O.
-type imageTarget struct {
-	opt targets.Options
-}
-
-func (t *imageTarget) Spec() plan.TargetSpec    { return plan.TargetSpec{Kind: plan.TargetImage} }
-func (t *imageTarget) Caps() targets.Capability { return targets.LocalDevice }
+type imageTarget struct{ targets.Base }
 
 // Check refuses an --image that exists or cannot be made, and an image larger than the free
 // space of the filesystem that would hold it: the image is sparse, but a run writes up to its
@@ -39,8 +32,8 @@ func (t *imageTarget) Check(cfg plan.Config) error {
 		return err
 	}
 	dir := ""
-	if t.opt.Image != "" {
-		abs, err := filepath.Abs(t.opt.Image)
+	if t.Opt.Image != "" {
+		abs, err := filepath.Abs(t.Opt.Image)
 		if err != nil {
 			return err
 		}
@@ -59,7 +52,7 @@ func (t *imageTarget) Check(cfg plan.Config) error {
 }
 
 func (t *imageTarget) Prepare(ctx context.Context, s *session.Session, cfg plan.Config) (*targets.Prepared, error) {
-	img := t.opt.Image
+	img := t.Opt.Image
 	if img == "" {
 		img = filepath.Join(s.Work, "fsbench.img")
 		if err := targets.CheckRoom(s.Work, cfg.Size, "--image"); err != nil {
@@ -75,14 +68,14 @@ func (t *imageTarget) Prepare(ctx context.Context, s *session.Session, cfg plan.
 	if err := session.CreateImage(img, cfg.Size); err != nil {
 		return nil, err
 	}
-	if !t.opt.KeepImage {
+	if !t.Opt.KeepImage {
 		if err := s.Ledger.AddFile(img); err != nil {
 			return nil, errors.Join(err, targets.RemoveFile(img))
 		}
 		s.OnClose("image "+img, func() error { return s.Ledger.RemoveOwnFile(img) })
 	}
 	p := &targets.Prepared{Size: cfg.Size, Underlying: img, Result: results.Target{Kind: results.KindImage, Image: img}}
-	if err := targets.AttachLoopTo(s, img, t.opt.DirectIO, p); err != nil {
+	if err := targets.AttachLoopTo(s, img, !t.Opt.NoDirectIO, p); err != nil {
 		return nil, err
 	}
 	p.Health = func() error { return targets.BackingHealth(filepath.Dir(img), "image "+img) }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/targets"
 )
 
 func TestCreateImage(t *testing.T) {
@@ -78,7 +77,8 @@ func TestImageExistingNotRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := &imageTarget{opt: targets.Options{Image: img}}
+	tg := &imageTarget{}
+	tg.Opt.Image = img
 	if _, err := tg.Prepare(context.Background(), s, plan.Config{Size: 1 << 20}); err == nil {
 		t.Fatal("Prepare over an existing file succeeded")
 	}

@@ -14,20 +14,13 @@ import (
 )
 
 func init() {
-	targets.Register(plan.TargetNandsim, func(_ plan.TargetSpec, opt targets.Options) (targets.Target, error) {
-		return &nandsimTarget{opt: opt}, nil
-	})
+	targets.RegisterKind(plan.TargetNandsim, targets.LocalDevice|targets.RawFlash, func(b targets.Base) targets.Target { return &nandsimTarget{b} })
 }
 
 // nandsimTarget is a simulated raw NAND chip (the kernel's nandsim) for the free-electrons
 // suite: every repetition loads a fresh chip with a partition of one of the configured sizes,
 // so each configured variant runs once per partition size.
-type nandsimTarget struct {
-	opt targets.Options
-}
-
-func (t *nandsimTarget) Spec() plan.TargetSpec    { return plan.TargetSpec{Kind: plan.TargetNandsim} }
-func (t *nandsimTarget) Caps() targets.Capability { return targets.LocalDevice | targets.RawFlash }
+type nandsimTarget struct{ targets.Base }
 
 // Check refuses a block-device suite and partition sizes the chip cannot hold.
 func (t *nandsimTarget) Check(cfg plan.Config) error {
@@ -69,7 +62,7 @@ func (t *nandsimTarget) Skip(k fs.Kind, facts targets.Facts) string {
 }
 
 func (t *nandsimTarget) timings() nand.Timings {
-	if t.opt.NANDNoDelays {
+	if t.Opt.Config.NANDNoDelays {
 		return nand.Timings{}
 	}
 	return nand.DefaultTimings

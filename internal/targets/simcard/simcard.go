@@ -29,9 +29,8 @@ import (
 )
 
 func init() {
-	targets.Register(plan.TargetSimcard, func(s plan.TargetSpec, opt targets.Options) (targets.Target, error) {
-		return &simcardTarget{spec: s, opt: opt}, nil
-	})
+	targets.RegisterKind(plan.TargetSimcard, targets.LocalDevice|targets.CardModel|targets.PowerControl,
+		func(b targets.Base) targets.Target { return &simcardTarget{b} })
 }
 
 // SimcardOptions says which simulated card StartSimcard serves and how.
@@ -332,18 +331,7 @@ func (b *syncBuffer) Bytes() []byte {
 
 // simcardTarget serves the flash model as a file (FUSE, in a child process) and attaches a loop
 // device with direct I/O over it: every request the filesystem sends reaches the card model.
-type simcardTarget struct {
-	spec plan.TargetSpec
-	opt  targets.Options
-}
-
-func (t *simcardTarget) Spec() plan.TargetSpec { return t.spec }
-func (t *simcardTarget) Caps() targets.Capability {
-	return targets.LocalDevice | targets.CardModel | targets.PowerControl
-}
-func (t *simcardTarget) Methods(plan.Config) map[string]string {
-	return nil
-}
+type simcardTarget struct{ targets.Base }
 
 // Check refuses a profile that does not load, a card size that is not a whole number of its
 // allocation units, a time scale that is not a positive number, and a build without FUSE.
@@ -352,9 +340,9 @@ func (t *simcardTarget) Check(cfg plan.Config) error {
 		return err
 	}
 	if !simcard.FUSEAvailable {
-		return plan.Refusef("--target %s: this build of fsbench has no FUSE card server (32-bit ARM): run the simulated card on a 64-bit machine", t.spec)
+		return plan.Refusef("--target %s: this build of fsbench has no FUSE card server (32-bit ARM): run the simulated card on a 64-bit machine", t.Spec())
 	}
-	return CheckCard(t.spec.Profile, cfg.Size, t.opt.TimeScale)
+	return CheckCard(t.Spec().Profile, cfg.Size, t.Opt.TimeScale)
 }
 
 // CheckCard refuses a card profile that does not load, a size that is not a whole number of its
@@ -387,8 +375,8 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 	// directory; it is recorded, with its identity, once the server made it.
 	s.OnClose("simulated card data "+data, func() error { return targets.RemoveFile(data) })
 	card, err := StartSimcard(ctx, SimcardOptions{
-		Profile: t.spec.Profile, Size: cfg.Size, Dir: cardDir, Backing: data, TimeScale: t.opt.TimeScale,
-		Command: t.opt.Self,
+		Profile: t.Spec().Profile, Size: cfg.Size, Dir: cardDir, Backing: data, TimeScale: t.Opt.TimeScale,
+		Command: t.Opt.Self,
 		OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "simulated card server", true) },
 	})
 	if err != nil {
@@ -403,15 +391,15 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 	if err := s.Ledger.AddFile(data); err != nil {
 		return nil, err
 	}
-	t.opt.Logf("simulated card %s (%s) served at %s, modelled waits × %g", t.spec.Profile, bytesize.Format(cfg.Size), card.CardPath(), t.opt.TimeScale)
-	p := &targets.Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.spec.Profile, Backing: data,
-		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.spec.Profile, TimeScale: t.opt.TimeScale}}
+	t.Opt.Logf("simulated card %s (%s) served at %s, modelled waits × %g", t.Spec().Profile, bytesize.Format(cfg.Size), card.CardPath(), t.Opt.TimeScale)
+	p := &targets.Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.Spec().Profile, Backing: data,
+		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.Spec().Profile, TimeScale: t.Opt.TimeScale}}
 	// The path calibration the server settled on, for results.json.
 	if st, err := card.FullStats(); err == nil {
 		p.Result.PathOffsetNs, p.Result.PathCalibration = st.PathOffsetNs, st.PathCalibration
 	}
 	p.Underlying = card.CardPath()
-	if err := targets.AttachLoopTo(s, card.CardPath(), t.opt.DirectIO, p); err != nil {
+	if err := targets.AttachLoopTo(s, card.CardPath(), !t.Opt.NoDirectIO, p); err != nil {
 		return nil, err
 	}
 	p.PowerCut = &cutCard{s: s, dir: card.Dir()}

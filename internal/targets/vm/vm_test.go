@@ -15,7 +15,7 @@ func TestVMGuestServesCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := &vmTarget{spec: spec, opt: targets.Options{TimeScale: 0.1}}
+	tg := &vmTarget{spec: spec, opt: targets.Options{Request: plan.Request{TimeScale: 0.1}}}
 	cfg := plan.Default()
 	cfg.Size = 256 << 20
 	cfg.Suite = plan.Suites{"powercut"}
