@@ -22,8 +22,11 @@ import (
 type Options struct {
 	// Seed makes the churn: the same seed, spec and capacity give the same tree.
 	Seed uint64
-	// Capacity is what the filesystem holds, in bytes (statfs's total): fullness and churn are
-	// shares of it. Passing it in (rather than asking statfs during the churn) keeps the tree a
+	// Capacity is what the filesystem holds for files, in bytes: the free space statfs shows on
+	// the freshly made filesystem (its total less what mkfs itself took: f2fs keeps 22 % of a
+	// 512 MiB device as overprovision, ext4 its journal). Fullness and churn are shares of it,
+	// so that "80 % full" leaves every filesystem the same fifth of its own room, and a
+	// filesystem whose statfs total it could never fill is not full before any churn. Passing it in (rather than asking statfs during the churn) keeps the tree a
 	// function of the seed: free space as statfs sees it varies with delayed allocation.
 	Capacity uint64
 	// Log receives a line now and then; may be nil.

@@ -108,7 +108,7 @@ func (t *vmTarget) Check(cfg plan.Config) error {
 // guestRequest is what the guest runs: the same configuration, on its SD card (or its nandsim
 // chip), with the results written into the shared directory, which the host already holds.
 func (t *vmTarget) guestRequest(req plan.Request, inputs string) (plan.Request, error) {
-	g := plan.Request{Config: req.Config, Out: req.Out, Force: true, Work: "/tmp",
+	g := plan.Request{Config: req.Config, Out: req.Out, Force: true, Work: "/tmp", NoCapacityCheck: req.NoCapacityCheck,
 		Target: plan.TargetSpec{Kind: plan.TargetDevice, Device: GuestCard}, Destroy: GuestCard}
 	if req.Config.FlashSuite() {
 		g.Target, g.Destroy = plan.TargetSpec{Kind: plan.TargetNandsim}, ""

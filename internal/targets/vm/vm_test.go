@@ -34,11 +34,14 @@ func TestVMGuestServesCard(t *testing.T) {
 	}
 
 	cfg.Suite = plan.Suites{"bootlin"}
-	g, err = tg.guestRequest(plan.Request{Config: cfg, Out: "/r"}, t.TempDir())
+	g, err = tg.guestRequest(plan.Request{Config: cfg, Out: "/r", NoCapacityCheck: true}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.Target.Kind != plan.TargetDevice || g.Target.Device != GuestCard || tg.cardSize(cfg) != cfg.Size {
 		t.Errorf("bootlin on vm:simcard: guest target %+v, card %d: want the emulated SD card on the host's simulated card", g.Target, tg.cardSize(cfg))
+	}
+	if !g.NoCapacityCheck {
+		t.Error("--no-capacity-check did not reach the guest: it checks its emulated SD card's capacity anyway")
 	}
 }
