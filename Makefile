@@ -44,7 +44,7 @@ test: lint cross fuzz
 # cells as LAVA test cases, a second job on the same board and failing runs reported as
 # failures. make test runs it too where lava-run is installed.
 test-lava:
-	$(GO) test -count=1 -run 'TestLAVA' -v -timeout 60m ./internal/lavalab/
+	$(GO) test -count=1 -run 'TestLAVA' -v -timeout 60m ./internal/testkit/lavalab/
 
 # Every fuzz target (func Fuzz... in a _test.go file) for FUZZTIME each, one after the other:
 # go test -fuzz takes a single target per run. The targets are found with grep and sed, so that
@@ -115,7 +115,7 @@ bench-simcard:
 # target with fsbench's figure, the card's own, the host's share, the tolerance and the verdict.
 # A few minutes; figures taken under load say so (load average beside each).
 bench-calibration:
-	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchCalibration' -v -timeout 40m ./internal/calibration/
+	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchCalibration' -v -timeout 40m ./internal/testkit/calibration/
 
 # fsbench probe's alignment test and read/write sweeps against flashbench -a and dd on simulated
 # cards (FLASHBENCH as for bench-simcard).
@@ -178,7 +178,7 @@ bench-farm:
 # directory (image files and the simulated card only, never a disk of this machine; as root, like
 # make test), or, where it needs a real card, a board, a farm or hours, checked as far as it can
 # be (its flags, its make target, its test) and listed with the reason and the test that runs
-# its kind. About 2 min. make test runs the quick form (internal/docscheck's TestDocuments).
+# its kind. About 2 min. make test runs the quick form (tools/internal/docscheck's TestDocuments).
 docs-check:
 	$(GO) run ./tools/docscheck
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs what make test-lava (internal/lavalab) needs on Debian 12 or later: LAVA's own
+# Installs what make test-lava (internal/testkit/lavalab) needs on Debian 12 or later: LAVA's own
 # dispatcher (lava-dispatcher: lava-run, which runs a job from a device dictionary without a
 # LAVA server) with libguestfs, which builds the test overlay's disk of a QEMU device, and the
 # QEMU for the emulated arm64 board it boots (scripts/setup-board-debian.sh). libguestfs boots

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/labfarm"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/labfarm"
 )
 
 // TestBenchFarm is make bench-farm: a labgrid farm of FARM_PLACES places (default 3), each a

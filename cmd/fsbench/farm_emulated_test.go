@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/board"
-	"github.com/fsbench/fsbench/internal/emulock"
-	"github.com/fsbench/fsbench/internal/labfarm"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/emulock"
+	"github.com/fsbench/fsbench/internal/testkit/labfarm"
 )
 
 // emulatedFarm is a labgrid farm of real parts on 127.0.0.1 whose places are emulated arm64

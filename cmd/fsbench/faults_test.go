@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fsbench/fsbench/internal/testdev"
+	"github.com/fsbench/fsbench/internal/testkit/testdev"
 )
 
 // TestFaults replays the ways a run can be given bad input, be killed, or find its disk full,

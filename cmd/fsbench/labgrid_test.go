@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/labfarm"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/labfarm"
 )
 
 // startFarm starts a labgrid farm of real parts on 127.0.0.1 (coordinator, exporter, one

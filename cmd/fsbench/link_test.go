@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/labfarm"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/labfarm"
 )
 
 // A link to the board that goes silent without closing (here: the host's ssh client stopped

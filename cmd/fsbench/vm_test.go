@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/emulock"
 	"github.com/fsbench/fsbench/internal/vm"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/golden"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 func TestParse(t *testing.T) {

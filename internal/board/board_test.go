@@ -15,8 +15,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/board"
 	"github.com/fsbench/fsbench/internal/cli"
-	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/emulock"
 )
 
 // bootArm64 boots the emulated arm64 board once for this package's tests (TCG boots take

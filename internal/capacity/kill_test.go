@@ -18,8 +18,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
-	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
+	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
 )
 
 const (

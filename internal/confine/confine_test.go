@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fsbench/fsbench/internal/testdev"
+	"github.com/fsbench/fsbench/internal/testkit/testdev"
 )
 
 // The tests in this file run real programs (sh, dd, mknod, mount) in the jail against a loop

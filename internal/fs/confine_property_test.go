@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/confine"
-	"github.com/fsbench/fsbench/internal/testdev"
+	"github.com/fsbench/fsbench/internal/testkit/testdev"
 )
 
 // TestConfinedWords is the property test of the jail: whatever words a tool is given, it

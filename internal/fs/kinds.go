@@ -20,7 +20,7 @@
 //     with it; this package imports confine, so confine cannot call back here.
 //   - the guest's and the board's init (internal/vm, internal/board): shell run at boot, before
 //     fsbench starts, mounting /proc, /sys and tracefs as any init does.
-//   - test fixtures (internal/session/sessiontest): a test's own ext4 decoy, mounted and
+//   - test fixtures (internal/testkit/sessiontest): a test's own ext4 decoy, mounted and
 //     unmounted with plain system calls so that what is tested does not set up its own test.
 //
 // External programs are run through a Runner so that tests can check argument lists without

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/flash"
-	"github.com/fsbench/fsbench/internal/golden"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 // A tiny card for the model's rules: 8 pages of 512 bytes.

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
-	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
+	"github.com/fsbench/fsbench/internal/testkit/emulock"
+	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
 )
 
 const simcardHelperEnv = "FSBENCH_PROBE_SIMCARD_HELPER"

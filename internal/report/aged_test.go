@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 // agedRun is a run with --age: ext4 wins read fresh and loses it aged (3.1x slower), xfs wins

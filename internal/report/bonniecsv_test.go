@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/catalog"
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 func bonnieRun() *results.Run {

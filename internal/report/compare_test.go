@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 func TestMismatch(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 // feRun builds runs of the free-electrons suite by hand: variants as the suite expands them

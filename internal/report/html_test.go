@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 // runOf builds a run from samples of headline values by variant and test, in seconds.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 // cardRun is one run of the Pandora study's method on one card: ext4 with and without a

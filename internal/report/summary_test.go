@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 func fixture() *results.Run {

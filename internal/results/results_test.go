@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fsbench/fsbench/internal/golden"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 // fixture is a small run with one measurement of every status.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/flash"
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 

@@ -26,8 +26,8 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
-	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
+	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
 )
 
 // The benchmark's fixed parameters. The card is 1 GiB and served in real time (time scale 1):

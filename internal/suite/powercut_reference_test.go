@@ -16,12 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
+	"github.com/fsbench/fsbench/internal/testkit/emulock"
 	"github.com/fsbench/fsbench/internal/vm"
 )
 

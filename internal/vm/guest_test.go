@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
-	"github.com/fsbench/fsbench/internal/emulock"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/emulock"
 )
 
 // guestPrereqs skips the test unless it can boot a guest: root (the kernel in /boot is readable

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/cpio"
-	"github.com/fsbench/fsbench/internal/golden"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 func TestArchiveGolden(t *testing.T) {

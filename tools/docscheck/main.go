@@ -1,5 +1,5 @@
 // Command docscheck runs every command README.md, ARCHITECTURE.md and docs/*.md show (package
-// internal/docscheck): for real in a scratch directory, on image files and the simulated card,
+// tools/internal/docscheck): for real in a scratch directory, on image files and the simulated card,
 // or, where that cannot be (a real card, a board, a farm, an hour-long benchmark), checked as
 // far as it can be and listed with the reason. It exits 1 when a command failed or a document
 // holds a command no rule knows.
@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/docscheck"
+	"github.com/fsbench/fsbench/tools/internal/docscheck"
 )
 
 func main() {

@@ -1,6 +1,6 @@
 // Command testsum runs a go test command line with -json, prints each package's result as it
 // comes, keeps the whole verbose output in a log file, and ends with the list of skipped,
-// reduced and failed tests (package internal/testsum). It exits with go test's status, or 1
+// reduced and failed tests (package tools/internal/testsum). It exits with go test's status, or 1
 // when a test failed.
 //
 //	go run ./tools/testsum -log test.log -- go test -json -count=1 ./...
@@ -15,7 +15,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/testsum"
+	"github.com/fsbench/fsbench/tools/internal/testsum"
 )
 
 func main() {

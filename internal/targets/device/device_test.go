@@ -13,7 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/session/sessiontest"
+	"github.com/fsbench/fsbench/internal/testkit/sessiontest"
 	"golang.org/x/sys/unix"
 )
 

@@ -16,9 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/session/sessiontest"
 	"github.com/fsbench/fsbench/internal/simcard"
-	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
+	"github.com/fsbench/fsbench/internal/testkit/sessiontest"
+	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
 )
 
 const simcardHelperEnv = "FSBENCH_SIMCARD_HELPER"

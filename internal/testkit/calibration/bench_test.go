@@ -24,8 +24,8 @@ import (
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/simcard/simcardtest"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
+	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 

@@ -110,7 +110,7 @@ func TestPlan(t *testing.T) {
 // exist in the binary, the make targets and the scripts are there. make docs-check runs the
 // commands for real.
 func TestDocuments(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/board"
-	"github.com/fsbench/fsbench/internal/emulock"
-	"github.com/fsbench/fsbench/internal/golden"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/testkit/emulock"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 // The dispatcher's results records, as lava-run 2023.01 logs them: a measurement is tagged.

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/golden"
+	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
 // A recorded go test -json run (testdata/run.json: a package that passes with skips, a reduced

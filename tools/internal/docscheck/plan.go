@@ -174,7 +174,7 @@ func planProgram(st Step, w []string) (Step, error) {
 		st.Kind, st.Argv = Run, fill(w)
 		return st, nil
 	}
-	return st, fmt.Errorf("no rule for %q: add one to internal/docscheck", w[0])
+	return st, fmt.Errorf("no rule for %q: add one to tools/internal/docscheck", w[0])
 }
 
 func isAssign(s string) bool {
@@ -272,7 +272,7 @@ func planFsbench(st Step, args []string) (Step, error) {
 		st.Kind, st.Argv = Run, filled
 		return st, nil
 	}
-	return st, fmt.Errorf("no rule for fsbench %s: add one to internal/docscheck", args[0])
+	return st, fmt.Errorf("no rule for fsbench %s: add one to tools/internal/docscheck", args[0])
 }
 
 // synopsis returns the first placeholder of a command line that the fixtures did not fill.
