@@ -153,6 +153,21 @@ func modelFigures(t testing.TB, profile string) map[Measure]float64 {
 		two, three, est := openAU(t, profile)
 		out[OpenAU2], out[OpenAU3], out[OpenAURatio], out[OpenAUs] = two, three, two/three, float64(est.Value)
 	}
+	if need[QueueReadGain] || need[QueueWriteGain] || need[QueueRead] || need[QueueWrite] {
+		p, err := flash.Lookup(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r1, w1, err := flash.QueuedIOPS(p, probeCard*2, probeCard, 1, 4000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r32, w32, err := flash.QueuedIOPS(p, probeCard*2, probeCard, 32, 4000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[QueueReadGain], out[QueueWriteGain], out[QueueRead], out[QueueWrite] = r32/r1, w32/w1, r32, w32
+	}
 	for m := range need {
 		if m.FSOnly() {
 			out[m] = math.NaN() // see Measure.FSOnly: the benchmark measures it
