@@ -26,6 +26,7 @@ type probeFlags struct {
 	positions, tries int
 	board            boardFlags
 	capacity         capacityFlags
+	class            classFlags
 }
 
 // probeHelp is the help of the probe flags in one command: what --write, --destroy and --out
@@ -66,10 +67,16 @@ drop, wrap or cache what lies beyond their real flash): it writes a few blocks, 
 an undo log and synced before it is overwritten, and puts them all back; after a crash or a
 kill, the next probe or fsbench cleanup does. It prints the verdict, the usable size and what
 was written where and what came back, and exits 0 (genuine), 4 (counterfeit), 5 (damaged)
-or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identity.md.`,
+or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identity.md.
+
+With --class (DESTROYS the first 256 MiB, needs --destroy DEVICE) it measures the SD application
+class instead: the area written first, its sequential write, random 4 KiB writes and reads in
+it at queue depth 1 and 32, the host's queue and cache state from sysfs, and A1/A2 verdicts
+with those conditions. See docs/probe.md.`,
 		Example: `  fsbench probe /dev/mmcblk0
   fsbench probe --write --destroy /dev/sdb /dev/sdb -o card-probe
-  fsbench probe --capacity /dev/sdb`,
+  fsbench probe --capacity /dev/sdb
+  fsbench probe --class --destroy /dev/sdb /dev/sdb`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("probe takes one device (got %d arguments)", len(args))
@@ -79,6 +86,9 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.capacity.enabled {
 				return runCapacity(cmd, stdio, args[0], f)
+			}
+			if f.class.enabled {
+				return runClass(cmd, stdio, args[0], f)
 			}
 			if strings.HasPrefix(args[0], "ssh://") {
 				r, dir, err := remoteProbe(cmd, stdio, args[0], f)
@@ -119,6 +129,7 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
 	f.board.register(fl, nil)
 	f.capacity.register(fl)
+	f.class.register(fl)
 	return cmd
 }
 

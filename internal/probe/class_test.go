@@ -1,0 +1,92 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClassVerdicts: each class at each depth from the figures, every minimum named.
+func TestClassVerdicts(t *testing.T) {
+	pts := func(w1, w32, r1, r32 float64) []ClassPoint {
+		return []ClassPoint{{Write: true, Depth: 1, IOPS: w1}, {Write: true, Depth: 32, IOPS: w32},
+			{Depth: 1, IOPS: r1}, {Depth: 32, IOPS: r32}}
+	}
+	for _, tc := range []struct {
+		name string
+		seq  float64
+		pts  []ClassPoint
+		want string // A1@1 A1@32 A2@1 A2@32, + pass, - fail
+	}{
+		{"sd-a2 like: A1 alone, A2 with its queue", 50, pts(1190, 4760, 1905, 4760), "++-+"},
+		{"sd-typical like: neither", 13.6, pts(409, 409, 1429, 1429), "----"},
+		{"fast random, slow sequential: nothing", 9.9, pts(3000, 3000, 5000, 5000), "----"},
+		{"A1 only with a queue", 20, pts(400, 600, 1400, 1600), "-+--"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := ClassVerdicts(tc.seq, tc.pts)
+			var got string
+			for _, v := range vs {
+				if v.Pass {
+					got += "+"
+				} else {
+					got += "-"
+				}
+				if !strings.Contains(v.Why, "sequential write") || !strings.Contains(v.Why, "random read") {
+					t.Errorf("%s at %d: reason %q names not every minimum", v.Class, v.Depth, v.Why)
+				}
+			}
+			if got != tc.want {
+				t.Errorf("verdicts %s, want %s (%+v)", got, tc.want, vs)
+			}
+		})
+	}
+}
+
+// TestClassImage runs the class test on an image file (a small area, short tests): every
+// figure is there, the summary prints the conditions and a verdict per class and depth, and
+// class.json is written. It measures the host's disk, not a card: the figures are not checked.
+func TestClassImage(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "card.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Class(context.Background(), img, "/sys", ClassOptions{Area: 8 << 20, SeqBlock: 1 << 20, Runtime: 100 * time.Millisecond, Depths: []int{1, 8}})
+	if err != nil {
+		if strings.Contains(err.Error(), "invalid argument") {
+			t.Skipf("the temporary directory's filesystem has no O_DIRECT: %v", err)
+		}
+		t.Fatal(err)
+	}
+	if r.SeqWriteMBps <= 0 || len(r.Random) != 4 || len(r.Verdicts) != 4 || r.Host != nil {
+		t.Fatalf("result %+v: want a sequential figure, 4 random tests, 4 verdicts, no host queue for an image", r)
+	}
+	for _, p := range r.Random {
+		if p.IOPS <= 0 || p.Result.Depth != p.Depth {
+			t.Errorf("random %v at depth %d: %+v", p.Write, p.Depth, p.Result)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteClassSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"8 MiB area", "A1 at queue depth 1:", "A2 at queue depth 8:", "queue gain", "image file"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	path, err := WriteClassFile(t.TempDir(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.Contains(b, []byte(ClassSchema)) {
+		t.Errorf("class.json: %v, %.200s", err, b)
+	}
+}
