@@ -39,6 +39,8 @@ type Job struct {
 	Bytes   uint64
 	// Seed makes a random job's offsets repeatable.
 	Seed uint64
+	// Observe, when set, receives each request's latency (submission to completion).
+	Observe func(time.Duration)
 }
 
 // Result is what a job did.
@@ -131,7 +133,10 @@ func Run(ctx context.Context, fd int, j Job) (Result, error) {
 	return r, err
 }
 
-func record(lat *[]uint32, d time.Duration) {
+func (j Job) record(lat *[]uint32, d time.Duration) {
+	if j.Observe != nil {
+		j.Observe(d)
+	}
 	if len(*lat) < maxSamples {
 		*lat = append(*lat, uint32(min(d.Microseconds(), 1<<32-1)))
 	}
@@ -173,7 +178,7 @@ func runSync(ctx context.Context, fd int, j Job, o *offsets, alloc func(i int) [
 			return r, fmt.Errorf("%s at %d: %w", op(j.Write), off, err)
 		}
 		now := time.Now()
-		record(lat, now.Sub(last))
+		j.record(lat, now.Sub(last))
 		last = now
 		r.Ops++
 		r.Bytes += j.Block
@@ -318,7 +323,7 @@ func runAIO(ctx context.Context, fd int, j Job, o *offsets, alloc func(i int) []
 				}
 				continue
 			}
-			record(lat, now.Sub(sent[i]))
+			j.record(lat, now.Sub(sent[i]))
 			r.Ops++
 			r.Bytes += j.Block
 			last = now

@@ -52,6 +52,9 @@ type RandioParams struct {
 	Runtime   Duration `json:"runtime"` // how long each random test runs
 	MaxOps    int      `json:"max_ops"` // stop a random test after this many requests even before Runtime
 	Seed      uint64   `json:"seed"`
+	// Depth is the random tests' queue depth (0 or 1: one request at a time, pread/pwrite;
+	// more: that many in flight, as fio's libaio iodepth; internal/iodepth).
+	Depth int `json:"iodepth,omitempty"`
 }
 
 // DefaultSuiteParams are bonnie++'s defaults (1.97), the Dreamplug tests' sizes and the SD

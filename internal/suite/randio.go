@@ -16,6 +16,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/iodepth"
+	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -317,9 +319,14 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	size := uint64(fi.Size())
 	var p phase
 	var dnote string
+	prm := r.env.Params.Randio
 	m, err := r.timed(test, 0, func() error {
 		var err error
-		p, dnote, err = randomIO(ctx, osOps{}, r.randFile(), size, r.env.Params.Randio.RandBlock, write, r.env.Params.Randio.Runtime.Duration, r.env.Params.Randio.MaxOps, r.env.Params.Randio.Seed)
+		if prm.Depth > 1 {
+			p, dnote, err = queuedIO(ctx, r.randFile(), size, prm, write)
+			return err
+		}
+		p, dnote, err = randomIO(ctx, osOps{}, r.randFile(), size, prm.RandBlock, write, prm.Runtime.Duration, prm.MaxOps, prm.Seed)
 		return err
 	})
 	if err != nil {
@@ -329,10 +336,45 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	if m.WallSeconds > 0 {
 		m.MBps = float64(p.bytes) / 1e6 / m.WallSeconds
 	}
+	if prm.Depth > 1 {
+		dnote = joinNotes(fmt.Sprintf("queue depth %d (native AIO, as fio's libaio iodepth)", prm.Depth), dnote)
+	}
 	m = rate(m, p, float64(p.ops), catalog.IOPS, dnote)
 	classify(&m, test)
-	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.env.Params.Randio.RandBlock)
+	m.Extra["file_bytes"], m.Extra["block_bytes"], m.Extra["iodepth"] = float64(size), float64(prm.RandBlock), float64(max(prm.Depth, 1))
 	return []results.Measurement{m}, nil
+}
+
+// queuedIO is randomIO with prm.Depth requests in flight (internal/iodepth: one task keeps
+// them outstanding, as fio's libaio engine at that iodepth), then (writes) fsync.
+func queuedIO(ctx context.Context, path string, size uint64, prm plan.RandioParams, write bool) (phase, string, error) {
+	var p phase
+	flag := os.O_RDONLY
+	if write {
+		flag = os.O_WRONLY
+	}
+	f, note, err := openDirect(osOps{}, path, flag)
+	if err != nil {
+		return p, note, err
+	}
+	defer f.Close()
+	fd := descriptor(f)
+	if fd < 0 {
+		return p, note, fmt.Errorf("%s has no descriptor for asynchronous I/O", path)
+	}
+	p.lat.counts = new([latBuckets]uint64)
+	res, err := iodepth.Run(ctx, fd, iodepth.Job{Write: write, Random: true, Block: prm.RandBlock, Size: size / prm.RandBlock * prm.RandBlock,
+		Depth: prm.Depth, Runtime: prm.Runtime.Duration, Bytes: uint64(prm.MaxOps) * prm.RandBlock, Seed: prm.Seed, Observe: p.lat.add})
+	p.ops, p.bytes, p.work = res.Ops, res.Bytes, res.Elapsed
+	if err != nil {
+		return p, note, err
+	}
+	if write {
+		if err := f.Sync(); err != nil {
+			return p, note, err
+		}
+	}
+	return p, note, f.Close()
 }
 
 // classify records, for each application class, whether this test's figure meets the class's
