@@ -28,9 +28,9 @@ import (
 // queue, and a trace replay (which is sequential) gives the card without its queue.
 //
 // What the queue stands for on a real A2 card: its command queue and its cache, both of which
-// the host must turn on (SD 6.0; Linux turns on the cache since 5.x and the queue only on a
-// Pi 5 with raspberrypi/linux PR 6046). The cache is what lets the card acknowledge a write
-// before programming it and so overlap programs; the model does not tell the two apart.
+// the host must turn on (SD 6.0; Raspberry Pi's kernel uses the queue on a Pi 5 since
+// raspberrypi/linux PR 6046). The cache is what lets the card acknowledge a write before
+// programming it and so overlap programs; the model does not tell the two apart.
 type Queue struct {
 	depth  int
 	serial time.Duration // Profile.CommandTime
