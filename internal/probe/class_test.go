@@ -3,11 +3,17 @@ package probe
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/iodepth"
+	"github.com/fsbench/fsbench/internal/simcard"
 )
 
 // TestClassVerdicts: each class at each depth from the figures, every minimum named.
@@ -88,5 +94,71 @@ func TestClassImage(t *testing.T) {
 	}
 	if b, err := os.ReadFile(path); err != nil || !bytes.Contains(b, []byte(ClassSchema)) {
 		t.Errorf("class.json: %v, %.200s", err, b)
+	}
+}
+
+// TestQueueReachesCard serves a card with a command queue (sd-a2) and one without
+// (sd-a1-modern) under a direct-I/O loop device, and reads at queue depth 32 through the
+// iodepth engine: the card server's own count says how many requests arrived together (the
+// loop device and FUSE pass a queue on only with FUSE's asynchronous direct I/O, which the
+// server asks for when the card has a queue), and the rate says whether the card's queue
+// overlapped them.
+func TestQueueReachesCard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: serves two cards in real time (about 30 s)")
+	}
+	for _, tc := range []struct {
+		profile  string
+		queue    bool
+		minRatio float64 // depth 32 over depth 1, at least
+		maxRatio float64 // and at most (0: no bound)
+	}{
+		{"sd-a2", true, 1.6, 0},
+		{"sd-a1-modern", false, 0, 1.5},
+	} {
+		t.Run(tc.profile, func(t *testing.T) {
+			dev := simcardLoop(t, tc.profile, 512<<20)
+			f, err := os.OpenFile(dev, os.O_RDWR|unix.O_DIRECT, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			// Reads of written flash: the area first, as the class test does.
+			if _, err := iodepth.Run(t.Context(), int(f.Fd()), iodepth.Job{Write: true, Block: 1 << 20, Size: 64 << 20, Depth: 4}); err != nil {
+				t.Fatal(err)
+			}
+			var iops [2]float64
+			for i, d := range []int{1, 32} {
+				r, err := iodepth.Run(t.Context(), int(f.Fd()), iodepth.Job{Random: true, Block: 4096, Size: 64 << 20, Depth: d, Runtime: 2 * time.Second, Bytes: 1 << 40})
+				if err != nil {
+					t.Fatal(err)
+				}
+				iops[i] = r.IOPS()
+			}
+			backing, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st simcard.Stats
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(string(backing))), simcard.StatsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &st); err != nil {
+				t.Fatal(err)
+			}
+			ratio := iops[1] / iops[0]
+			t.Logf("%s: %.0f reads/s at depth 1, %.0f at 32 (x%.2f); at most %d requests in the server at once; load %s",
+				tc.profile, iops[0], iops[1], ratio, st.MaxConcurrency, strings.TrimSpace(procLoad()))
+			if tc.queue && st.MaxConcurrency < 16 {
+				t.Errorf("%s has a command queue, but at most %d requests reached the server at once at depth 32", tc.profile, st.MaxConcurrency)
+			}
+			if !tc.queue && st.MaxConcurrency != 1 {
+				t.Errorf("%s has no command queue and is served synchronously, yet %d requests reached the server at once", tc.profile, st.MaxConcurrency)
+			}
+			if ratio < tc.minRatio || (tc.maxRatio > 0 && ratio > tc.maxRatio) {
+				t.Errorf("%s: depth 32 gives x%.2f the reads of depth 1, want %g-%g", tc.profile, ratio, tc.minRatio, tc.maxRatio)
+			}
+		})
 	}
 }
