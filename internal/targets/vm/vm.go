@@ -322,7 +322,7 @@ func (t *vmTarget) tagHostCard(r *results.Run, card *simkind.Simcard) {
 	// was the simulated card, and that the card figures are rated on that card.
 	r.Target.Profile, r.Target.TimeScale = t.spec.Inner.Profile, t.opt.TimeScale
 	r.Target.Kind, r.Target.CardVia = results.KindSimcard, results.CardBehindGuestSD
-	r.Target.CardProfile = targets.CardProfileName(t.spec.Inner.Profile)
+	r.Target.CardProfile = simkind.ProfileName(t.spec.Inner.Profile)
 	if r.Methods == nil {
 		r.Methods = map[string]string{}
 	}
