@@ -22,6 +22,6 @@
 // (internal/runner/kinddata.go): this package imports no kind's domain (deps_test.go).
 //
 // Adding a kind: a package internal/targets/NAME whose init calls RegisterKind (a type that
-// embeds Base) or Register, and plan.RegisterTargetForm, and a line in internal/targets/all
-// (ARCHITECTURE.md).
+// embeds Base) or Register, and plan.RegisterTargetForm (its --target form), and a line in
+// internal/targets/all (ARCHITECTURE.md).
 package targets

@@ -14,6 +14,7 @@ import (
 )
 
 func init() {
+	plan.RegisterTargetForm(plan.TargetNandsim, plan.TargetForm{Usage: "nandsim (raw NAND, suite free-electrons)", Parse: plan.NoArg(plan.TargetNandsim)})
 	targets.RegisterKind(plan.TargetNandsim, targets.LocalDevice|targets.RawFlash, func(b targets.Base) targets.Target { return &nandsimTarget{b} })
 }
 

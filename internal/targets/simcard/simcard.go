@@ -29,6 +29,16 @@ import (
 )
 
 func init() {
+	// simcard alone is the default profile's card.
+	plan.RegisterTargetForm(plan.TargetSimcard, plan.TargetForm{Usage: "simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them)",
+		Parse: func(arg string) (plan.TargetSpec, error) {
+			if arg == "" {
+				arg = plan.DefaultCardProfile
+			}
+			return plan.TargetSpec{Kind: plan.TargetSimcard, Profile: arg}, nil
+		},
+		Format: func(t plan.TargetSpec) string { return "simcard:" + t.Profile },
+	})
 	targets.RegisterKind(plan.TargetSimcard, targets.LocalDevice|targets.CardModel|targets.PowerControl,
 		func(b targets.Base) targets.Target { return &simcardTarget{b} })
 }
