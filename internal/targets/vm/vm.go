@@ -27,7 +27,7 @@ import (
 )
 
 func init() {
-	plan.RegisterTargetForm(plan.TargetVM, plan.TargetForm{Usage: "vm or vm:simcard:PROFILE (a QEMU guest)", Parse: parseSpec, Format: formatSpec})
+	plan.RegisterTargetForm(plan.TargetVM, plan.TargetForm{Usage: "vm or vm:simcard:PROFILE (a guest kernel under QEMU, for filesystems this kernel lacks)", Parse: parseSpec, Format: formatSpec})
 	targets.Register(plan.TargetVM, func(s plan.TargetSpec, opt targets.Options) (targets.Target, error) {
 		return &vmTarget{spec: s, opt: opt}, nil
 	})
