@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func TestBenchClass(t *testing.T) {
 
 // agnosticsFiles are agnostics' job file and pass thresholds.
 type agnosticsFiles struct {
-	job                         string
+	job                          string
 	seqKBps, writeIOPS, readIOPS float64
 }
 
@@ -203,7 +204,7 @@ func benchClassProbe(t *testing.T, profile string) []classRow {
 func benchClassRandio(t *testing.T, bin, profile string) []classRow {
 	cfg := plan.Default()
 	cfg.Suite, cfg.Repetitions = plan.Suites{"randio"}, 1
-	cfg.Variants = slicesKeep(cfg.Variants, "ext4")
+	cfg.Variants = slices.DeleteFunc(cfg.Variants, func(v plan.Variant) bool { return v.Name != "ext4" })
 	cfg.Params.Randio.Depth = 32
 	spec, err := plan.ParseTarget("simcard:" + profile)
 	if err != nil {
@@ -238,16 +239,6 @@ func benchClassRandio(t *testing.T, bin, profile string) []classRow {
 	}
 	row.a1 = passText(pass)
 	return []classRow{row}
-}
-
-func slicesKeep(vs []plan.Variant, name string) []plan.Variant {
-	var out []plan.Variant
-	for _, v := range vs {
-		if v.Name == name {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 func lastLinesOf(b []byte, n int) string {
