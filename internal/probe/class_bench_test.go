@@ -81,8 +81,9 @@ func TestBenchClass(t *testing.T) {
 			for _, s := range steps {
 				got = append(got, s()...)
 			}
-			rows = append(rows, modelRows(t, profile)...)
-			rows = append(rows, got...)
+			mine := append(modelRows(t, profile), got...)
+			printClassRows(mine) // now, too: a later profile's failure must not lose this one's
+			rows = append(rows, mine...)
 			checkClassRows(t, profile, got)
 		})
 	}
