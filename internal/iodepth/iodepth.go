@@ -245,54 +245,13 @@ func runAIO(ctx context.Context, fd int, j Job, o *offsets, alloc func(i int) []
 	}
 	defer unix.Syscall(unix.SYS_IO_DESTROY, aioCtx, 0, 0)
 
-	cbs := make([]iocb, j.Depth)
-	bufs := make([][]byte, j.Depth)
-	sent := make([]time.Time, j.Depth)
-	events := make([]ioEvent, j.Depth)
-	ptrs := make([]*iocb, 0, j.Depth)
-	opcode := uint16(iocbCmdPread)
-	if j.Write {
-		opcode = iocbCmdPwrite
-	}
-	for i := range cbs {
-		bufs[i] = alloc(i)
-		fillRandom(bufs[i], j.Seed+uint64(i))
-		cbs[i] = iocb{data: uint64(i), opcode: opcode, fildes: uint32(fd),
-			buf: uint64(uintptr(unsafe.Pointer(&bufs[i][0]))), nbytes: j.Block}
-	}
+	a := newAIORun(aioCtx, fd, j, o, alloc)
 	start := time.Now()
-	var queued uint64 // bytes submitted
-	inFlight := 0
-	submit := func(slots []int) error {
-		ptrs = ptrs[:0]
-		now := time.Now()
-		for _, i := range slots {
-			cbs[i].offset = int64(o.take())
-			if j.Write {
-				bufs[i][0]++
-			}
-			sent[i] = now
-			ptrs = append(ptrs, &cbs[i])
-			queued += j.Block
-		}
-		for len(ptrs) > 0 {
-			n, _, e := unix.Syscall(unix.SYS_IO_SUBMIT, aioCtx, uintptr(len(ptrs)), uintptr(unsafe.Pointer(&ptrs[0])))
-			if e == unix.EINTR || e == unix.EAGAIN {
-				continue
-			}
-			if e != 0 {
-				return fmt.Errorf("io_submit: %w", e)
-			}
-			inFlight += int(n)
-			ptrs = ptrs[n:]
-		}
-		return nil
-	}
 	first := make([]int, 0, j.Depth)
-	for i := 0; i < j.Depth && queued+uint64(len(first))*j.Block < j.Bytes; i++ {
+	for i := 0; i < j.Depth && a.queued+uint64(len(first))*j.Block < j.Bytes; i++ {
 		first = append(first, i)
 	}
-	if err := submit(first); err != nil {
+	if err := a.submit(first); err != nil {
 		return r, err
 	}
 	var last time.Time
@@ -301,8 +260,8 @@ func runAIO(ctx context.Context, fd int, j Job, o *offsets, alloc func(i int) []
 	// Completions are waited for at most this long at a time, so that a cancelled context
 	// is noticed even while the device holds every request.
 	timeout := unix.NsecToTimespec(int64(200 * time.Millisecond))
-	for inFlight > 0 {
-		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, aioCtx, 1, uintptr(len(events)), uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&timeout)), 0)
+	for a.inFlight > 0 {
+		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, aioCtx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(&timeout)), 0)
 		if e == unix.EINTR {
 			continue
 		}
@@ -312,27 +271,27 @@ func runAIO(ctx context.Context, fd int, j Job, o *offsets, alloc func(i int) []
 		now := time.Now()
 		again = again[:0]
 		stop := failed != nil || ctx.Err() != nil || (j.Runtime > 0 && now.Sub(start) >= j.Runtime)
-		for _, ev := range events[:n] {
-			inFlight--
+		for _, ev := range a.events[:n] {
+			a.inFlight--
 			i := int(ev.data)
-			if ev.res != int64(j.Block) && failed == nil {
-				if ev.res < 0 {
-					failed = fmt.Errorf("%s at %d: %w", op(j.Write), cbs[i].offset, unix.Errno(-ev.res))
-				} else {
-					failed = fmt.Errorf("%s at %d: %d of %d bytes", op(j.Write), cbs[i].offset, ev.res, j.Block)
+			if ev.res != int64(j.Block) {
+				if failed == nil && ev.res < 0 {
+					failed = fmt.Errorf("%s at %d: %w", op(j.Write), a.cbs[i].offset, unix.Errno(-ev.res))
+				} else if failed == nil {
+					failed = fmt.Errorf("%s at %d: %d of %d bytes", op(j.Write), a.cbs[i].offset, ev.res, j.Block)
 				}
 				continue
 			}
-			j.record(lat, now.Sub(sent[i]))
+			j.record(lat, now.Sub(a.sent[i]))
 			r.Ops++
 			r.Bytes += j.Block
 			last = now
-			if !stop && queued+uint64(len(again))*j.Block < j.Bytes {
+			if !stop && a.queued+uint64(len(again))*j.Block < j.Bytes {
 				again = append(again, i)
 			}
 		}
 		if len(again) > 0 {
-			if err := submit(again); err != nil {
+			if err := a.submit(again); err != nil {
 				failed = err
 			}
 		}
@@ -344,4 +303,61 @@ func runAIO(ctx context.Context, fd int, j Job, o *offsets, alloc func(i int) []
 		return r, failed
 	}
 	return r, ctx.Err()
+}
+
+// aioRun is the state of runAIO: one iocb, buffer and submission time per slot.
+type aioRun struct {
+	ctx      uintptr
+	j        Job
+	o        *offsets
+	cbs      []iocb
+	bufs     [][]byte
+	sent     []time.Time
+	events   []ioEvent
+	ptrs     []*iocb
+	queued   uint64 // bytes submitted
+	inFlight int
+}
+
+func newAIORun(ctx uintptr, fd int, j Job, o *offsets, alloc func(i int) []byte) *aioRun {
+	a := &aioRun{ctx: ctx, j: j, o: o, cbs: make([]iocb, j.Depth), bufs: make([][]byte, j.Depth),
+		sent: make([]time.Time, j.Depth), events: make([]ioEvent, j.Depth), ptrs: make([]*iocb, 0, j.Depth)}
+	opcode := uint16(iocbCmdPread)
+	if j.Write {
+		opcode = iocbCmdPwrite
+	}
+	for i := range a.cbs {
+		a.bufs[i] = alloc(i)
+		fillRandom(a.bufs[i], j.Seed+uint64(i))
+		a.cbs[i] = iocb{data: uint64(i), opcode: opcode, fildes: uint32(fd),
+			buf: uint64(uintptr(unsafe.Pointer(&a.bufs[i][0]))), nbytes: j.Block}
+	}
+	return a
+}
+
+// submit sends new requests in the given slots, at the job's next offsets.
+func (a *aioRun) submit(slots []int) error {
+	a.ptrs = a.ptrs[:0]
+	now := time.Now()
+	for _, i := range slots {
+		a.cbs[i].offset = int64(a.o.take())
+		if a.j.Write {
+			a.bufs[i][0]++
+		}
+		a.sent[i] = now
+		a.ptrs = append(a.ptrs, &a.cbs[i])
+		a.queued += a.j.Block
+	}
+	for len(a.ptrs) > 0 {
+		n, _, e := unix.Syscall(unix.SYS_IO_SUBMIT, a.ctx, uintptr(len(a.ptrs)), uintptr(unsafe.Pointer(&a.ptrs[0])))
+		if e == unix.EINTR || e == unix.EAGAIN {
+			continue
+		}
+		if e != 0 {
+			return fmt.Errorf("io_submit: %w", e)
+		}
+		a.inFlight += int(n)
+		a.ptrs = a.ptrs[n:]
+	}
+	return nil
 }
