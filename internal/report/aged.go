@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -234,9 +235,9 @@ func (ar *AgedReport) tables() agedTables {
 	for _, x := range ar.Rows {
 		d := "~"
 		if x.Cmp.Significant() {
-			d = fmt.Sprintf("%.2fx worse", x.Slowdown())
+			d = figure.Ratio(x.Slowdown()) + " worse"
 			if x.Slowdown() < 1 {
-				d = fmt.Sprintf("%.2fx better", 1/x.Slowdown())
+				d = figure.Ratio(1/x.Slowdown()) + " better"
 			}
 		}
 		pn := x.Cmp.PN()

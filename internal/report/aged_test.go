@@ -153,7 +153,7 @@ func TestAgedHTMLGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, want := range []string{`<h2 id="aged">Aged (updates:80%:1x) against fresh</h2>`, "the ranking changed", "<td>ext4@aged80</td>", "3.04x worse"} {
+	for _, want := range []string{`<h2 id="aged">Aged (updates:80%:1x) against fresh</h2>`, "the ranking changed", "<td>ext4@aged80</td>", "3.04× worse"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

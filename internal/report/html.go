@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -356,7 +357,7 @@ func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error
 func ratedCell(c Rated, unit string) htmlCell {
 	title := fmt.Sprintf("median of %d; min %s, max %s", c.Summary.N, format(c.Summary.Min), format(c.Summary.Max))
 	if c.Rating != 0 {
-		title += fmt.Sprintf("; %.2f× the best", c.Ratio)
+		title += "; " + figure.Ratio(c.Ratio) + " the best"
 	}
 	if c.TiedWith != "" {
 		title += "; within noise of " + c.TiedWith

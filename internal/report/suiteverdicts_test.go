@@ -53,24 +53,24 @@ func TestSuiteVerdicts(t *testing.T) {
 			"ext4": {catalog.BonnieWrite: fast, catalog.BonnieRead: fast, catalog.BonnieSeqCreate: slow, catalog.BonnieSeqStat: nil},
 			"ext2": {catalog.BonnieWrite: slow, catalog.BonnieRead: same, catalog.BonnieSeqCreate: fast, catalog.BonnieSeqStat: nil},
 		}), catalog.SuiteBonnie, map[string]string{
-			"block write":       "ext4; 1.9× faster than ext2 (208 vs 108 KiB/s); significant (p=0.029 n=4)",
+			"block write":       "ext4; 1.93× faster than ext2 (208 vs 108 KiB/s); significant (p=0.029 n=4)",
 			"block read":        "no clear winner: ext4, ext2 within noise; medians from 208 (ext4) to 206 KiB/s (ext2); not significant (p=0.886 n=4)",
-			"sequential create": "ext2; 1.9× faster than ext4 (208 vs 108 files/s); significant (p=0.029 n=4)",
+			"sequential create": "ext2; 1.93× faster than ext4 (208 vs 108 files/s); significant (p=0.029 n=4)",
 		}},
 		{"smallfiles", suiteRun(map[string]map[string][]float64{
 			"ext4": {catalog.SmallLarge: fast, catalog.SmallFsync: slow, catalog.SmallDirsync: slow},
 			"xfs":  {catalog.SmallLarge: slow, catalog.SmallFsync: fast, catalog.SmallDirsync: same},
 		}), catalog.SuiteSmallFiles, map[string]string{
-			"large file write":                 "ext4; 1.9× faster than xfs (208 vs 108 MB/s); significant (p=0.029 n=4)",
-			"fsync'ed small files":             "xfs; 1.9× faster than ext4 (208 vs 108 files/s); significant (p=0.029 n=4)",
-			"small files with directory fsync": "xfs; 1.9× faster than ext4 (206 vs 108 files/s); significant (p=0.029 n=4)",
+			"large file write":                 "ext4; 1.93× faster than xfs (208 vs 108 MB/s); significant (p=0.029 n=4)",
+			"fsync'ed small files":             "xfs; 1.93× faster than ext4 (208 vs 108 files/s); significant (p=0.029 n=4)",
+			"small files with directory fsync": "xfs; 1.92× faster than ext4 (206 vs 108 files/s); significant (p=0.029 n=4)",
 		}},
 		{"randio", suiteRun(map[string]map[string][]float64{
 			"ext4": {catalog.RandSeqWrite: fast, catalog.RandWrite4K: fast, catalog.RandRead4K: same},
 			"ext2": {catalog.RandSeqWrite: same, catalog.RandWrite4K: slow, catalog.RandRead4K: fast},
 		}), catalog.SuiteRandIO, map[string]string{
 			"512 KiB sequential write": "no clear winner: ext4, ext2 within noise; medians from 208 (ext4) to 206 MB/s (ext2); not significant (p=0.886 n=4)",
-			"4 KiB random write":       "ext4; 1.9× faster than ext2 (208 vs 108 IOPS); significant (p=0.029 n=4)",
+			"4 KiB random write":       "ext4; 1.93× faster than ext2 (208 vs 108 IOPS); significant (p=0.029 n=4)",
 			"4 KiB random read":        "no clear winner: ext2, ext4 within noise; medians from 208 (ext2) to 206 IOPS (ext4); not significant (p=0.886 n=4)",
 		}},
 	}

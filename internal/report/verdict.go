@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -332,7 +333,7 @@ func (v Verdict) MarginText() string {
 		what := map[string]string{"% data": "space", "x written": "flash written"}[v.Unit]
 		words = fmt.Sprintf("%s less %s than", pct(1-1/(1+m)), what)
 	case 1+m >= 1.5:
-		words = fmt.Sprintf("%.1f× faster than", 1+m)
+		words = figure.Ratio(1+m) + " faster than"
 	default:
 		words = fmt.Sprintf("%s faster than", pct(m))
 	}
