@@ -15,6 +15,7 @@ import (
 	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // FreeElectronsRules explains the raw-flash tables, for the report footer.
@@ -85,7 +86,7 @@ type htmlPage struct {
 	Rules             []string
 	Legend            []htmlCell
 	Suites            []suiteTable
-	PowerCut          *powerCutTable
+	PowerCut          *verdict.PowerCutTable
 	Aged              *htmlAged
 	Flash             *htmlFlash
 	// FE holds the raw-flash variants as the Free Electrons 2010 study's tables.
@@ -107,7 +108,7 @@ type htmlPage struct {
 // htmlVerdict is a verdict (worded by Verdict.Words, as in the terminal) with, on the first
 // verdict of a suite's own, the suite's name and title.
 type htmlVerdict struct {
-	Verdict
+	verdict.Verdict
 	SuiteHead string
 }
 
@@ -153,17 +154,17 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	p = htmlPage{JSONLink: opt.JSONLink, CSVLink: opt.CSVLink}
 	r := blockRun(full)
 	p.FE = freeElectrons(full)
-	p.ShowSource = sources(full) != nil
+	p.ShowSource = verdict.Sources(full) != nil
 	lab := labels(full)
 	p.ShowLabel, p.Runs = lab != nil, mergedRuns(full)
-	ran := ranVariants(r)
+	ran := verdict.RanVariants(r)
 	p.Title = "fsbench: which filesystem for " + deviceName(r) + "?"
 	p.question(r, ran)
 	p.Setup = setupLine(full)
-	card := CardFor(r, opt.Card)
-	p.verdicts(VerdictsFor(r, opt.Alpha, card))
-	p.Busy = BusyText(r)
-	p.Server = ServerNote(r)
+	card := verdict.CardFor(r, opt.Card)
+	p.verdicts(verdict.VerdictsFor(r, opt.Alpha, card))
+	p.Busy = verdict.BusyText(r)
+	p.Server = verdict.ServerNote(r)
 	p.matrix(full, r, ran, card, opt.Alpha)
 	if err := p.charts(r, opt.Alpha); err != nil {
 		return p, err
@@ -180,7 +181,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 		p.NoProblems = "None outside the raw flash tables; their notes say what was skipped or failed there."
 	}
 	p.Suites = suiteTables(r)
-	p.PowerCut = powerCutDetail(r)
+	p.PowerCut = verdict.PowerCutDetail(r)
 	p.Aged = agedSection(r, opt.Alpha)
 	p.Raw = rawRows(full)
 	p.rules(full, r)
@@ -203,7 +204,7 @@ func (p *htmlPage) question(r *results.Run, ran []results.Variant) {
 }
 
 // verdicts lists the verdicts, each suite's first with the suite's heading.
-func (p *htmlPage) verdicts(vs []Verdict) {
+func (p *htmlPage) verdicts(vs []verdict.Verdict) {
 	suite := ""
 	for _, v := range vs {
 		hv := htmlVerdict{Verdict: v}
@@ -216,32 +217,32 @@ func (p *htmlPage) verdicts(vs []Verdict) {
 }
 
 // matrix fills the matrix's heads and rows: the rated medians of the variants that ran, a
-// status where a cell has none, and the legend.
+// Status where a cell has none, and the legend.
 func (p *htmlPage) matrix(full, r *results.Run, ran []results.Variant, card string, alpha float64) {
-	src, lab := sources(full), labels(full)
-	var cols []metric
-	for _, m := range matrixFor(r, card) {
-		if present(r, m) && !(m.key == mBoot.key && !anyModuleLoad(r)) {
+	src, lab := verdict.Sources(full), labels(full)
+	var cols []verdict.Metric
+	for _, m := range verdict.MatrixFor(r, card) {
+		if verdict.Present(r, m) && !(m.Key == verdict.MBoot.Key && !anyModuleLoad(r)) {
 			cols = append(cols, m)
-			p.Head = append(p.Head, htmlHead{Title: m.label, Long: m.title, Unit: m.unit, Higher: m.higherBetter()})
+			p.Head = append(p.Head, htmlHead{Title: m.Label, Long: m.Title, Unit: m.Unit, Higher: m.HigherBetter()})
 		}
 	}
-	tables := make([]table, len(cols))
+	tables := make([]verdict.Ranking, len(cols))
 	for i, m := range cols {
-		tables[i] = evaluate(r, m, alpha)
+		tables[i] = verdict.Evaluate(r, m, alpha)
 	}
 	for _, v := range ran {
 		row := htmlRow{Variant: v.Name, Detail: variantDetail(v), Source: src[v.Name], Label: lab[v.Name]}
 		for i, t := range tables {
-			c, ok := t.cells[v.Name]
+			c, ok := t.Cells[v.Name]
 			if !ok {
-				row.Cells = append(row.Cells, htmlCell{Text: status(r, v.Name, cols[i])})
+				row.Cells = append(row.Cells, htmlCell{Text: verdict.Status(r, v.Name, cols[i])})
 				continue
 			}
-			cell := ratedCell(c, cols[i].unit)
+			cell := ratedCell(c, cols[i].Unit)
 			if mk := marks(t, v); mk != "" {
 				cell.Text += " " + mk
-				cell.Title += "; " + marksLegend([]table{t}, []results.Variant{v})
+				cell.Title += "; " + marksLegend([]verdict.Ranking{t}, []results.Variant{v})
 			}
 			row.Cells = append(row.Cells, cell)
 		}
@@ -251,19 +252,19 @@ func (p *htmlPage) matrix(full, r *results.Run, ran []results.Variant, card stri
 	if !anyModuleLoad(r) && len(ran) > 0 {
 		p.Marks = strings.TrimPrefix(p.Marks+"; boot time (module load + mount) is the mount time here: every filesystem was built in or already loaded", "; ")
 	}
-	for rt := Best; rt <= Worst; rt++ {
+	for rt := verdict.Best; rt <= verdict.Worst; rt++ {
 		p.Legend = append(p.Legend, htmlCell{Text: rt.String(), Style: cellStyle(rt)})
 	}
 }
 
 // charts draws a bar chart per charted figure that has data.
 func (p *htmlPage) charts(r *results.Run, alpha float64) error {
-	charted := chartMetrics
-	if present(r, mPowerLoss) {
-		charted = append(slices.Clone(charted), mPowerLoss)
+	charted := verdict.ChartMetrics
+	if verdict.Present(r, verdict.MPowerLoss) {
+		charted = append(slices.Clone(charted), verdict.MPowerLoss)
 	}
 	for _, m := range charted {
-		c, ok, err := barChart(evaluate(r, m, alpha))
+		c, ok, err := barChart(verdict.Evaluate(r, m, alpha))
 		if err != nil {
 			return err
 		}
@@ -278,7 +279,7 @@ func (p *htmlPage) charts(r *results.Run, alpha float64) error {
 func (p *htmlPage) rules(full, r *results.Run) {
 	if len(p.Rows) > 0 {
 		// The rules of the matrix and verdicts, which a run of raw-flash variants only lacks.
-		p.Rules = []string{RatingRules, VerdictRules, SignificanceRules, WearRules, CardTimeRules,
+		p.Rules = []string{verdict.RatingRules, verdict.VerdictRules, SignificanceRules, verdict.WearRules, verdict.CardTimeRules,
 			"Throughputs (MB/s) are the bytes the test moved through the filesystem over its wall time; read-write variants " +
 				"store several copies of the dataset and read-only images one, so seconds would not compare but MB/s do. " +
 				"Space is the used bytes (statfs) over the logical bytes stored."}
@@ -286,11 +287,11 @@ func (p *htmlPage) rules(full, r *results.Run) {
 	if p.FE != nil {
 		p.Rules = append(p.Rules, FreeElectronsRules)
 	}
-	if hasPowerCut(r) {
-		p.Rules = append(p.Rules, PowerLossRules)
+	if verdict.HasPowerCut(r) {
+		p.Rules = append(p.Rules, verdict.PowerLossRules)
 	}
-	if sources(full) != nil {
-		p.Rules = append(p.Rules, "Where rows ran: "+GroupRule+".")
+	if verdict.Sources(full) != nil {
+		p.Rules = append(p.Rules, "Where rows ran: "+verdict.GroupRule+".")
 	}
 	if s := r.Methods["lifetime"]; s != "" {
 		p.Rules = append(p.Rules, "Lifetime, as the run computed it: "+s+".")
@@ -298,32 +299,32 @@ func (p *htmlPage) rules(full, r *results.Run) {
 }
 
 // barChart draws t (variants best first) as a bar chart; ok is false when no variant has data.
-func barChart(t table) (htmlChart, bool, error) {
-	if len(t.order) == 0 {
+func barChart(t verdict.Ranking) (htmlChart, bool, error) {
+	if len(t.Order) == 0 {
 		return htmlChart{}, false, nil
 	}
 	var bars []Bar
-	for _, name := range t.order {
-		c := t.cells[name]
+	for _, name := range t.Order {
+		c := t.Cells[name]
 		bars = append(bars, Bar{Label: name, Median: c.Summary.Median, Min: c.Summary.Min, Max: c.Summary.Max, N: c.Summary.N, Rating: c.Rating})
 	}
 	var svg bytes.Buffer
-	if err := WriteBarChart(&svg, t.m.title, t.m.unit, t.m.higherBetter(), bars); err != nil {
+	if err := WriteBarChart(&svg, t.Metric.Title, t.Metric.Unit, t.Metric.HigherBetter(), bars); err != nil {
 		return htmlChart{}, false, err
 	}
 	// The SVG is built by WriteBarChart, which escapes every piece of text it writes.
-	return htmlChart{ID: "chart-" + t.m.key, Title: t.m.title, SVG: template.HTML(svg.String())}, true, nil
+	return htmlChart{ID: "chart-" + t.Metric.Key, Title: t.Metric.Title, SVG: template.HTML(svg.String())}, true, nil
 }
 
 // flashSection builds the charts and the per-profile table of what the flash sees; nil when
 // the run recorded no block-request trace.
 func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error) {
-	if !traced(r) {
+	if !verdict.Traced(r) {
 		return nil, nil
 	}
 	// The card rated on comes first in the table: on a phone the others scroll out of view.
-	f := &htmlFlash{Card: card, Tests: strings.Join(writeTests, ", ")}
-	cards := replayedCards(r)
+	f := &htmlFlash{Card: card, Tests: strings.Join(verdict.WriteTests, ", ")}
+	cards := verdict.ReplayedCards(r)
 	if slices.Contains(cards, card) {
 		f.Cards = append(f.Cards, card)
 	}
@@ -332,8 +333,8 @@ func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error
 			f.Cards = append(f.Cards, c)
 		}
 	}
-	for _, m := range []metric{blockAmpMetric(r), cardWAMetric(r, card)} {
-		c, ok, err := barChart(evaluate(r, m, alpha))
+	for _, m := range []verdict.Metric{verdict.BlockAmpMetric(r), verdict.CardWAMetric(r, card)} {
+		c, ok, err := barChart(verdict.Evaluate(r, m, alpha))
 		if err != nil {
 			return nil, err
 		}
@@ -354,7 +355,7 @@ func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error
 	return f, nil
 }
 
-func ratedCell(c Rated, unit string) htmlCell {
+func ratedCell(c verdict.Rated, unit string) htmlCell {
 	title := fmt.Sprintf("median of %d; min %s, max %s", c.Summary.N, format(c.Summary.Min), format(c.Summary.Max))
 	if c.Rating != 0 {
 		title += "; " + figure.Ratio(c.Ratio) + " the best"
@@ -369,7 +370,7 @@ func ratedCell(c Rated, unit string) htmlCell {
 	return cell
 }
 
-func cellStyle(rt Rating) template.CSS {
+func cellStyle(rt verdict.Rating) template.CSS {
 	// Built from fixed colour constants only.
 	return template.CSS("background:" + ratingColors[rt] + ";color:" + ratingInk(rt))
 }
@@ -390,7 +391,7 @@ func setupLine(r *results.Run) string {
 		ds += fmt.Sprintf("; video %s × %d", bytesize.Format(d.VideoBytes), d.VideoCopies)
 	}
 	parts = append(parts, ds)
-	parts = append(parts, fmt.Sprintf("%d repetitions", repetitions(r)))
+	parts = append(parts, fmt.Sprintf("%d repetitions", verdict.Repetitions(r)))
 	if !r.Started.IsZero() {
 		parts = append(parts, "started "+r.Started.UTC().Format("2006-01-02 15:04 UTC"))
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // otherSuites are the suites whose tests are rates, shown per test rather than in the concern
@@ -26,15 +26,8 @@ type suiteTable struct {
 	Classes     []string // randio: the application class of each variant
 }
 
-func median(vs []float64) (float64, bool) {
-	if len(vs) == 0 {
-		return 0, false
-	}
-	return stats.Summarize(vs).Median, true
-}
-
 func ms(r *results.Run, variant, test, key string) string {
-	if v, ok := median(r.ExtraValues(variant, test, key)); ok {
+	if v, ok := verdict.Median(r.ExtraValues(variant, test, key)); ok {
 		return format(v * 1e3)
 	}
 	return ""
@@ -47,21 +40,21 @@ func suiteTables(r *results.Run) []suiteTable {
 		s := catalog.MustSuite(name)
 		t := suiteTable{Name: s.Name, Title: s.Title}
 		for _, test := range s.Tests {
-			for _, v := range ranVariants(r) {
+			for _, v := range verdict.RanVariants(r) {
 				cell := r.Cell(v.Name, test)
 				if len(cell) == 0 {
 					continue
 				}
 				row := suiteRow{Test: test, Variant: v.Name, Unit: cell[0].Unit}
-				if med, ok := median(r.Values(v.Name, test)); ok {
+				if med, ok := verdict.Median(r.Values(v.Name, test)); ok {
 					row.Value = format(med)
 				} else {
-					row.Value = status(r, v.Name, metric{tests: []string{test}})
+					row.Value = verdict.Status(r, v.Name, verdict.Metric{Tests: []string{test}})
 					if strings.HasPrefix(row.Value, "too fast") {
 						row.Value = "+++++" // as bonnie++ prints it; the note says how long it took
 					}
 				}
-				if c, ok := median(r.ExtraValues(v.Name, test, "cpu_pct")); ok {
+				if c, ok := verdict.Median(r.ExtraValues(v.Name, test, "cpu_pct")); ok {
 					row.CPU = fmt.Sprintf("%.0f", c)
 				}
 				row.P50, row.P99 = ms(r, v.Name, test, "latency_p50_s"), ms(r, v.Name, test, "latency_p99_s")
@@ -92,14 +85,14 @@ func classes(r *results.Run) []string {
 	tests := catalog.MustSuite(catalog.SuiteRandIO).Tests
 	cls := catalog.AppClasses()
 	var out []string
-	for _, v := range ranVariants(r) {
+	for _, v := range verdict.RanVariants(r) {
 		pass := make([]bool, len(cls))
 		for i := range pass {
 			pass[i] = true
 		}
 		var missing []string
 		for _, test := range tests {
-			med, ok := median(r.Values(v.Name, test))
+			med, ok := verdict.Median(r.Values(v.Name, test))
 			if !ok {
 				missing = append(missing, test)
 				continue
@@ -162,4 +155,14 @@ func writeSuiteTables(w io.Writer, r *results.Run) {
 			fmt.Fprintln(w, "  "+n)
 		}
 	}
+}
+
+// writePowerCutTable prints the power-cut detail in the terminal summary.
+func writePowerCutTable(w io.Writer, r *results.Run) {
+	t := verdict.PowerCutDetail(r)
+	if t == nil {
+		return
+	}
+	fmt.Fprintf(w, "\npower cuts (card model %s): %s:\n", t.Model, t.Caption)
+	writeTableLeft(w, append([][]string{t.Header}, t.Rows...), 1, func(_, _ int, s string) string { return s })
 }

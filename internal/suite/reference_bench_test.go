@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/export"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -171,7 +171,7 @@ func TestReferenceBench(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", strings.Join(cmd, " "), err)
 			}
-			recs, err := report.ParseBonnieCSV(bytes.NewReader(lastLine(out)))
+			recs, err := export.ParseBonnieCSV(bytes.NewReader(lastLine(out)))
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("bonnie++ output %q: %v", out, err)
 			}

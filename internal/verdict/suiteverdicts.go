@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"github.com/fsbench/fsbench/internal/catalog"
@@ -22,7 +22,7 @@ var suiteVerdicts = []struct {
 	{catalog.SuiteSmallFiles, testVerdicts(catalog.SuiteSmallFiles)},
 	{catalog.SuiteRandIO, testVerdicts(catalog.SuiteRandIO)},
 	{catalog.SuitePowerCut, func(r *results.Run, alpha float64) []Verdict {
-		if !hasPowerCut(r) {
+		if !HasPowerCut(r) {
 			return nil
 		}
 		return []Verdict{powerLossVerdict(r, alpha)}
@@ -37,19 +37,19 @@ func testVerdicts(suite string) func(r *results.Run, alpha float64) []Verdict {
 	return func(r *results.Run, alpha float64) []Verdict {
 		var out []Verdict
 		for _, test := range catalog.MustSuite(suite).Tests {
-			t := evaluateClean(r, suiteMetric(test), alpha)
-			if len(t.order) == 0 && len(t.dropped) == 0 {
+			t := EvaluateClean(r, suiteMetric(test), alpha)
+			if len(t.Order) == 0 && len(t.Dropped) == 0 {
 				continue
 			}
-			out = append(out, pick(catalog.Get(test).Title, t, alpha))
+			out = append(out, Pick(catalog.Get(test).Title, t, alpha))
 		}
 		return out
 	}
 }
 
 // suiteMetric is a suite test's headline figure as results.json records it, in its own unit.
-func suiteMetric(test string) metric {
+func suiteMetric(test string) Metric {
 	c := catalog.Get(test)
-	return metric{key: test, title: c.Title + " (" + c.Unit + ")", short: test, label: c.Title, unit: c.Unit,
-		better: c.Better, quantity: c.Quantity, tests: []string{test}, combine: single(test, scaled(1))}
+	return Metric{Key: test, Title: c.Title + " (" + c.Unit + ")", Short: test, Label: c.Title, Unit: c.Unit,
+		Better: c.Better, Quantity: c.Quantity, Tests: []string{test}, Combine: single(test, scaled(1))}
 }

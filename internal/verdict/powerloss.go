@@ -1,13 +1,13 @@
-package report
+package verdict
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
@@ -16,13 +16,13 @@ import (
 // powerLossPriority is the powercut suite's verdict, in its own terms.
 const powerLossPriority = "whole after a cut"
 
-// mPowerLoss is the power-loss concern: per recording (repetition), the share of power cuts a
+// MPowerLoss is the power-loss concern: per recording (repetition), the share of power cuts a
 // variant came through whole (mounted without repair, fsck clean, no promise broken).
-var mPowerLoss = func() metric {
-	m := testMetric(catalog.PowerCut)
+var MPowerLoss = func() Metric {
+	m := TestMetric(catalog.PowerCut)
 	// At the same share of whole cuts, the variant that broke fewer promises of its own (on
 	// cuts the card did not damage) is the safer one.
-	m.tiebreak = func(r *results.Run, variant string) float64 { return ackLossRate(r, variant) }
+	m.Tiebreak = func(r *results.Run, variant string) float64 { return AckLossRate(r, variant) }
 	return m
 }()
 
@@ -41,8 +41,8 @@ const PowerLossRules = `Power cuts: the share of power cuts of the simulated car
 	`Wilson's over the cuts, which treats them as independent, only for a variant with one recording. The verdict compares the ` +
 	`recordings' shares with the Mann-Whitney U test at p <= 0.05, as every verdict does; unacknowledged work lost is expected and not counted.`
 
-// hasPowerCut reports whether the run has powercut figures.
-func hasPowerCut(r *results.Run) bool {
+// HasPowerCut reports whether the run has powercut figures.
+func HasPowerCut(r *results.Run) bool {
 	for _, m := range r.Measurements {
 		if m.PowerCut != nil {
 			return true
@@ -72,9 +72,9 @@ func fsBroken(p *results.PowerCut) int {
 	return p.AckLossCuts.Count
 }
 
-// ackLossRate is the share of a variant's cuts, over all its recordings, where the filesystem
+// AckLossRate is the share of a variant's cuts, over all its recordings, where the filesystem
 // broke a promise of its own.
-func ackLossRate(r *results.Run, variant string) float64 {
+func AckLossRate(r *results.Run, variant string) float64 {
 	cuts, broken := 0, 0
 	for _, p := range powerCutRecordings(r, variant) {
 		cuts += p.Cuts
@@ -86,11 +86,11 @@ func ackLossRate(r *results.Run, variant string) float64 {
 	return float64(broken) / float64(cuts)
 }
 
-// mAckLoss is, per repetition, the share of power cuts where the filesystem broke a promise
+// MAckLoss is, per repetition, the share of power cuts where the filesystem broke a promise
 // of its own: compare's regression that needs no significance.
-var mAckLoss = metric{key: "acked_loss", title: "power cuts where the filesystem broke a promise", short: "broken", unit: catalog.Percent,
-	better: catalog.LowerIsBetter, quantity: catalog.Amount, tests: []string{catalog.PowerCut},
-	combine: single(catalog.PowerCut, func(m results.Measurement) (float64, bool) {
+var MAckLoss = Metric{Key: "acked_loss", Title: "power cuts where the filesystem broke a promise", Short: "broken", Unit: catalog.Percent,
+	Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: []string{catalog.PowerCut},
+	Combine: single(catalog.PowerCut, func(m results.Measurement) (float64, bool) {
 		if m.PowerCut == nil || m.PowerCut.Cuts == 0 {
 			return 0, false
 		}
@@ -107,7 +107,7 @@ type share struct {
 
 // String is "94.0 (89.0-96.8)".
 func (s share) String() string {
-	return fmt.Sprintf("%s (%s-%s)", format(s.pct), format(s.lo), format(s.hi))
+	return fmt.Sprintf("%s (%s-%s)", figure.Format(s.pct), figure.Format(s.lo), figure.Format(s.hi))
 }
 
 // recordingShare pools per-recording counts ks of ns cuts. Cuts of one recording share its
@@ -145,14 +145,14 @@ func recordingShare(ks, ns []int) share {
 // t975 is the 97.5 % quantile of Student's t with df degrees of freedom (a two-sided 95 %
 // interval).
 func t975(df int) float64 {
-	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	Ranking := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
 		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
 		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
 	if df < 1 {
 		return math.Inf(1)
 	}
-	if df <= len(table) {
-		return table[df-1]
+	if df <= len(Ranking) {
+		return Ranking[df-1]
 	}
 	return 1.96
 }
@@ -186,8 +186,8 @@ func sumRecordings(recs []*results.PowerCut) variantCuts {
 		ns = append(ns, p.Cuts)
 	}
 	v.whole, v.broken = recordingShare(wk, ns), recordingShare(bk, ns)
-	v.recoveryP50, _ = median(p50)
-	v.unsyncedP50, _ = median(p50u)
+	v.recoveryP50, _ = Median(p50)
+	v.unsyncedP50, _ = Median(p50u)
 	return v
 }
 
@@ -195,8 +195,8 @@ func sumRecordings(recs []*results.PowerCut) variantCuts {
 // the recordings cannot tell from the best ("no clear winner"); then whose fault the broken
 // promises were: the filesystems' own, and how each came through the card's damage.
 func powerLossVerdict(r *results.Run, alpha float64) Verdict {
-	t := evaluate(r, mPowerLoss, alpha)
-	v := pick(powerLossPriority, t, alpha)
+	t := Evaluate(r, MPowerLoss, alpha)
+	v := Pick(powerLossPriority, t, alpha)
 	v.Basis = "share of power cuts come through whole, per recording"
 	if v.Winner == "" {
 		return v
@@ -204,9 +204,9 @@ func powerLossVerdict(r *results.Run, alpha float64) Verdict {
 	var notes []string
 	if v.RunnerUp != "" && !v.Significant {
 		tied := []string{v.Winner}
-		best := t.cells[v.Winner].Samples
-		for _, name := range t.order {
-			if _, sig := significance(best, t.cells[name].Samples, alpha); name != v.Winner && t.sameGroup(name, v.Winner) && !sig {
+		best := t.Cells[v.Winner].Samples
+		for _, name := range t.Order {
+			if _, sig := Significance(best, t.Cells[name].Samples, alpha); name != v.Winner && t.SameGroup(name, v.Winner) && !sig {
 				tied = append(tied, name)
 			}
 		}
@@ -215,7 +215,7 @@ func powerLossVerdict(r *results.Run, alpha float64) Verdict {
 	}
 	var broken, card []string
 	var model *results.PowerCut
-	for _, rv := range ranVariants(r) {
+	for _, rv := range RanVariants(r) {
 		recs := powerCutRecordings(r, rv.Name)
 		if len(recs) == 0 {
 			continue
@@ -280,26 +280,26 @@ func throughWords(s results.PowerCut) string {
 	return strings.Join(parts, ", ")
 }
 
-// powerCutTable is the power-cut figures of every variant, over its recordings: the detail
+// PowerCutTable is the power-cut figures of every variant, over its recordings: the detail
 // behind the matrix's power-loss column.
-type powerCutTable struct {
+type PowerCutTable struct {
 	Model   string // the card's power-loss model, in words
 	Caption string // what the columns mean
 	Header  []string
 	Rows    [][]string
 }
 
-// powerCutDetail builds the table; nil when the run has no powercut figures.
-func powerCutDetail(r *results.Run) *powerCutTable {
-	if !hasPowerCut(r) {
+// PowerCutDetail builds the table; nil when the run has no powercut figures.
+func PowerCutDetail(r *results.Run) *PowerCutTable {
+	if !HasPowerCut(r) {
 		return nil
 	}
-	t := &powerCutTable{Header: []string{"variant", "recordings", "cuts", "whole %", "mounted %", "fsck clean %", "unrecoverable %",
+	t := &PowerCutTable{Header: []string{"variant", "recordings", "cuts", "whole %", "mounted %", "fsck clean %", "unrecoverable %",
 		"broken by the fs", "ack'd lost / corrupt / unreadable", "torn renames", "deletes undone", "zero tails",
 		"card damage", "through it: unharmed / detected / repaired / silent", "recovery p50 / max s", "unsynced lost p50 / max s", "leaked blocks"}}
 	most := 0
 	var full []string
-	for _, v := range ranVariants(r) {
+	for _, v := range RanVariants(r) {
 		recs := powerCutRecordings(r, v.Name)
 		if len(recs) == 0 {
 			continue
@@ -338,7 +338,7 @@ func powerCutDetail(r *results.Run) *powerCutTable {
 			fmt.Sprintf("%d of %d", c.broken.k, s.Cuts),
 			fmt.Sprintf("%d / %d / %d", s.AckedLost, s.AckedCorrupt, s.AckedUnreadable), fmt.Sprint(s.TornRenames),
 			fmt.Sprint(s.Resurrected), fmt.Sprint(s.ZeroTails), fmt.Sprintf("%d of %d", s.CardDamageCuts.Count, s.Cuts), through,
-			format(c.recoveryP50) + " / " + format(s.RecoveryMaxSeconds), format(c.unsyncedP50) + " / " + format(s.UnsyncedMaxSeconds), leaked})
+			figure.Format(c.recoveryP50) + " / " + figure.Format(s.RecoveryMaxSeconds), figure.Format(c.unsyncedP50) + " / " + figure.Format(s.UnsyncedMaxSeconds), leaked})
 	}
 	t.Caption = fmt.Sprintf("%% of the cuts (%s) the filesystem came through whole (mounted without repair, checked clean, every promise kept), "+
 		"mounted without repair, checked clean, could not be repaired; cuts where the filesystem broke a promise the card did not make it break; "+
@@ -383,14 +383,4 @@ func modelWords(p *results.PowerCut) string {
 		return p.Profile + ": loses nothing it received"
 	}
 	return p.Profile + ": " + strings.Join(rules, ", ")
-}
-
-// writePowerCutTable prints the power-cut detail in the terminal summary.
-func writePowerCutTable(w io.Writer, r *results.Run) {
-	t := powerCutDetail(r)
-	if t == nil {
-		return
-	}
-	fmt.Fprintf(w, "\npower cuts (card model %s): %s:\n", t.Model, t.Caption)
-	writeTableLeft(w, append([][]string{t.Header}, t.Rows...), 1, func(_, _ int, s string) string { return s })
 }

@@ -1,8 +1,9 @@
-package report
+package export
 
 import (
 	"bytes"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -148,4 +149,15 @@ func TestLAVAGolden(t *testing.T) {
 	if _, err := LAVA(&b, r, "junit"); err == nil {
 		t.Error("an unknown format was accepted")
 	}
+}
+
+// loadRun is the report's frozen real run (512 MiB loop device, 4 repetitions, the default
+// variants), which the exports translate.
+func loadRun(t *testing.T) *results.Run {
+	t.Helper()
+	r, err := results.Load(filepath.Join("..", "report", "testdata", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
