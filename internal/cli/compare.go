@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suites"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
 
@@ -93,7 +94,7 @@ func compare(stdio IO, pathA, pathB string, f compareFlags) error {
 		return fmt.Errorf("B: %w", err)
 	}
 	warnCards(stdio, []*results.Run{a, b}, []string{pathA, pathB})
-	c := verdict.CompareRuns(a, b, pathA, pathB, f.alpha)
+	c := verdict.CompareRuns(a, b, pathA, pathB, f.alpha, suites.Verdicts())
 	if err := report.CompareText(stdio.Out, c); err != nil {
 		return err
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/export"
 	"github.com/fsbench/fsbench/internal/results"
+	bonniesuite "github.com/fsbench/fsbench/internal/suites/bonnie"
 )
 
 func newExportCmd(stdio IO) *cobra.Command {
@@ -58,7 +58,7 @@ test-definitions instead (send-to-lava.sh reads them).`,
 					return usagef("%v", err)
 				}
 				if n == 0 {
-					return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", args[0], catalog.SuiteBonnie, catalog.SuiteBonnie)
+					return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", args[0], bonniesuite.Name, bonniesuite.Name)
 				}
 			}
 			if out == "" {

@@ -1,6 +1,8 @@
 package export
 
 import (
+	bonniesuite "github.com/fsbench/fsbench/internal/suites/bonnie"
+
 	"bytes"
 	"os/exec"
 	"path/filepath"
@@ -8,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
@@ -105,8 +106,8 @@ func TestBonCSV2Txt(t *testing.T) {
 // TestBonnieFieldsMapped checks that every test of the bonnie suite lands in a rate field of
 // bonnie++'s CSV, and that those fields are the format's own.
 func TestBonnieFieldsMapped(t *testing.T) {
-	mapped := append(append([]string{}, bonnieIOTests...), bonnieFileTests...)
-	for _, test := range catalog.MustSuite(catalog.SuiteBonnie).Tests {
+	mapped := append(bonnieTests(bonnieIOFields), bonnieTests(bonnieFileFields)...)
+	for _, test := range bonniesuite.Suite.TestNames() {
 		if !slices.Contains(mapped, test) {
 			t.Errorf("%s has no field in the bonnie++ CSV", test)
 		}

@@ -97,7 +97,7 @@ func TestCompareGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
-			c := verdict.CompareRuns(load(tc.a), load(tc.b), "A/"+tc.a, "B/"+tc.b, 0)
+			c := verdict.CompareRuns(load(tc.a), load(tc.b), "A/"+tc.a, "B/"+tc.b, 0, nil)
 			if got := len(c.Regressions()); got != tc.regressions {
 				t.Errorf("%d regressions, want %d", got, tc.regressions)
 			}
@@ -160,7 +160,7 @@ func checkCompareNotes(t *testing.T, text, page string, c verdict.RunComparison)
 func TestCompareCardCalibration(t *testing.T) {
 	a := &results.Run{CardCalibrations: map[string]int{"sd-typical": 1}}
 	b := &results.Run{CardCalibrations: map[string]int{"sd-typical": 2}}
-	c := verdict.CompareRuns(a, b, "a", "b", 0)
+	c := verdict.CompareRuns(a, b, "a", "b", 0, nil)
 	var text, page bytes.Buffer
 	if err := CompareText(&text, c); err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestCompareCardCalibration(t *testing.T) {
 			t.Errorf("%s output does not name the card whose calibration differs:\n%s", name, out)
 		}
 	}
-	if same := verdict.CompareRuns(a, a, "a", "a", 0); len(same.Cards) != 0 {
+	if same := verdict.CompareRuns(a, a, "a", "a", 0, nil); len(same.Cards) != 0 {
 		t.Errorf("a run against itself: card mismatches %q", same.Cards)
 	}
 }

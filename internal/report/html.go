@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/suites"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
 
@@ -85,8 +85,7 @@ type htmlPage struct {
 	JSONLink, CSVLink string
 	Rules             []string
 	Legend            []htmlCell
-	Suites            []suiteTable
-	PowerCut          *verdict.PowerCutTable
+	Suites            []htmlSuite
 	Aged              *htmlAged
 	Flash             *htmlFlash
 	// FE holds the raw-flash variants as the Free Electrons 2010 study's tables.
@@ -162,7 +161,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	p.question(r, ran)
 	p.Setup = setupLine(full)
 	card := verdict.CardFor(r, opt.Card)
-	p.verdicts(verdict.VerdictsFor(r, opt.Alpha, card))
+	p.verdicts(verdict.VerdictsFor(r, opt.Alpha, card, registered()))
 	p.Busy = verdict.BusyText(r)
 	p.Server = verdict.ServerNote(r)
 	p.matrix(full, r, ran, card, opt.Alpha)
@@ -180,8 +179,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	if p.FE != nil && len(p.FE.Notes) > 0 {
 		p.NoProblems = "None outside the raw flash tables; their notes say what was skipped or failed there."
 	}
-	p.Suites = suiteTables(r)
-	p.PowerCut = verdict.PowerCutDetail(r)
+	p.Suites = htmlSuites(r)
 	p.Aged = agedSection(r, opt.Alpha)
 	p.Raw = rawRows(full)
 	p.rules(full, r)
@@ -210,7 +208,8 @@ func (p *htmlPage) verdicts(vs []verdict.Verdict) {
 		hv := htmlVerdict{Verdict: v}
 		if v.Suite != suite {
 			suite = v.Suite
-			hv.SuiteHead = suite + ": " + catalog.MustSuite(suite).Title
+			s, _ := suites.Lookup(suite)
+			hv.SuiteHead = suite + ": " + s.Title
 		}
 		p.Verdicts = append(p.Verdicts, hv)
 	}
@@ -221,7 +220,7 @@ func (p *htmlPage) verdicts(vs []verdict.Verdict) {
 func (p *htmlPage) matrix(full, r *results.Run, ran []results.Variant, card string, alpha float64) {
 	src, lab := verdict.Sources(full), labels(full)
 	var cols []verdict.Metric
-	for _, m := range verdict.MatrixFor(r, card) {
+	for _, m := range verdict.MatrixFor(r, card, registered()) {
 		if verdict.Present(r, m) && !(m.Key == verdict.MBoot.Key && !anyModuleLoad(r)) {
 			cols = append(cols, m)
 			p.Head = append(p.Head, htmlHead{Title: m.Label, Long: m.Title, Unit: m.Unit, Higher: m.HigherBetter()})
@@ -260,8 +259,12 @@ func (p *htmlPage) matrix(full, r *results.Run, ran []results.Variant, card stri
 // charts draws a bar chart per charted figure that has data.
 func (p *htmlPage) charts(r *results.Run, alpha float64) error {
 	charted := verdict.ChartMetrics
-	if verdict.Present(r, verdict.MPowerLoss) {
-		charted = append(slices.Clone(charted), verdict.MPowerLoss)
+	for _, s := range registered() {
+		for _, m := range s.Matrix {
+			if verdict.Present(r, m) {
+				charted = append(slices.Clone(charted), m)
+			}
+		}
 	}
 	for _, m := range charted {
 		c, ok, err := barChart(verdict.Evaluate(r, m, alpha))
@@ -287,8 +290,12 @@ func (p *htmlPage) rules(full, r *results.Run) {
 	if p.FE != nil {
 		p.Rules = append(p.Rules, FreeElectronsRules)
 	}
-	if verdict.HasPowerCut(r) {
-		p.Rules = append(p.Rules, verdict.PowerLossRules)
+	for _, s := range suites.All() {
+		if s.Rules != nil {
+			if rule := s.Rules(r); rule != "" {
+				p.Rules = append(p.Rules, rule)
+			}
+		}
 	}
 	if verdict.Sources(full) != nil {
 		p.Rules = append(p.Rules, "Where rows ran: "+verdict.GroupRule+".")
@@ -567,22 +574,15 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{range .Sources}}<li>{{.}}</li>
 {{end}}</ul>
 {{end}}
-{{end}}{{range .Suites}}<h2 id="suite-{{.Name}}">{{.Name}}: {{.Title}}</h2>
-<div class="scroll">
+{{end}}{{range .Suites}}<h2 id="{{.ID}}">{{.Title}}</h2>
+{{if .Caption}}<p class="muted">{{.Caption}}</p>
+{{end}}<div class="scroll">
 <table class="suite">
-<tr><th>test</th><th>variant</th><th class="num">median ↑</th><th>unit</th><th class="num">CPU %</th><th class="num">p50 ms</th><th class="num">p99 ms</th><th class="num">p99.9 ms</th><th class="num">max ms</th><th>note</th></tr>
-{{range .Rows}}<tr><td>{{.Test}}</td><td>{{.Variant}}</td><td class="num">{{.Value}}</td><td>{{.Unit}}</td><td class="num">{{.CPU}}</td><td class="num">{{.P50}}</td><td class="num">{{.P99}}</td><td class="num">{{.P999}}</td><td class="num">{{.Max}}</td><td>{{.Note}}</td></tr>
+<tr>{{range .Columns}}<th{{if .Num}} class="num"{{end}}>{{.Text}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Num}} class="num"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 </div>
-{{if .Classes}}<ul>{{range .Classes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{end}}{{with .PowerCut}}<h2 id="powercut">Power cuts</h2>
-<p class="muted">Card model {{.Model}}. {{.Caption}}.</p>
-<div class="scroll">
-<table class="suite">
-<tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-</div>
+{{if .Notes}}<ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}{{with .Aged}}<h2 id="aged">Aged ({{.Spec}}) against fresh</h2>
 <p class="muted">Each aged variant was aged before the measured tests of every repetition; medians over the repetitions.</p>
 <div class="scroll">

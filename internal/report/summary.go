@@ -55,7 +55,7 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	fe := freeElectrons(full)
 	card := verdict.CardFor(r, opt.Card)
 	var cols []verdict.Ranking
-	for _, m := range verdict.MatrixFor(r, card) {
+	for _, m := range verdict.MatrixFor(r, card, registered()) {
 		if verdict.Present(r, m) && !(m.Key == verdict.MBoot.Key && !anyModuleLoad(r)) {
 			cols = append(cols, verdict.Evaluate(r, m, stats.DefaultAlpha))
 		}
@@ -68,14 +68,13 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	if len(ran) > 0 && len(cols) > 0 {
 		writeMatrix(w, full, r, cols, ran, opt.Color)
 		writeMatrixNotes(w, r, cols, ran, card)
-		writeVerdicts(w, verdict.VerdictsFor(r, stats.DefaultAlpha, card))
+		writeVerdicts(w, verdict.VerdictsFor(r, stats.DefaultAlpha, card, registered()))
 	}
 	if fe != nil {
 		writeFreeElectrons(w, fe)
 	}
 	writeSuiteTables(w, r)
 	WriteAged(w, r)
-	writePowerCutTable(w, r)
 	writeSkippedAndFailed(w, full, fe)
 	return nil
 }

@@ -95,7 +95,7 @@ func TestCardTimeVerdict(t *testing.T) {
 				}
 			}
 			hasCol := false
-			for _, m := range MatrixFor(tc.run, CardFor(tc.run, "")) {
+			for _, m := range MatrixFor(tc.run, CardFor(tc.run, ""), nil) {
 				hasCol = hasCol || m.Key == "card_time"
 			}
 			if hasCol != tc.wantColumn {

@@ -73,15 +73,16 @@ type CompareRow struct {
 	Variant      string
 	Cmp          stats.Comparison
 	OldCI, NewCI stats.Interval
-	// AckLoss: B lost acknowledged data after power cuts in a larger share of its cuts than
-	// A. A promise broken is a regression however few samples there are.
-	AckLoss bool
+	// Broke: the figure's own rule (Metric.Regressed) found B worse than A in a way that is a
+	// regression however few samples there are: B lost acknowledged data after power cuts in a
+	// larger share of its cuts than A.
+	Broke bool
 }
 
 // Regression reports whether the row is a significant change for the worse: slower, less
 // throughput, more space or memory. A figure that is not rated is never a regression.
 func (r CompareRow) Regression() bool {
-	if r.AckLoss {
+	if r.Broke {
 		return true
 	}
 	if !r.Cmp.Significant() {
@@ -107,10 +108,10 @@ func (c RunComparison) Regressions() []CompareRow {
 	return out
 }
 
-// CompareRuns compares every figure charted per test (the same figures and units as the HTML
+// CompareRuns compares every figure charted per test, and those suites add, (the same figures and units as the HTML
 // report) for every variant that ran in both, with the Mann-Whitney U test at alpha (0:
 // stats.DefaultAlpha). Cells without samples on either side are left out.
-func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) RunComparison {
+func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64, suites []Suite) RunComparison {
 	if alpha <= 0 {
 		alpha = stats.DefaultAlpha
 	}
@@ -141,9 +142,13 @@ func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) Ru
 			c.OnlyIn = append(c.OnlyIn, v.Name+": only in "+newLabel)
 		}
 	}
-	compared := ChartMetrics
-	if Present(a, MPowerLoss) || Present(b, MPowerLoss) {
-		compared = append(slices.Clone(compared), MPowerLoss, MAckLoss)
+	compared := slices.Clone(ChartMetrics)
+	for _, s := range suites {
+		for _, m := range append(slices.Clone(s.Matrix), s.Compared...) {
+			if Present(a, m) || Present(b, m) {
+				compared = append(compared, m)
+			}
+		}
 	}
 	for _, m := range compared {
 		for _, name := range both {
@@ -155,7 +160,7 @@ func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) Ru
 				Test: m.Key, Title: m.Title, Unit: m.Unit, Better: m.Better, Variant: name,
 				Cmp:   stats.Compare(sa, sb, alpha),
 				OldCI: stats.MedianCI(sa, stats.DefaultConfidence), NewCI: stats.MedianCI(sb, stats.DefaultConfidence),
-				AckLoss: m.Key == MAckLoss.Key && AckLossRate(b, name) > AckLossRate(a, name),
+				Broke: m.Regressed != nil && m.Regressed(a, b, name),
 			})
 		}
 	}

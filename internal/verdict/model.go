@@ -55,7 +55,7 @@ func throughput(m results.Measurement) (float64, bool) {
 	return 0, false
 }
 
-func single(test string, f func(results.Measurement) (float64, bool)) func(map[string]results.Measurement) (float64, bool) {
+func Single(test string, f func(results.Measurement) (float64, bool)) func(map[string]results.Measurement) (float64, bool) {
 	return func(by map[string]results.Measurement) (float64, bool) {
 		m, ok := by[test]
 		if !ok {
@@ -82,11 +82,15 @@ func extra(key string, k float64) func(results.Measurement) (float64, bool) {
 }
 
 // TestMetric is the figure the catalog says the report shows for a test.
-func TestMetric(name string) Metric {
-	t := catalog.Get(name)
+func TestMetric(name string) Metric { return FigureMetric(catalog.Get(name)) }
+
+// FigureMetric is the figure the entry t says the report shows (t.Figure, which must be set):
+// for a suite whose entry is not in the catalog yet when its package's variables are made.
+func FigureMetric(t catalog.Test) Metric {
+	name := t.Name
 	f := t.Figure
 	if f == nil {
-		panic("report: the catalog has no figure for " + name)
+		panic("verdict: the catalog has no figure for " + name)
 	}
 	var get func(results.Measurement) (float64, bool)
 	switch f.From {
@@ -97,10 +101,10 @@ func TestMetric(name string) Metric {
 	case catalog.FromExtra:
 		get = extra(f.Extra, f.Scale)
 	default:
-		panic("report: the catalog's figure for " + name + " has no source")
+		panic("verdict: the catalog's figure for " + name + " has no source")
 	}
 	return Metric{Key: f.Key, Title: f.Title, Short: f.Short, Label: f.Label, Unit: f.Unit,
-		Better: f.Better, Quantity: f.Quantity, Tests: []string{name}, Combine: single(name, get)}
+		Better: f.Better, Quantity: f.Quantity, Tests: []string{name}, Combine: Single(name, get)}
 }
 
 // bootTime is module_load + mount of one repetition in ms. A module that is built in or
@@ -161,7 +165,7 @@ var matrixMetrics = []Metric{MBoot, mMount, mRead, mSeqRd, mWrite, mSeqWr, mRRW,
 // charted by their headline value.
 var ChartMetrics = func() []Metric {
 	var out []Metric
-	for _, name := range catalog.MustSuite(catalog.SuiteBootlin).Order() {
+	for _, name := range append(catalog.Setup(), catalog.Bootlin()...) {
 		if catalog.Get(name).Figure != nil {
 			out = append(out, TestMetric(name))
 		}

@@ -76,26 +76,27 @@ const VerdictRules = `Verdicts: for each priority the variants are ranked by the
 	`The bonnie, smallfiles and randio suites have a verdict per test, in its own unit (block write and read, files created and deleted per second, IOPS), by the same rule. ` +
 	`Flash wear: the least flash programmed per byte written through the filesystem, on the card profile named (see the flash-wear rule).`
 
-// Verdicts returns the verdict for each priority, in the report's order, with flash wear
-// rated on the run's own card (CardFor): VerdictsFor(r, alpha, "").
+// Verdicts returns the verdict for each priority of the observation matrix, in the report's
+// order, with flash wear rated on the run's own card (CardFor): VerdictsFor(r, alpha, "", nil).
 func Verdicts(r *results.Run, alpha float64) []Verdict {
-	return VerdictsFor(r, alpha, "")
+	return VerdictsFor(r, alpha, "", nil)
 }
 
 // VerdictsFor is Verdicts with flash wear rated on the card profile card (a built-in profile
 // name or the path the run replayed; "" for CardFor's default). The matrix's priorities
 // (Bootlin's, and the card's) come when the bootlin suite ran; then each other suite that ran
-// adds its own (suiteVerdicts). Boot/mount time is measured by every suite's setup.
-func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
+// of suites that ran adds its own, in their order. Boot/mount time is measured by every
+// suite's setup.
+func VerdictsFor(r *results.Run, alpha float64, card string, suites []Suite) []Verdict {
 	fresh, aged := splitAged(r)
 	if aged == nil {
-		return verdictsFor(r, alpha, card)
+		return verdictsFor(r, alpha, card, suites)
 	}
 	// A fresh variant and its aged twin are two states of one filesystem, not two choices: the
 	// verdicts rank the fresh variants among themselves and the aged ones among themselves
 	// (aged.go says how each changed with age and whether the ranking did).
-	out := verdictsFor(fresh, alpha, card)
-	for _, v := range verdictsFor(aged, alpha, card) {
+	out := verdictsFor(fresh, alpha, card, suites)
+	for _, v := range verdictsFor(aged, alpha, card, suites) {
 		v.Priority += " (aged)"
 		out = append(out, v)
 	}
@@ -142,10 +143,10 @@ func splitAged(r *results.Run) (fresh, aged *results.Run) {
 	return &f, &a
 }
 
-func verdictsFor(r *results.Run, alpha float64, card string) []Verdict {
+func verdictsFor(r *results.Run, alpha float64, card string, suites []Suite) []Verdict {
 	alpha = DefaultAlpha(alpha)
 	var out []Verdict
-	bootlin := suiteRan(r, catalog.SuiteBootlin)
+	bootlin := Ran(r, catalog.Bootlin())
 	if bootlin || Present(r, MBoot) {
 		out = append(out, leftLoadedNote(Pick("boot/mount time", EvaluateClean(r, MBoot, alpha), alpha), r))
 	}
@@ -158,10 +159,10 @@ func verdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 		}
 		out = append(out, Pick("space", Evaluate(r, mSpace, alpha), alpha), wearVerdict(r, c, alpha))
 	}
-	for _, s := range suiteVerdicts {
-		if suiteRan(r, s.suite) {
-			for _, v := range s.verdicts(r, alpha) {
-				v.Suite = s.suite
+	for _, s := range suites {
+		if s.Verdicts != nil && Ran(r, s.Tests) {
+			for _, v := range s.Verdicts(r, alpha) {
+				v.Suite = s.Name
 				out = append(out, v)
 			}
 		}
@@ -169,9 +170,8 @@ func verdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 	return out
 }
 
-// suiteRan reports whether any test of the named suite appears in r.
-func suiteRan(r *results.Run, suite string) bool {
-	tests := catalog.MustSuite(suite).Tests
+// Ran reports whether any of a suite's tests appears in r.
+func Ran(r *results.Run, tests []string) bool {
 	for _, m := range r.Measurements {
 		if slices.Contains(tests, m.Test) {
 			return true

@@ -209,8 +209,9 @@ func Traced(r *results.Run) bool {
 }
 
 // MatrixFor is the observation matrix's columns for r: the fixed concerns, then flash wear and
-// card time on card when the run's traces were replayed through it (or it ran on that card).
-func MatrixFor(r *results.Run, card string) []Metric {
+// card time on card when the run's traces were replayed through it (or it ran on that card),
+// then the figures suites add (Suite.Matrix) that r has.
+func MatrixFor(r *results.Run, card string, suites []Suite) []Metric {
 	cols := slices.Clone(matrixMetrics)
 	if slices.Contains(ReplayedCards(r), card) && len(runWriteTests(r)) > 0 {
 		cols = append(cols, WearMetric(r, card))
@@ -218,8 +219,12 @@ func MatrixFor(r *results.Run, card string) []Metric {
 	if hasCardTime(r, card) {
 		cols = append(cols, cardTimeMetric(r, card))
 	}
-	if Present(r, MPowerLoss) {
-		cols = append(cols, MPowerLoss)
+	for _, s := range suites {
+		for _, m := range s.Matrix {
+			if Present(r, m) {
+				cols = append(cols, m)
+			}
+		}
 	}
 	return cols
 }

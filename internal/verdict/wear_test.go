@@ -201,7 +201,7 @@ func TestWearVerdictWithoutData(t *testing.T) {
 			if v.Winner != "" || v.Note != tc.want {
 				t.Errorf("verdict %+v, want note %q", v, tc.want)
 			}
-			for _, m := range MatrixFor(tc.r, tc.card) {
+			for _, m := range MatrixFor(tc.r, tc.card, nil) {
 				if m.Key == "flash_wear" {
 					t.Error("matrix has a flash wear column without data for the card")
 				}

@@ -1,4 +1,4 @@
-package verdict
+package powercut
 
 import (
 	"strings"
@@ -7,6 +7,9 @@ import (
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // rec is one recording of 20 cuts: whole cuts, cuts where the filesystem broke a promise,
@@ -28,7 +31,7 @@ func powerRun(figures map[string][]rec) *results.Run {
 				Safe: results.Proportion{Count: f.whole, Of: 20, Pct: safe}, AckLossCuts: results.Proportion{Count: f.broken, Of: 20},
 				FSBrokenCuts: results.Proportion{Count: f.broken, Of: 20}, CardDamageCuts: results.Proportion{Count: f.damaged, Of: 20},
 				CardSilent: f.silent, CardUnharmed: f.damaged - f.silent, FileCounts: results.FileCounts{AckedLost: f.broken}, FSAckLossCuts: f.broken}
-			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: catalog.PowerCut, Rep: i + 1, Status: results.OK,
+			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: suite.PowerCut, Rep: i + 1, Status: results.OK,
 				Value: &safe, Unit: catalog.Percent, PowerCut: p})
 		}
 	}
@@ -65,8 +68,8 @@ func TestPowerLossVerdict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var v Verdict
-			for _, x := range Verdicts(powerRun(tc.figures), 0) {
+			var v verdict.Verdict
+			for _, x := range verdict.VerdictsFor(powerRun(tc.figures), 0, "", suites.Verdicts()) {
 				if x.Priority == powerLossPriority {
 					v = x
 				}
@@ -132,7 +135,7 @@ func TestCompareAckLossIsRegression(t *testing.T) {
 			c := CompareRuns(powerRun(map[string][]rec{"ext4": {tc.a}}), powerRun(map[string][]rec{"ext4": {tc.b}}), "A", "B", 0)
 			got := false
 			for _, r := range c.Regressions() {
-				got = got || r.Test == MAckLoss.Key
+				got = got || r.Test == mAckLoss.Key
 			}
 			if got != tc.regressd {
 				t.Errorf("acknowledged-loss regression %v, want %v (rows %+v)", got, tc.regressd, c.Rows)

@@ -1,4 +1,4 @@
-package verdict
+package powercut
 
 import (
 	"fmt"
@@ -11,22 +11,24 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // powerLossPriority is the powercut suite's verdict, in its own terms.
 const powerLossPriority = "whole after a cut"
 
-// MPowerLoss is the power-loss concern: per recording (repetition), the share of power cuts a
+// mPowerLoss is the power-loss concern: per recording (repetition), the share of power cuts a
 // variant came through whole (mounted without repair, fsck clean, no promise broken).
-var MPowerLoss = func() Metric {
-	m := TestMetric(catalog.PowerCut)
+var mPowerLoss = func() verdict.Metric {
+	m := verdict.FigureMetric(entry)
 	// At the same share of whole cuts, the variant that broke fewer promises of its own (on
 	// cuts the card did not damage) is the safer one.
-	m.Tiebreak = func(r *results.Run, variant string) float64 { return AckLossRate(r, variant) }
+	m.Tiebreak = func(r *results.Run, variant string) float64 { return ackLossRate(r, variant) }
 	return m
 }()
 
-// PowerLossRules explains the power-loss concern, for the report footer.
+// PowerLossRules explains the power-loss concern, for the report footer (Suite.Rules).
 const PowerLossRules = `Power cuts: the share of power cuts of the simulated card after which the filesystem ` +
 	`mounted without repair, its checker found it clean, and it kept every promise: what it acknowledged (fsync, fdatasync, syncfs) ` +
 	`read back, acknowledged deletions stayed deleted, and an atomic replace in flight showed the old or the new file. ` +
@@ -41,8 +43,8 @@ const PowerLossRules = `Power cuts: the share of power cuts of the simulated car
 	`Wilson's over the cuts, which treats them as independent, only for a variant with one recording. The verdict compares the ` +
 	`recordings' shares with the Mann-Whitney U test at p <= 0.05, as every verdict does; unacknowledged work lost is expected and not counted.`
 
-// HasPowerCut reports whether the run has powercut figures.
-func HasPowerCut(r *results.Run) bool {
+// hasPowerCut reports whether the run has powercut figures.
+func hasPowerCut(r *results.Run) bool {
 	for _, m := range r.Measurements {
 		if m.PowerCut != nil {
 			return true
@@ -54,7 +56,7 @@ func HasPowerCut(r *results.Run) bool {
 // powerCutRecordings is a variant's powercut figures, one per recording (repetition).
 func powerCutRecordings(r *results.Run, variant string) []*results.PowerCut {
 	var out []*results.PowerCut
-	for _, m := range r.Cell(variant, catalog.PowerCut) {
+	for _, m := range r.Cell(variant, suite.PowerCut) {
 		if m.PowerCut != nil && !m.Warmup {
 			out = append(out, m.PowerCut)
 		}
@@ -72,9 +74,9 @@ func fsBroken(p *results.PowerCut) int {
 	return p.AckLossCuts.Count
 }
 
-// AckLossRate is the share of a variant's cuts, over all its recordings, where the filesystem
+// ackLossRate is the share of a variant's cuts, over all its recordings, where the filesystem
 // broke a promise of its own.
-func AckLossRate(r *results.Run, variant string) float64 {
+func ackLossRate(r *results.Run, variant string) float64 {
 	cuts, broken := 0, 0
 	for _, p := range powerCutRecordings(r, variant) {
 		cuts += p.Cuts
@@ -86,11 +88,12 @@ func AckLossRate(r *results.Run, variant string) float64 {
 	return float64(broken) / float64(cuts)
 }
 
-// MAckLoss is, per repetition, the share of power cuts where the filesystem broke a promise
+// mAckLoss is, per repetition, the share of power cuts where the filesystem broke a promise
 // of its own: compare's regression that needs no significance.
-var MAckLoss = Metric{Key: "acked_loss", Title: "power cuts where the filesystem broke a promise", Short: "broken", Unit: catalog.Percent,
-	Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: []string{catalog.PowerCut},
-	Combine: single(catalog.PowerCut, func(m results.Measurement) (float64, bool) {
+var mAckLoss = verdict.Metric{Regressed: func(a, b *results.Run, variant string) bool { return ackLossRate(b, variant) > ackLossRate(a, variant) },
+	Key: "acked_loss", Title: "power cuts where the filesystem broke a promise", Short: "broken", Unit: catalog.Percent,
+	Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: []string{suite.PowerCut},
+	Combine: verdict.Single(suite.PowerCut, func(m results.Measurement) (float64, bool) {
 		if m.PowerCut == nil || m.PowerCut.Cuts == 0 {
 			return 0, false
 		}
@@ -145,14 +148,14 @@ func recordingShare(ks, ns []int) share {
 // t975 is the 97.5 % quantile of Student's t with df degrees of freedom (a two-sided 95 %
 // interval).
 func t975(df int) float64 {
-	Ranking := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
 		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
 		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
 	if df < 1 {
 		return math.Inf(1)
 	}
-	if df <= len(Ranking) {
-		return Ranking[df-1]
+	if df <= len(table) {
+		return table[df-1]
 	}
 	return 1.96
 }
@@ -186,17 +189,17 @@ func sumRecordings(recs []*results.PowerCut) variantCuts {
 		ns = append(ns, p.Cuts)
 	}
 	v.whole, v.broken = recordingShare(wk, ns), recordingShare(bk, ns)
-	v.recoveryP50, _ = Median(p50)
-	v.unsyncedP50, _ = Median(p50u)
+	v.recoveryP50, _ = verdict.Median(p50)
+	v.unsyncedP50, _ = verdict.Median(p50u)
 	return v
 }
 
 // powerLossVerdict names the variant that came through the most cuts whole, or every variant
 // the recordings cannot tell from the best ("no clear winner"); then whose fault the broken
 // promises were: the filesystems' own, and how each came through the card's damage.
-func powerLossVerdict(r *results.Run, alpha float64) Verdict {
-	t := Evaluate(r, MPowerLoss, alpha)
-	v := Pick(powerLossPriority, t, alpha)
+func powerLossVerdict(r *results.Run, alpha float64) verdict.Verdict {
+	t := verdict.Evaluate(r, mPowerLoss, alpha)
+	v := verdict.Pick(powerLossPriority, t, alpha)
 	v.Basis = "share of power cuts come through whole, per recording"
 	if v.Winner == "" {
 		return v
@@ -206,7 +209,7 @@ func powerLossVerdict(r *results.Run, alpha float64) Verdict {
 		tied := []string{v.Winner}
 		best := t.Cells[v.Winner].Samples
 		for _, name := range t.Order {
-			if _, sig := Significance(best, t.Cells[name].Samples, alpha); name != v.Winner && t.SameGroup(name, v.Winner) && !sig {
+			if _, sig := verdict.Significance(best, t.Cells[name].Samples, alpha); name != v.Winner && t.SameGroup(name, v.Winner) && !sig {
 				tied = append(tied, name)
 			}
 		}
@@ -215,7 +218,7 @@ func powerLossVerdict(r *results.Run, alpha float64) Verdict {
 	}
 	var broken, card []string
 	var model *results.PowerCut
-	for _, rv := range RanVariants(r) {
+	for _, rv := range verdict.RanVariants(r) {
 		recs := powerCutRecordings(r, rv.Name)
 		if len(recs) == 0 {
 			continue
@@ -291,7 +294,7 @@ type PowerCutTable struct {
 
 // PowerCutDetail builds the table; nil when the run has no powercut figures.
 func PowerCutDetail(r *results.Run) *PowerCutTable {
-	if !HasPowerCut(r) {
+	if !hasPowerCut(r) {
 		return nil
 	}
 	t := &PowerCutTable{Header: []string{"variant", "recordings", "cuts", "whole %", "mounted %", "fsck clean %", "unrecoverable %",
@@ -299,7 +302,7 @@ func PowerCutDetail(r *results.Run) *PowerCutTable {
 		"card damage", "through it: unharmed / detected / repaired / silent", "recovery p50 / max s", "unsynced lost p50 / max s", "leaked blocks"}}
 	most := 0
 	var full []string
-	for _, v := range RanVariants(r) {
+	for _, v := range verdict.RanVariants(r) {
 		recs := powerCutRecordings(r, v.Name)
 		if len(recs) == 0 {
 			continue
