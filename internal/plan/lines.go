@@ -65,7 +65,7 @@ func (kl *keyLines) variantLine(i int) int {
 // point at the line of the enclosing key instead.
 func scanKeyLines(text string) *keyLines {
 	kl := &keyLines{top: map[string]int{}, tables: map[string]map[string]int{}}
-	var table string // the [table] whose keys follow, in inTable
+	var table string                          // the [table] whose keys follow, in inTable
 	text = strings.TrimPrefix(text, "\ufeff") // a byte order mark, as some editors write
 	const (
 		inTop = iota

@@ -95,6 +95,19 @@ func DefaultSuiteParams() SuiteParams {
 // params hold none for it. The value must not be changed: use Set.
 func (p SuiteParams) Get(suite string) any { return p.m[suite] }
 
+// Equal reports whether p and q hold the same sizes for the same suites.
+func (p SuiteParams) Equal(q SuiteParams) bool {
+	if len(p.m) != len(q.m) {
+		return false
+	}
+	for k, v := range p.m {
+		if !reflect.DeepEqual(v, q.m[k]) {
+			return false
+		}
+	}
+	return true
+}
+
 // IsZero reports whether p holds no suite's sizes (results.json then leaves params out).
 func (p SuiteParams) IsZero() bool { return len(p.m) == 0 }
 

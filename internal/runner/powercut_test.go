@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/targets"
 )
 

@@ -529,11 +529,18 @@ func runSuites(t testing.TB, size uint64, fsName, suites string, params func(*pl
 // down so that the run takes seconds, and checks every figure is there and plausible.
 func TestNewSuitesOnLoopDevice(t *testing.T) {
 	got := runSuites(t, 320<<20, "ext4", "bonnie,smallfiles,randio", func(p *plan.SuiteParams) {
-		p.Bonnie.FileSize, p.Bonnie.Files, p.Bonnie.Dirs = 64<<20, 4096, 4
-		p.Smallfiles.Blocks, p.Smallfiles.Files = 2000, 200
-		p.Randio.FileSize, p.Randio.Runtime = 32<<20, plan.Duration{Duration: time.Second}
+		for _, s := range []struct {
+			suite, key string
+			v          any
+		}{{"bonnie", "file_size_bytes", 64 << 20}, {"bonnie", "files", 4096}, {"bonnie", "dirs", 4},
+			{"smallfiles", "blocks", 2000}, {"smallfiles", "files", 200},
+			{"randio", "file_size_bytes", 32 << 20}, {"randio", "runtime", "1s"}} {
+			if err := p.Set(s.suite, s.key, s.v); err != nil {
+				t.Fatal(err)
+			}
+		}
 	})
-	for _, test := range append(append(names(Suites["bonnie"]), names(Suites["smallfiles"])...), names(Suites["randio"])...) {
+	for _, test := range append(append(names(Steps("bonnie")), names(Steps("smallfiles"))...), names(Steps("randio"))...) {
 		m, ok := got[test]
 		if !ok {
 			t.Errorf("%s: no measurement", test)

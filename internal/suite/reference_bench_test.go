@@ -68,9 +68,15 @@ func TestReferenceBench(t *testing.T) {
 	defer memLimit(t, refMemLimit)()
 	own := ownPressureGroup(t)
 	defer own.undo()
-	env.Params.Bonnie.FileSize = refFileSize
-	env.Params.Bonnie.Files = refFiles * 1024
-	env.Params.Randio.FileSize, env.Params.Randio.Runtime = 256<<20, plan.Duration{Duration: 10 * time.Second}
+	for _, s := range []struct {
+		suite, key string
+		v          any
+	}{{"bonnie", "file_size_bytes", refFileSize}, {"bonnie", "files", refFiles * 1024},
+		{"randio", "file_size_bytes", 256 << 20}, {"randio", "runtime", "10s"}} {
+		if err := env.Params.Set(s.suite, s.key, s.v); err != nil {
+			t.Fatal(err)
+		}
+	}
 	env.Sentinel = measure.NewSentinel(env.DeviceName)
 	k, _ := fs.Lookup("ext4")
 	ctx := context.Background()

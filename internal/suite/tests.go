@@ -178,3 +178,17 @@ func Select(names_ plan.Suites, names []string) (Selection, error) {
 	}
 	return sel, nil
 }
+
+// Lookup returns the named test of a registered suite, as this package runs it.
+func Lookup(suiteName, test string) (Test, bool) {
+	s, ok := suites.Lookup(suiteName)
+	if !ok {
+		return Test{}, false
+	}
+	for _, t := range order(s) {
+		if t.Name == test {
+			return t, true
+		}
+	}
+	return Test{}, false
+}

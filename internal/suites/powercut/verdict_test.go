@@ -132,7 +132,7 @@ func TestCompareAckLossIsRegression(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := CompareRuns(powerRun(map[string][]rec{"ext4": {tc.a}}), powerRun(map[string][]rec{"ext4": {tc.b}}), "A", "B", 0)
+			c := verdict.CompareRuns(powerRun(map[string][]rec{"ext4": {tc.a}}), powerRun(map[string][]rec{"ext4": {tc.b}}), "A", "B", 0, suites.Verdicts())
 			got := false
 			for _, r := range c.Regressions() {
 				got = got || r.Test == mAckLoss.Key
