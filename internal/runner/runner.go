@@ -256,12 +256,10 @@ func (e *engine) prepare(t targets.Local) error {
 	run := e.run
 	run.Target, run.Device = prep.Result, results.FromIdentity(prep.Identity)
 	if run.Target.CardProfile == "" {
-		// The card its card figures are rated on, recorded, so that no report guesses it: the
-		// simulated card's own, else the default card the traces are replayed through.
+		// The card its card figures are rated on, recorded, so that no report guesses it: a
+		// simulated card records its own (its kind fills it in), any other device the default
+		// card the traces are replayed through.
 		run.Target.CardProfile = plan.DefaultCardProfile
-		if prep.CardProfile != "" {
-			run.Target.CardProfile = targets.CardProfileName(prep.CardProfile)
-		}
 	}
 	e.prep = prep
 	return nil
@@ -279,8 +277,8 @@ func (e *engine) finishCard(checked bool, finish func(), measured bool) error {
 		return nil
 	}
 	changed := checked
-	if e.prep.Card != nil {
-		if c, err := e.prep.Card(); err == nil {
+	if stats := cardStats(e.prep); stats != nil {
+		if c, err := stats(); err == nil {
 			e.run.Card = results.FromCounters(c.Counters)
 			changed = true
 		}
