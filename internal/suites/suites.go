@@ -119,20 +119,16 @@ type Rep interface {
 	PowerCut() (card powercut.Card, profile string)
 }
 
-// ParamsOf returns r's sizes of the named suite as the *T its Suite.Params holds, or def()
-// when the run has none of them (a repetition whose Env a test built without sizes).
-func ParamsOf[T any](r Rep, suite string, def func() *T) *T {
-	if p, ok := r.Params(suite).(*T); ok && p != nil {
-		return p
-	}
-	return def()
-}
-
 // WithParams is the Run of a test of a suite with sizes: run gets the repetition and the run's
-// sizes of the suite (ParamsOf).
+// sizes of the suite, the *T its Suite.Params holds, or def() when the run has none of them (a
+// repetition whose Env a test built without sizes).
 func WithParams[T any](suite string, def func() *T, run func(ctx context.Context, r Rep, p *T) ([]results.Measurement, error)) func(context.Context, Rep) ([]results.Measurement, error) {
 	return func(ctx context.Context, r Rep) ([]results.Measurement, error) {
-		return run(ctx, r, ParamsOf(r, suite, def))
+		p, ok := r.Params(suite).(*T)
+		if !ok || p == nil {
+			p = def()
+		}
+		return run(ctx, r, p)
 	}
 }
 
