@@ -143,6 +143,7 @@ type Model struct {
 	log    *pagePool
 	logAU  []uint32 // pages each AU has in the log
 	logMax int      // log pages kept before the card merges an AU out of the log
+	slc    *slcState // the SLC cache (Profile.SLC; nil: none), slc.go
 }
 
 // Span is a byte range of the card.
@@ -228,6 +229,9 @@ func NewModel(p Profile, size uint64) (*Model, error) {
 	}
 	if p.CacheSize > 0 {
 		m.cacheSet = map[uint64]bool{}
+	}
+	if p.SLC != nil {
+		m.slc = newSLC(p.SLC, m.nPages, m.ps)
 	}
 	return m, nil
 }
@@ -338,7 +342,7 @@ func (m *Model) progPages(n uint64, copied bool) {
 		m.lat += time.Duration(n) * time.Duration(m.p.CopyPageTime)
 		return
 	}
-	m.lat += time.Duration(n) * time.Duration(m.p.ProgramPageTime)
+	m.lat += m.hostProgramTime(n)
 }
 
 func (m *Model) eraseBlock(i int) {
