@@ -685,6 +685,7 @@ func (m *Model) discard(off, n uint64) {
 			m.logDrop((p-m.pmPages)/m.ppau, (p-m.pmPages)%m.ppau)
 		}
 	}
+	m.slcDiscarded()
 	// A whole AU discarded and not open: its physical AU goes back to the free pool.
 	if end <= m.pmPages {
 		return

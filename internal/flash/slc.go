@@ -124,6 +124,15 @@ func (m *Model) hostProgramTime(n uint64) time.Duration {
 	return d
 }
 
+// slcDiscarded keeps the cache from holding more than the card's valid data after a discard
+// (discard's hook): what the host discarded needs no folding. Which pages the cache held is not
+// tracked; a card discarded whole ends with an empty cache, which is what matters.
+func (m *Model) slcDiscarded() {
+	if m.slc != nil {
+		m.slc.used = min(m.slc.used, uint64(m.pool.n))
+	}
+}
+
 // Idle tells the model that the card was left alone for d (no request in flight): a card with
 // an SLC cache folds it into TLC then, after FoldAfter, at one page per FoldPageTime. Nothing
 // else in the model depends on time.
