@@ -26,6 +26,7 @@ type probeFlags struct {
 	positions, tries int
 	board            boardFlags
 	capacity         capacityFlags
+	sustained        sustainedFlags
 }
 
 // probeHelp is the help of the probe flags in one command: what --write, --destroy and --out
@@ -66,10 +67,17 @@ drop, wrap or cache what lies beyond their real flash): it writes a few blocks, 
 an undo log and synced before it is overwritten, and puts them all back; after a crash or a
 kill, the next probe or fsbench cleanup does. It prints the verdict, the usable size and what
 was written where and what came back, and exits 0 (genuine), 4 (counterfeit), 5 (damaged)
-or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identity.md.`,
+or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identity.md.
+
+With --sustained (DESTROYS THE DATA, needs --destroy) it writes the whole card, or --bytes of
+it, in 1 MiB direct writes and finds the burst rate, the size of the cache the card writes
+into (an SLC cache), the rate once it is full, and after --idle how much of it came back; it
+writes sustained.json, sustained.txt and sustained.svg (rate against position). See
+docs/probe.md.`,
 		Example: `  fsbench probe /dev/mmcblk0
   fsbench probe --write --destroy /dev/sdb /dev/sdb -o card-probe
-  fsbench probe --capacity /dev/sdb`,
+  fsbench probe --capacity /dev/sdb
+  fsbench probe --sustained --destroy /dev/sdb /dev/sdb --bytes 8G -o card-sustained`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("probe takes one device (got %d arguments)", len(args))
@@ -79,6 +87,9 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.capacity.enabled {
 				return runCapacity(cmd, stdio, args[0], f)
+			}
+			if f.sustained.enabled {
+				return runSustained(cmd, stdio, args[0], f)
 			}
 			if strings.HasPrefix(args[0], "ssh://") {
 				r, dir, err := remoteProbe(cmd, stdio, args[0], f)
@@ -119,6 +130,7 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
 	f.board.register(fl, nil)
 	f.capacity.register(fl)
+	f.sustained.register(fl)
 	return cmd
 }
 

@@ -141,8 +141,8 @@ type Model struct {
 	// The random-write log (Profile.RWLogSize; nil: none): a page-mapped pool over the AU
 	// region's pages (index: page − pmPages) holding the newest copy of the pages it maps.
 	log    *pagePool
-	logAU  []uint32 // pages each AU has in the log
-	logMax int      // log pages kept before the card merges an AU out of the log
+	logAU  []uint32  // pages each AU has in the log
+	logMax int       // log pages kept before the card merges an AU out of the log
 	slc    *slcState // the SLC cache (Profile.SLC; nil: none), slc.go
 }
 
