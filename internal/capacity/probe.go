@@ -88,12 +88,12 @@ type Result struct {
 	// BytesWritten counts the probe's writes and the restore's; BytesRead its reads.
 	// BytesCopied is the part of BytesWritten that wrote back what the card held (the volume
 	// written past a cache; see writeExtents): it needs no restore.
-	BytesWritten uint64  `json:"bytes_written"`
-	BytesRead    uint64  `json:"bytes_read"`
-	BytesCopied  uint64  `json:"bytes_copied,omitempty"`
+	BytesWritten uint64 `json:"bytes_written"`
+	BytesRead    uint64 `json:"bytes_read"`
+	BytesCopied  uint64 `json:"bytes_copied,omitempty"`
 	// Estimate is what the check said it would cost before it wrote (Cost).
-	Estimate Cost `json:"estimate"`
-	Seconds      float64 `json:"seconds"`
+	Estimate Cost    `json:"estimate"`
+	Seconds  float64 `json:"seconds"`
 	// Why says in one line what decided the verdict; Steps say what was written where and
 	// what came back.
 	Why   string `json:"why"`
