@@ -192,12 +192,18 @@ func buildFsbench(t *testing.T) string {
 // serveLoop serves a simulated card without waiting and attaches a direct-I/O loop device.
 func serveLoop(t *testing.T, dir, profile string, size uint64, backing string) string {
 	t.Helper()
+	return serveLoopScale(t, dir, profile, size, backing, 0.0001)
+}
+
+// serveLoopScale is serveLoop at a time scale.
+func serveLoopScale(t *testing.T, dir, profile string, size uint64, backing string, scale float64) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	argv, env := simcardtest.Command("TestSimcardHelperProcess", simcardHelperEnv)
 	var log bytes.Buffer
 	sc, err := simkind.StartSimcard(ctx, simkind.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
-		Backing: backing, TimeScale: 0.0001, Command: argv, Env: env, Log: &log, PathOffset: "off"})
+		Backing: backing, TimeScale: scale, Command: argv, Env: env, Log: &log, PathOffset: "off"})
 	if err != nil {
 		t.Fatalf("serve %s: %v\n%s", profile, err, log.String())
 	}

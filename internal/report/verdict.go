@@ -145,7 +145,7 @@ func verdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 	}
 	if bootlin {
 		c := CardFor(r, card)
-		out = append(out, readMostly(r, alpha), pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha))
+		out = append(out, readMostly(r, alpha), slcNote(pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha), r, writeTests))
 		// Card time only where it was measured: a run without traces says so once, under flash wear.
 		if hasCardTime(r, c) {
 			out = append(out, cardTimeVerdict(r, c, alpha))
