@@ -57,7 +57,7 @@ func estimate(size, b uint64, fanout int, resol, maxCache uint64, reset, noUndo 
 	tries := uint64(1)
 	if !reset {
 		c.MaxCache = maxCache
-		for v := uint64(mib); v <= maxCache; v *= 2 {
+		for v := uint64(firstFlush); v <= maxCache; v *= 2 {
 			flush = v
 			tries++
 		}

@@ -722,7 +722,8 @@ func (p *prober) check(pos []uint64, outrun bool) ([]Observation, string, error)
 	}
 	vol := uint64(0)
 	seen := anyBad(obs)
-	for v := uint64(mib); v <= p.maxCache; v *= 2 {
+	atOnce := obs // what came back before anything was written past a cache
+	for v := uint64(firstFlush); v <= p.maxCache; v *= 2 {
 		// Only the new part: what counts is how much the card saw since the probe's blocks.
 		if err := p.flushRange(p.below(v), p.below(vol)); err != nil {
 			return nil, "", err
@@ -730,6 +731,15 @@ func (p *prober) check(pos []uint64, outrun bool) ([]Observation, string, error)
 		vol = v
 		if obs, err = p.readAll(pos); err != nil {
 			return nil, "", err
+		}
+		if seen && anyBad(atOnce) && sameLosses(atOnce, obs) {
+			// Every loss showed before anything was written past a cache, and writing past
+			// the smallest volume showed no other: no cache held the round's lost blocks,
+			// the last ones it wrote (a cache keeps those, and the volume evicts them). The
+			// later rounds only flush, and are cheap: as narrow as with a reset.
+			p.cacheKnown, p.cacheBound, p.flushAlt = true, 0, true
+			p.fanout = min(p.fanout, 16)
+			return obs, fmt.Sprintf("flushed, %s written past any cache: the lost blocks showed before it and no other after it: no cache holds them", size(vol)), nil
 		}
 		if seen {
 			break // one more round after the first loss
@@ -742,6 +752,23 @@ func (p *prober) check(pos []uint64, outrun bool) ([]Observation, string, error)
 		return obs, fmt.Sprintf("flushed, %s written past any cache: none up to that size hides a loss", size(vol)), nil
 	}
 	return obs, fmt.Sprintf("flushed, %s written past the cache (lost blocks showed)", size(vol)), nil
+}
+
+// firstFlush is the first volume written past a cache: a sixteenth of a MiB, so that a card
+// whose losses show at once (no cache) costs little more than the probe's own blocks.
+const firstFlush = 64 << 10
+
+// sameLosses says whether two readings of the same blocks lost the same ones.
+func sameLosses(a, b []Observation) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Good() != b[i].Good() {
+			return false
+		}
+	}
+	return true
 }
 
 func anyBad(obs []Observation) bool {
