@@ -88,7 +88,7 @@ func sumFile(t *testing.T, p string) string {
 // cleanup` after each: the card must end byte for byte as it began (sha256 of what it stores),
 // and the undo log must be gone. The points: right after the first undo record is synced
 // (nothing overwritten yet), after a later batch of writes (blocks overwritten; without a reset,
-// 26 batches in: the probe's blocks and over 64 MiB written past the cache, with an undo log as
+// 30 batches in: the probe's blocks and over 64 MiB written past the cache, with an undo log as
 // large), and halfway through the final restore (without a reset the log then holds all the
 // volume written past the cache as well).
 func TestKillThenCleanup(t *testing.T) {
@@ -120,7 +120,7 @@ func TestKillThenCleanup(t *testing.T) {
 		{"fake-chain-cache", 1 << 30, false, []point{{"logged", 1, false, 0}, {"written", 2, true, 0}, {"restoring", 1, true, 0}}},
 		{"sd-typical", 256 << 20, false, []point{{"logged", 1, false, 0}, {"written", 2, true, 0}, {"restoring", 1, true, 0}}},
 		// sd-typical at 256 MiB writes past caches of up to 128 MiB (half the card).
-		{"sd-typical", 256 << 20, true, []point{{"logged", 1, false, 0}, {"written", 26, true, 64 << 20}, {"restoring", 1, true, 64 << 20}}},
+		{"sd-typical", 256 << 20, true, []point{{"logged", 1, false, 0}, {"written", 30, true, 64 << 20}, {"restoring", 1, true, 64 << 20}}},
 		{"fake-limbo-cache", 1 << 30, true, []point{{"logged", 1, false, 0}, {"written", 6, true, 0}, {"restoring", 1, true, 0}}},
 	} {
 		name := c.profile
