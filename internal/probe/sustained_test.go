@@ -76,17 +76,10 @@ func TestSustainedModel(t *testing.T) {
 	}
 }
 
+// mustFreshModel is a fresh model of profile: the profile's own figures (flash.Measure).
 func mustFreshModel(t *testing.T, profile string, size uint64) *flash.Model {
 	t.Helper()
-	p, err := flash.Lookup(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := flash.NewModel(p, size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return newModelDevice(t, profile, size).m
 }
 
 // TestFitCliff: the two-line fit finds a synthetic cliff where it is, with stalls, and none
