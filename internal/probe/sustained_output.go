@@ -88,8 +88,9 @@ func WriteSustainedSummary(w io.Writer, r *SustainedResult) error {
 	return err
 }
 
-// writeSustainedChart draws the write rate against the position (linear, MiB) for each pass,
-// in the style of the probe's other charts, with the cache found marked.
+// writeSustainedChart draws the write rate against the position (linear) for each pass, over
+// stretches of a 128th of the first pass (windows), in the style of the probe's other charts,
+// with the cache found marked.
 func writeSustainedChart(w io.Writer, r *SustainedResult) {
 	title := "Sustained write: rate against position"
 	passes := []struct {
@@ -103,10 +104,14 @@ func writeSustainedChart(w io.Writer, r *SustainedResult) {
 		}{fmt.Sprintf("after %v idle", time.Duration(r.IdleNs)), "#dc3912", r.Recovery})
 	}
 	var right uint64
-	top := 0.0
 	for _, ps := range passes {
 		for _, s := range ps.p.Samples {
 			right = max(right, s.End)
+		}
+	}
+	top := 0.0
+	for _, ps := range passes {
+		for _, s := range windows(ps.p.Samples, right/128) {
 			top = max(top, s.MBps)
 		}
 	}
@@ -137,7 +142,7 @@ func writeSustainedChart(w io.Writer, r *SustainedResult) {
 	for i, ps := range passes {
 		var d strings.Builder
 		prev := uint64(0)
-		for j, s := range ps.p.Samples {
+		for j, s := range windows(ps.p.Samples, right/128) {
 			// A step per sample: its rate held from where the one before ended to its end.
 			if j == 0 {
 				fmt.Fprintf(&d, "M%.1f %.1f ", xpos(prev), ypos(s.MBps))
@@ -148,7 +153,31 @@ func writeSustainedChart(w io.Writer, r *SustainedResult) {
 			prev = s.End
 		}
 		fmt.Fprintf(w, `<path d="%s" stroke="%s" stroke-width="1.5" fill="none"/>`+"\n", strings.TrimSpace(d.String()), ps.color)
-		fmt.Fprintf(w, `<text x="%d" y="%d" fill="%s">%s</text>`+"\n", plotL+plotWidth-200, plotT+15+15*i, ps.color, html.EscapeString(ps.name))
+		fmt.Fprintf(w, `<text x="%d" y="%d" fill="%s">%s</text>`+"\n", plotL+plotWidth-200, plotT+plotHgt-20+15*i, ps.color, html.EscapeString(ps.name))
 	}
 	io.WriteString(w, "</svg>\n")
+}
+
+// windows merges consecutive samples into stretches of at least n bytes, for the chart: a card
+// that folds its cache stalls every few megabytes, and single samples draw a comb of burst and
+// stall instead of the rate a writer gets (sustained.json keeps every sample).
+func windows(s []RateSample, n uint64) []RateSample {
+	var out []RateSample
+	var cur RateSample
+	for _, v := range s {
+		cur.Bytes += v.Bytes
+		cur.Ns += v.Ns
+		cur.End = v.End
+		cur.MaxWriteNs = max(cur.MaxWriteNs, v.MaxWriteNs)
+		if cur.Bytes >= n {
+			cur.MBps = float64(cur.Bytes) / (float64(cur.Ns) / 1e9) / 1e6
+			out = append(out, cur)
+			cur = RateSample{}
+		}
+	}
+	if cur.Bytes > 0 {
+		cur.MBps = float64(cur.Bytes) / (float64(cur.Ns) / 1e9) / 1e6
+		out = append(out, cur)
+	}
+	return out
 }
