@@ -416,8 +416,13 @@ func benchSustained(t *testing.T, bin, profile string) map[Measure]row {
 		return fail(err.Error())
 	}
 	found, after, ratio := sustainedRatios(&r, p)
+	note := ""
+	if !r.First.Cliff {
+		note = "no cliff found: " + lastLines(b, 12)
+	}
+	fmt.Printf("CALIBRATION %s probe --sustained found: %s\n", profile, strings.ReplaceAll(lastLines(b, 14), " / ", "\n  "))
 	for m, v := range map[Measure]float64{SLCFound: found, SLCAfter: after, SLCAfterRatio: ratio} {
-		out[m] = row{measured: v, card: math.NaN(), host: math.NaN(), load: load}
+		out[m] = row{measured: v, card: math.NaN(), host: math.NaN(), load: load, note: note}
 	}
 	return out
 }
