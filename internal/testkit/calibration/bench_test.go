@@ -24,9 +24,9 @@ import (
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
+	"github.com/fsbench/fsbench/internal/suite"
 	// The randio suite's sizes are set through the suites' registry (plan.Params.Set): load it.
 	_ "github.com/fsbench/fsbench/internal/suites/all"
-	"github.com/fsbench/fsbench/internal/suite"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
 	"github.com/fsbench/fsbench/internal/trace"
