@@ -348,15 +348,15 @@ func fitTwo(s []RateSample, whole bool) (cliff bool, at uint64, burst, after flo
 	burst, after = 1/b1/1e6, 1/b2/1e6
 	// A cliff: the rate after the break under 80 % of the rate before it; at least four
 	// writes before it (an eMMC's RAM cache takes its first megabyte faster: not the cache
-	// sought); nine in ten samples before it faster than the rate after it by a quarter (the
-	// burst is a burst, though the host may stall in it); at least eight samples after it; and
+	// sought); four in five samples before it faster than the rate after it by a quarter (the
+	// burst is a burst, though a busy host may stall in it); at least eight samples after it; and
 	// the two lines fitting at least twice better than one.
 	rates := make([]float64, bk)
 	for i, v := range s[:bk] {
 		rates[i] = v.MBps
 	}
 	slices.Sort(rates)
-	slowest := rates[bk/10]
+	slowest := rates[bk/5]
 	if after >= 0.8*burst || bk < 4 || slowest < 1.25*after || best*2 > one || n-bk < 8 || (!whole && n-bk < bk) {
 		return false, 0, burst, after
 	}

@@ -112,6 +112,15 @@ func TestFitCliff(t *testing.T) {
 	if c, at, b, a := fitCliff(stalled); !c || at < 62<<20 || at > 66<<20 {
 		t.Errorf("cliff at 64 MiB after a host stall at 13 MiB: got %v at %d MiB, %.1f → %.1f", c, at>>20, b, a)
 	}
+	// A busy host: one sample in seven of the whole pass twice as slow, the cliff still found.
+	busy := mk(400, 64, 37, 18, 4)
+	for i := 3; i < len(busy); i += 7 {
+		busy[i].Ns *= 2
+		busy[i].MBps /= 2
+	}
+	if c, at, b, a := fitCliff(busy); !c || at < 60<<20 || at > 68<<20 {
+		t.Errorf("cliff at 64 MiB on a busy host: got %v at %d MiB, %.1f → %.1f", c, at>>20, b, a)
+	}
 	// Flat passes with the host's noise: small and steady, and rare stalls of 40 to 120 ms.
 	for _, stall := range []int64{40e6, 80e6, 120e6} {
 		flat := mk(400, 1000, 30, 30, 0)
