@@ -277,7 +277,13 @@ func benchClassAgnostics(t *testing.T, a *agnosticsFiles, profile string) []clas
 		}
 	})
 	t0 := time.Now()
-	script := `mount --bind "$1" /var/tmp && exec fio --output-format=terse --max-jobs=4 "$2"`
+	// Both of the namespace's references to the card's ext4 (the bind on /var/tmp and its copy
+	// of the mount itself) are dropped before it ends, so that the umount below is the last one
+	// and the loop device can be detached at once: a namespace torn down holding them shuts the
+	// filesystem down on its own time.
+	script := `mount --bind "$1" /var/tmp || exit 1
+fio --output-format=terse --max-jobs=4 "$2"; rc=$?
+umount /var/tmp && umount "$1"; exit $rc`
 	b, err := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", mnt, a.job).Output()
 	fmt.Printf("CLASS %s: agnostics' fio job on ext4: %v, load %s", profile, time.Since(t0).Round(time.Second), procLoad())
 	if err != nil {
