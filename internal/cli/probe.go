@@ -45,12 +45,8 @@ func (f *probeFlags) register(fl *pflag.FlagSet, h probeHelp) {
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
 
-func newProbeCmd(stdio IO) *cobra.Command {
-	var f probeFlags
-	cmd := &cobra.Command{
-		Use:   "probe [flags] DEVICE",
-		Short: "Measure a flash device's geometry: page, allocation unit, open AUs, FAT area",
-		Long: `probe times I/O on DEVICE (a block device, a partition or an image file) the way flashbench
+// probeLong is probe's help.
+const probeLong = `probe times I/O on DEVICE (a block device, a partition or an image file) the way flashbench
 does and estimates the card's geometry, each estimate with its evidence and a confidence:
 
   - a read sweep: O_DIRECT reads at block sizes 512 B ... 64 MiB;
@@ -86,7 +82,14 @@ With --sustained (DESTROYS THE DATA, needs --destroy) it writes the whole card, 
 it, in 1 MiB direct writes and finds the burst rate, the size of the cache the card writes
 into (an SLC cache), the rate once it is full, and after --idle how much of it came back; it
 writes sustained.json, sustained.txt and sustained.svg (rate against position). See
-docs/probe.md.`,
+docs/probe.md.`
+
+func newProbeCmd(stdio IO) *cobra.Command {
+	var f probeFlags
+	cmd := &cobra.Command{
+		Use:   "probe [flags] DEVICE",
+		Short: "Measure a flash device's geometry: page, allocation unit, open AUs, FAT area",
+		Long:  probeLong,
 		Example: `  fsbench probe /dev/mmcblk0
   fsbench probe --write --destroy /dev/sdb /dev/sdb -o card-probe
   fsbench probe --capacity /dev/sdb
