@@ -45,9 +45,11 @@ type Spec struct {
 	// WaitDelay bounds how long its output pipe may stay open after it exits (exec.Cmd.WaitDelay).
 	WaitDelay time.Duration
 	// SysAdmin keeps CAP_SYS_ADMIN, for a tool that cannot run without it: mkfs.xfs sets the
-	// device's block size (BLKBSZSET), which the kernel allows CAP_SYS_ADMIN only, and exits
-	// when it cannot. The system call filter still denies it every mount, namespace and
-	// device-making call, so that it can neither mount devtmpfs nor leave the jail.
+	// device's block size (BLKBSZSET) and xfs_repair flushes its buffers (BLKFLSBUF), which the
+	// kernel allows CAP_SYS_ADMIN only, and both exit when they cannot. The system call filter
+	// still refuses it every mount, namespace and device-making call and every ioctl but the
+	// allowed few, so that the capability buys those two requests on the device under test and
+	// nothing else.
 	SysAdmin bool
 }
 

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -327,8 +329,14 @@ func TestMount(t *testing.T) {
 }
 
 // probeEnv makes the test binary, started in the jail by TestFilter, try the calls the filter
-// denies and print what each returned.
-const probeEnv = "FSBENCH_CONFINE_TEST_PROBE"
+// denies and print what each returned; probeAbove names a call above the highest the filter
+// knows that the kernel has, and probeDev the device under test (its fd gets the passthrough
+// ioctls).
+const (
+	probeEnv   = "FSBENCH_CONFINE_TEST_PROBE"
+	probeAbove = "FSBENCH_CONFINE_TEST_ABOVE"
+	probeDev   = "FSBENCH_CONFINE_TEST_DEV"
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(probeEnv) != "" {
@@ -336,6 +344,27 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// Passthrough and partition ioctls a confined program must not make on the device under test
+// (include/uapi/linux/nvme_ioctl.h, scsi/sg.h, mmc/ioctl.h, fs.h).
+const (
+	ioctlNVMeAdmin = 0xc0484e41 // NVME_IOCTL_ADMIN_CMD
+	ioctlNVMeIO    = 0xc0484e43 // NVME_IOCTL_IO_CMD
+	ioctlSGIO      = 0x2285     // SG_IO
+	ioctlMMCCmd    = 0xc048b300 // MMC_IOC_CMD
+	ioctlBLKPG     = 0x1269     // BLKPG
+	ioctlBLKRRPART = 0x125f     // BLKRRPART
+	ioctlFIFREEZE  = 0xc0045877
+)
+
+// openTreeAttr calls open_tree_attr(2) (Linux 6.15) on / with a clone: the copy of a mount it
+// returns could be given read-only and nodev cleared.
+func openTreeAttr() (int, error) {
+	dirfd := unix.AT_FDCWD
+	fd, _, e := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(dirfd), uintptr(unsafe.Pointer(&[]byte("/\x00")[0])),
+		uintptr(unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC), 0, 0, 0)
+	return int(fd), errnoErr(e)
 }
 
 // probeCalls prints "name: errno" for each call a jailed program must not make.
@@ -357,6 +386,27 @@ func probeCalls() {
 	try("sethostname", unix.Sethostname([]byte("jail")))
 	fd, _ := unix.Open("/", unix.O_RDONLY, 0)
 	try("ioctl FIFREEZE", unix.IoctlSetInt(fd, ioctlFIFREEZE, 0))
+	_, err = openTreeAttr()
+	try("open_tree_attr", err)
+	if n, err := strconv.Atoi(os.Getenv(probeAbove)); err == nil {
+		_, _, e = unix.Syscall6(uintptr(n), 0, 0, 0, 0, 0, 0)
+		try(fmt.Sprintf("system call %d", n), errnoErr(e))
+	}
+	_, _, e = unix.Syscall(1023, 0, 0, 0)
+	try("system call 1023", errnoErr(e))
+	if dev, err := unix.Open(os.Getenv(probeDev), unix.O_RDWR, 0); err == nil {
+		var buf [128]byte
+		for _, r := range []struct {
+			name string
+			req  uintptr
+		}{{"NVME_IOCTL_ADMIN_CMD", ioctlNVMeAdmin}, {"NVME_IOCTL_IO_CMD", ioctlNVMeIO}, {"SG_IO", ioctlSGIO}, {"MMC_IOC_CMD", ioctlMMCCmd},
+			{"BLKPG", ioctlBLKPG}, {"BLKRRPART", ioctlBLKRRPART}} {
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(dev), r.req, uintptr(unsafe.Pointer(&buf[0])))
+			try("ioctl "+r.name+" on the device", errnoErr(e))
+		}
+	} else {
+		try("open the device under test", err)
+	}
 	_, _, e = unix.Syscall(unix.SYS_CLONE3, 0, 0, 0)
 	try("clone3", errnoErr(e))
 }
@@ -368,8 +418,25 @@ func errnoErr(e unix.Errno) error {
 	return e
 }
 
+// aboveFilter finds a system call above the highest the filter names that this kernel has:
+// called with zero arguments outside the jail it answers something else than ENOSYS (EFAULT,
+// EBADF: the kernel ran it). 0 when the kernel has none above.
+func aboveFilter() (int, error) {
+	for n := HighestKnown() + 1; n < HighestKnown()+64; n++ {
+		_, _, e := unix.Syscall6(uintptr(n), 0, 0, 0, 0, 0, 0)
+		if e != unix.ENOSYS {
+			return int(n), errnoErr(e)
+		}
+	}
+	return 0, nil
+}
+
 // TestFilter runs this test binary in the jail, with and without CAP_SYS_ADMIN (mkfs.xfs keeps
-// it), and checks that each call the filter denies is refused.
+// it), and checks that each call the filter denies is refused: the mount API, namespaces, nodes,
+// sockets, io_uring, open_tree_attr (which a denylist written before Linux 6.15 let through), a
+// call above the highest the filter names, passthrough and partition ioctls on the device under
+// test. Outside the jail open_tree_attr and the call above the filter's highest work: the
+// refusals are the filter's.
 func TestFilter(t *testing.T) {
 	needRoot(t)
 	dut := loopDev(t, 1<<20, "x")
@@ -377,14 +444,35 @@ func TestFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The controls, outside the jail.
+	fd, err := openTreeAttr()
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		t.Logf("this kernel has no open_tree_attr (Linux 6.15): the jail's refusal of it proves less here")
+	case err != nil:
+		t.Errorf("open_tree_attr outside the jail: %v, want a detached copy of /", err)
+	default:
+		unix.Close(fd)
+		t.Logf("outside the jail, open_tree_attr cloned / (fd %d)", fd)
+	}
+	above, aboveErr := aboveFilter()
+	if above == 0 {
+		t.Logf("this kernel has no system call above %d, the filter's highest: only number 1023 (unknown to the kernel too) probes the default", HighestKnown())
+	} else {
+		t.Logf("outside the jail, system call %d (above the filter's highest, %d) runs: %v", above, HighestKnown(), aboveErr)
+	}
 	for _, sysAdmin := range []bool{false, true} {
 		out, err := CombinedOutput(context.Background(), Spec{Devices: []string{dut}, Dir: t.TempDir(), SysAdmin: sysAdmin,
-			Env: []string{probeEnv + "=1"}}, self)
+			Env: []string{probeEnv + "=1", probeAbove + "=" + strconv.Itoa(above), probeDev + "=" + dut}}, self)
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
 		t.Logf("CAP_SYS_ADMIN kept: %v\n%s", sysAdmin, out)
-		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if want := 21; above == 0 && len(lines) != want-1 || above != 0 && len(lines) != want {
+			t.Errorf("the probe printed %d lines, want %d", len(lines), want)
+		}
+		for _, l := range lines {
 			name, res, _ := strings.Cut(l, ": ")
 			want := "operation not permitted"
 			if name == "clone3" {

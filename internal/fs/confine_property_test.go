@@ -81,7 +81,8 @@ func TestConfinedWords(t *testing.T) {
 			}
 			w0 := writes(t, decoy)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			spec := confine.Spec{Devices: []string{dut}, Dir: dir, Env: toolEnv(), WaitDelay: time.Second, SysAdmin: sysAdminTools[k.Tool] != ""}
+			_, admin := sysAdmin(tool, argv)
+			spec := confine.Spec{Devices: []string{dut}, Dir: dir, Env: toolEnv(), WaitDelay: time.Second, SysAdmin: admin}
 			if k.ReadOnly {
 				spec.Devices, spec.Read, spec.Write = nil, []string{src}, []string{img}
 			}
@@ -455,8 +456,9 @@ func TestConfinedIssueWords(t *testing.T) {
 		w := strings.Fields(tc.words)
 		argv, _ := mkfsArgs(k, dut, w)
 		w0 := writes(t, decoy)
+		_, admin := sysAdmin(tool, argv)
 		out, err := confine.CombinedOutput(context.Background(), confine.Spec{Devices: []string{dut}, Dir: dir, Env: toolEnv(),
-			WaitDelay: time.Second, SysAdmin: sysAdminTools[k.Tool] != ""}, tool, argv...)
+			WaitDelay: time.Second, SysAdmin: admin}, tool, argv...)
 		t.Logf("%s %s in the jail: %v: %s", k.Tool, tc.words, err, lastLine(trimUsage(strings.TrimSpace(string(out)))))
 		if writes(t, decoy) != w0 {
 			t.Errorf("%s %s wrote the decoy", k.Tool, tc.words)
