@@ -263,7 +263,7 @@ func MountAvailable() error {
 			mountErr = errors.New("this kernel has no new mount API (fsopen, fsmount: Linux 5.2 or later)")
 			return
 		}
-		mountErr = inThreadJail(jail{mountDir: true}, func() error { return nil })
+		mountErr = inThreadJail(jail{bare: true}, func() error { return nil })
 	})
 	return mountErr
 }

@@ -285,7 +285,19 @@ func TestMount(t *testing.T) {
 	mnt := t.TempDir()
 	link := filepath.Join(t.TempDir(), "card")
 	os.Symlink(decoy, link)
-	for _, data := range []string{"journal_path=" + decoy, "journal_path=" + link, "journal_path=/proc/1/root" + decoy, "journal_path=/proc/self/root" + decoy} {
+	// A node of the decoy on the root filesystem, outside /dev: ext4 takes the device number of
+	// what journal_path= names and opens that device without the nodev check of an open(2), so
+	// only a jail whose root holds no such node stops it.
+	var st unix.Stat_t
+	if err := unix.Stat(decoy, &st); err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(t.TempDir(), "journal-node")
+	if err := unix.Mknod(node, unix.S_IFBLK|0o600, int(st.Rdev)); err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range []string{"journal_path=" + decoy, "journal_path=" + link, "journal_path=/proc/1/root" + decoy, "journal_path=/proc/self/root" + decoy,
+		"journal_path=" + node, "journal_path=../../../.." + node} {
 		err := Mount(dut, mnt, "ext4", 0, data)
 		var me *MountError
 		if !errors.As(err, &me) {
@@ -301,12 +313,14 @@ func TestMount(t *testing.T) {
 	if m, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(m), " "+mnt+" ") {
 		t.Fatalf("%s is mounted after refused mounts", mnt)
 	}
-	// The control: outside the jail the same option reaches the decoy.
-	if err := unix.Mount(dut, mnt, "ext4", 0, "journal_path="+decoy); err != nil {
-		t.Fatalf("the same mount outside the jail: %v: the refusals above prove nothing", err)
+	// The controls: outside the jail the same options reach the decoy.
+	for _, p := range []string{decoy, node} {
+		if err := unix.Mount(dut, mnt, "ext4", 0, "journal_path="+p); err != nil {
+			t.Fatalf("the same mount outside the jail: %v: the refusals above prove nothing", err)
+		}
+		unix.Unmount(mnt, 0)
+		t.Logf("outside the jail, journal_path=%s mounts", p)
 	}
-	unix.Unmount(mnt, 0)
-	t.Logf("outside the jail, journal_path=%s mounts", decoy)
 
 	// A plain mount through the jail is a mount in this namespace, usable and unmountable.
 	plain := loopDev(t, 32<<20, "\x00")

@@ -81,8 +81,8 @@ func (e *MountError) Error() string { return e.Err.Error() }
 func (e *MountError) Unwrap() error { return e.Err }
 
 // mountDir is where a mount jail mounts with mount(2) (for the flags the new mount API has no
-// name for), in its own /dev: the new mount is taken out as a detached copy, so the place does
-// not matter, and one inside the jail's tmpfs keeps every other directory out of the jail.
+// name for), in its own root: the new mount is taken out as a detached copy, so the place does
+// not matter.
 const mountDir = "/dev/.fsbench-mount"
 
 // jailIdle is how long an unused mount jail lives: a run mounts its device every few seconds,
@@ -164,7 +164,7 @@ func startMountJail(source string, nodes []node) (*mountJail, error) {
 	j := &mountJail{rdev: nodes[0].Rdev, reqs: make(chan mountReq, 16)}
 	built := make(chan error, 1)
 	go func() {
-		err := inThreadJail(jail{nodes: nodes, mountDir: true}, func() error {
+		err := inThreadJail(jail{nodes: nodes, bare: true}, func() error {
 			built <- nil
 			j.serve(source)
 			return nil
