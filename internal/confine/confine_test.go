@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -352,12 +353,99 @@ const (
 	probeDev   = "FSBENCH_CONFINE_TEST_DEV"
 )
 
+// mqEnv makes the test binary, started in a jail by TestStartDaemon, make a POSIX message queue
+// and wait ("serve"), or open that queue and exit 0 if it could ("open").
+const mqEnv = "FSBENCH_CONFINE_TEST_MQ"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(probeEnv) != "" {
 		probeCalls()
 		os.Exit(0)
 	}
+	switch os.Getenv(mqEnv) {
+	case "serve":
+		// The queue lives in the jail's IPC namespace; the daemon's own fork into the
+		// background is left out (the init's reaping is what the daemon mode adds).
+		if _, err := mqOpen("/fsbench-test", unix.O_RDWR|unix.O_CREAT); err != nil {
+			fmt.Println("mq_open:", err)
+			os.Exit(1)
+		}
+		fmt.Println("serving")
+		time.Sleep(time.Hour)
+	case "open":
+		if _, err := mqOpen("/fsbench-test", unix.O_RDWR); err != nil {
+			fmt.Println("mq_open:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+// mqOpen is mq_open(3): the system call takes the name without its leading slash.
+func mqOpen(name string, flags int) (int, error) {
+	p, err := unix.BytePtrFromString(strings.TrimPrefix(name, "/"))
+	if err != nil {
+		return -1, err
+	}
+	fd, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), uintptr(flags), 0o600, 0, 0, 0)
+	return int(fd), errnoErr(e)
+}
+
+// TestStartDaemon starts programs in the background with Start: a shell that leaves a sleep
+// behind and exits (a daemon's fork) keeps its sleep running until Stop; a program in a jail
+// sharing another's IPC namespace reaches that jail's message queue, and one in a jail of its
+// own does not.
+func TestStartDaemon(t *testing.T) {
+	needRoot(t)
+	dut := loopDev(t, 1<<20, "x")
+	spec := Spec{Devices: []string{dut}, Dir: t.TempDir(), Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}}
+	p, err := Start(spec, "/bin/sh", "-c", "sleep 600 & exit 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if !p.Running() {
+		t.Fatalf("the jail ended when its program forked into the background and exited: %s", p.Output())
+	}
+	start := time.Now()
+	if err := p.Stop(10 * time.Second); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if p.Running() || time.Since(start) > 5*time.Second {
+		t.Errorf("the background sleep outlived SIGTERM for %v", time.Since(start))
+	}
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := spec
+	srv.Env = []string{mqEnv + "=serve"}
+	server, err := Start(srv, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Stop(time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(server.Output(), "serving") && server.Running() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(server.Output(), "serving") {
+		t.Fatalf("the queue's server: %s", server.Output())
+	}
+	cl := spec
+	cl.Env = []string{mqEnv + "=open"}
+	cl.ShareIPC = server
+	if out, err := CombinedOutput(context.Background(), cl, self); err != nil {
+		t.Errorf("in a jail sharing the server's IPC namespace, the queue: %v: %s", err, out)
+	}
+	cl.ShareIPC = nil
+	if out, err := CombinedOutput(context.Background(), cl, self); err == nil {
+		t.Errorf("in a jail of its own, the other jail's queue opened: %s", out)
+	} else {
+		t.Logf("in a jail of its own: %v: %s", err, strings.TrimSpace(string(out)))
+	}
 }
 
 // Passthrough and partition ioctls a confined program must not make on the device under test
