@@ -122,17 +122,24 @@ func (e *UnconfinedError) Error() string {
 
 func (e *UnconfinedError) Unwrap() error { return e.Why }
 
+// jailAvailable and mountJailAvailable are confine's answers; tests replace them to take the
+// path of a machine that allows no jail.
+var (
+	jailAvailable      = confine.Available
+	mountJailAvailable = confine.MountAvailable
+)
+
 // Confinement says whether the programs fsbench points at a device run confined here (nil), or
 // why not.
-func Confinement() error { return confine.Available() }
+func Confinement() error { return jailAvailable() }
 
 // ConfinementMethod says, for a run's methods, how the tools ran here.
 func ConfinementMethod() string {
-	if err := confine.Available(); err != nil {
+	if err := jailAvailable(); err != nil {
 		return "not confined: " + err.Error() + "; the variants' own mkfs and mount options were refused, the defaults ran as they are"
 	}
 	mounts := "mounts were made in such a jail (fsopen, fsmount); the mount time includes a hand-over to the jail's thread (tens of microseconds)"
-	if err := confine.MountAvailable(); err != nil {
+	if err := mountJailAvailable(); err != nil {
 		mounts = "mounts were not (" + err.Error() + "): the word check guarded the mount options"
 	}
 	return "mkfs, fsck and image builders ran confined (a mount namespace whose /dev holds only the device under test, every other mount read-only and nodev, " +
@@ -147,7 +154,7 @@ func runConfined(ctx context.Context, j jail, path string, args []string) ([]byt
 		_, err := exec.LookPath(path) // not installed: say so as exec does
 		return nil, err
 	}
-	if err := confine.Available(); err != nil {
+	if err := jailAvailable(); err != nil {
 		if j.userWords {
 			return nil, &UnconfinedError{err}
 		}
