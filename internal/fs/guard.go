@@ -15,6 +15,10 @@ func WithDeviceCheck(ctx context.Context, check DeviceCheck) context.Context {
 	return context.WithValue(ctx, deviceCheckKey{}, check)
 }
 
+// VerifyDevice runs the context's device check on dev, if it has one: for fsbench's own writes
+// to the device (the discard before mkfs, a read-only image copied onto it).
+func VerifyDevice(ctx context.Context, dev string) error { return checkDevice(ctx, dev) }
+
 // checkDevice runs the context's device check on dev, if it has one.
 func checkDevice(ctx context.Context, dev string) error {
 	if check, ok := ctx.Value(deviceCheckKey{}).(DeviceCheck); ok && check != nil {

@@ -47,6 +47,9 @@ func Mkfs(ctx context.Context, run Runner, k Kind, dev string, args []string) er
 	if err != nil {
 		return err
 	}
+	if err := checkDevice(ctx, dev); err != nil {
+		return fmt.Errorf("%s: %w", commandLine(k.Tool, argv), err)
+	}
 	ctx = withJail(ctx, jail{devices: []string{dev}, userWords: len(args) > 0})
 	if out, err := runner(run)(ctx, k.Tool, argv...); err != nil {
 		return cmdError(ctx, k.Tool, argv, err, out)

@@ -309,6 +309,9 @@ func (r *rep) buildImage(ctx context.Context) ([]results.Measurement, error) {
 
 // writeImage copies a built image onto the device and makes it durable.
 func writeImage(ctx context.Context, img, dev string) error {
+	if err := fs.VerifyDevice(ctx, dev); err != nil {
+		return err
+	}
 	in, err := os.Open(img)
 	if err != nil {
 		return err
@@ -678,6 +681,9 @@ var busyWait = 10 * time.Second
 // for the second, after busyWait, the error names the process, so that the person can end it
 // (formatting the device under it is never an option).
 func openExclusive(ctx context.Context, dev string) (*os.File, error) {
+	if err := fs.VerifyDevice(ctx, dev); err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(busyWait)
 	delay := 20 * time.Millisecond
 	for {
