@@ -220,7 +220,7 @@ func CheckMkfsArgs(k Kind, args []string) error {
 	g, ok := grammars[k.Name]
 	if !ok {
 		if len(args) > 0 {
-			return fmt.Errorf("%s takes no mkfs words here", k.Name)
+			return fmt.Errorf("%s takes no mkfs words here: fsbench has no grammar of %s's options to check them by, and gives it the chip's geometry and the image's paths itself; remove the variant's mkfs line", k.Name, k.Tool)
 		}
 		return nil
 	}
