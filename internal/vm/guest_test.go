@@ -306,3 +306,41 @@ func TestGuestStalled(t *testing.T) {
 		t.Errorf("QEMU (pid %d) still runs after the stall", res.PID)
 	}
 }
+
+// TestGuestShareMknod asks root in the guest to make device nodes, a set-uid file and a symbolic
+// link in its shared results directory: on the host there must be no node, no set-uid bit and no
+// link, only plain files (the guest, through the share's mapping, believes it made them: its own
+// listing says so, which shows that it tried).
+func TestGuestShareMknod(t *testing.T) {
+	kernel := guestPrereqs(t)
+	dir, img := card(t, 64<<20)
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Options{
+		Kernel: kernel, Image: img, OutDir: out, Accel: AccelTCG, Binary: "/bin/busybox", Timeout: 2 * time.Minute,
+		Shell: `mknod blocknode b 7 0; mknod charnode c 1 3; echo x > suid; chmod 4755 suid; ln -s /etc/shadow link
+mkdir sub; mknod sub/node b 8 0; ls -ln blocknode charnode suid link sub/node > guest-listing 2>&1`,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\nconsole:\n%s", err, tail(res.ConsoleLog, 40))
+	}
+	if res.ShareModel != "mapped-xattr" && res.ShareModel != "mapped-file" {
+		t.Errorf("share model %q", res.ShareModel)
+	}
+	listing, _ := os.ReadFile(filepath.Join(out, "guest-listing"))
+	t.Logf("the guest's view (share model %s):\n%s", res.ShareModel, listing)
+	if !strings.Contains(string(listing), "brw") || !strings.Contains(string(listing), "rwsr") {
+		t.Errorf("the guest did not make its node and set-uid file, so this proves nothing:\n%s", listing)
+	}
+	for _, name := range []string{"blocknode", "charnode", "suid", "link", "sub/node"} {
+		fi, err := os.Lstat(filepath.Join(out, name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !fi.Mode().IsRegular() || fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("%s on the host is %v, want a plain regular file", name, fi.Mode())
+		}
+	}
+}
