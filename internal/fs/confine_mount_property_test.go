@@ -92,6 +92,10 @@ func TestConfinedMountWords(t *testing.T) {
 	t.Logf("decoy %s (sha256 %s), a node of it at %s", decoy, before[:16], node)
 
 	names := []string{"ext4", "ext3", "ext2", "xfs", "btrfs", "f2fs", "vfat", "nilfs2", "squashfs", "erofs"}
+	if only := os.Getenv("FSBENCH_CONFINE_MOUNT_FS"); only != "" {
+		// The QEMU guest, slow under TCG, runs only what this host's kernel cannot mount.
+		names = strings.Split(only, ",")
+	}
 	var summary []string
 	for i, name := range names {
 		k, _ := Lookup(name)

@@ -163,10 +163,12 @@ func buildTest(t *testing.T, pkg, goarch, out string) {
 }
 
 // TestGuestConfined runs the jail's own tests (package confine: every way out onto a decoy loop
-// device, the capabilities, the system call filter, the mounts) and the words of issue 25
-// through the real mkfs tools in the jail (package fs, TestConfinedIssueWords, f2fs's
-// `-fc/dev/X` among them) inside the guest: fsbench there is the same binary, and the tools
-// run confined there too, on the guest's kernel and busybox userland.
+// device, the capabilities, the system call filter, the mounts, a daemon's jail) and the words
+// of issue 25 through the real mkfs tools in the jail (package fs, TestConfinedIssueWords,
+// f2fs's `-fc/dev/X` among them) inside the guest, with what this host's kernel cannot mount:
+// nilfs2 with its cleaner in a jail (TestNilfs2Jailed) and the mount words' property test for
+// f2fs, vfat and nilfs2 (TestConfinedMountWords). fsbench there is the same binary, and the
+// tools run confined there too, on the guest's kernel and busybox userland.
 func TestGuestConfined(t *testing.T) {
 	kernel := guestPrereqs(t)
 	dir, img := card(t, 64<<20)
@@ -184,8 +186,9 @@ func TestGuestConfined(t *testing.T) {
 		// ext4 needs crc32c loaded first (the kernel resolves its alias only once a provider
 		// is); TestMount mounts ext4.
 		Shell: `for m in loop crc32c_generic ext4; do modprobe $m; done
-./confine.test -test.v -test.count=1 -test.run 'TestEscapes|TestPrivileges|TestNoOtherMounts|TestFilter|TestMount' > confine.log 2>&1; echo $? > confine.rc
-./fs.test -test.v -test.count=1 -test.run 'TestConfinedIssueWords' > fs.log 2>&1; echo $? > fs.rc`,
+./confine.test -test.v -test.count=1 -test.run 'TestEscapes|TestPrivileges|TestNoOtherMounts|TestFilter|TestMount|TestStartDaemon' > confine.log 2>&1; echo $? > confine.rc
+for m in f2fs vfat nilfs2; do modprobe $m; done
+FSBENCH_CONFINE_MOUNT_FS=f2fs,vfat,nilfs2 ./fs.test -test.v -test.count=1 -test.run 'TestConfinedIssueWords|TestNilfs2Jailed|TestConfinedMountWords' > fs.log 2>&1; echo $? > fs.rc`,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v\nconsole:\n%s", err, tail(res.ConsoleLog, 40))
