@@ -264,6 +264,14 @@ func (j jail) makeDev() error {
 				return err
 			}
 		}
+		// POSIX semaphores and shared memory live in /dev/shm (nilfs_cleanerd's GC lock is a
+		// semaphore): a small tmpfs of the jail's own, nodev, noexec, nosuid.
+		if err := os.Mkdir("/dev/shm", 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777,size=1048576"); err != nil {
+			return fmt.Errorf("mount a tmpfs on /dev/shm: %w", err)
+		}
 	}
 	if err := setAttr("/dev", false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, unix.MOUNT_ATTR_NODEV); err != nil {
 		return fmt.Errorf("make /dev read-only: %w", err)

@@ -515,7 +515,7 @@ func TestNilfs2Jailed(t *testing.T) {
 	}
 	procs := cleanerProcesses(t)
 	if len(procs) == 0 || !strings.Contains(procs[0], "-p 0 "+dev+" "+dir) {
-		t.Errorf("nilfs_cleanerd processes %q, want one with -p 0 %s %s", procs, dev, dir)
+		t.Fatalf("nilfs_cleanerd processes %q, want one with -p 0 %s %s; the cleaner's jail said: %s", procs, dev, dir, c.p.Output())
 	}
 	// The cleaner runs in a jail: its /dev holds the device and the harmless nodes only.
 	if pid := strings.Fields(procs[0])[0]; pid != "" {
