@@ -122,7 +122,7 @@ func TestBoardRemote(t *testing.T) {
 		}
 		// The board's fsbench ran its mkfs in the jail and mounted through it (fsopen), on the
 		// board's own kernel.
-		if c := r.Methods["confinement"]; !strings.HasPrefix(c, "mkfs, fsck and image builders ran confined") || !strings.Contains(c, "mounts were made in such a jail") {
+		if c := r.Methods["confinement"]; !strings.HasPrefix(c, "mkfs, fsck, image builders and every other program pointed at a device ran confined") || !strings.Contains(c, "mounts were made in such a jail") {
 			t.Errorf("methods.confinement on the board = %q, want the tools and mounts confined", c)
 		}
 		// The board's SD card (QEMU's sd-card: hw/sd/sd.c sets its CID) was identified from the

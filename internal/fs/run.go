@@ -138,12 +138,12 @@ func ConfinementMethod() string {
 	if err := jailAvailable(); err != nil {
 		return "not confined: " + err.Error() + "; the variants' own mkfs and mount options were refused, the defaults ran as they are"
 	}
-	mounts := "mounts were made in such a jail (fsopen, fsmount); the mount time includes a hand-over to the jail's thread (tens of microseconds)"
+	mounts := "mounts were made in such a jail, whose root holds only the device (fsopen, fsmount); the mount time includes a hand-over to the jail's thread (tens of microseconds)"
 	if err := mountJailAvailable(); err != nil {
-		mounts = "mounts were not (" + err.Error() + "): the word check guarded the mount options"
+		mounts = "mounts were not (" + err.Error() + "): the variants' own mount options were refused, the default mounts ran as they are"
 	}
-	return "mkfs, fsck and image builders ran confined (a mount namespace whose /dev holds only the device under test, every other mount read-only and nodev, " +
-		"a new pid namespace, a private working directory, capabilities dropped, no_new_privs, a system call filter); the mkfs time includes starting the tool in its jail (a few milliseconds); " +
+	return "mkfs, fsck, image builders and every other program pointed at a device ran confined (a mount namespace whose /dev holds only that device, every other mount read-only and nodev, " +
+		"a new pid namespace, a private working directory, capabilities dropped, no_new_privs, a system call allowlist); the mkfs time includes starting the tool in its jail (a few milliseconds); " +
 		mounts
 }
 
