@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-nand bench-farm run clean docs-check
+.PHONY: all build cross test test-slow test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-nand bench-farm run clean docs-check
 
 all: build
 
@@ -13,40 +13,58 @@ build:
 
 # The binary must also build for the boards it is meant for.
 cross:
-	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o dist/fsbench-linux-armv7 ./cmd/fsbench
-	GOOS=linux GOARCH=arm64 $(BUILD) -o dist/fsbench-linux-arm64 ./cmd/fsbench
+	@GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o dist/fsbench-linux-armv7 ./cmd/fsbench
+	@GOOS=linux GOARCH=arm64 $(BUILD) -o dist/fsbench-linux-arm64 ./cmd/fsbench
+	@echo "cross: dist/fsbench-linux-armv7 and dist/fsbench-linux-arm64 built"
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
-	$(GO) vet ./...
+	@$(GO) vet ./...
+	@echo "lint: gofmt and go vet clean"
 
-# Issue 29's limits on production code: no function above cyclomatic complexity 30 (gocyclo,
-# fetched at a fixed version and not a dependency of fsbench) or longer than 100 lines. Not part
-# of make test: it reads the code, it does not test it.
+# The limits on production code: no function above cyclomatic complexity 30 (gocyclo, fetched at
+# a fixed version and not a dependency of fsbench) or longer than 100 lines. Not part of make
+# test (it reads the code, it does not test it); CI (.ci/run) runs it.
 .PHONY: complexity
 complexity:
 	$(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0 -over 30 -ignore '_test\.go$$' .
 	$(GO) run ./tools/funclen -max 100 .
 
-# The README's test command. As root it includes the integration tests that make, mount and
-# measure real filesystems on loop devices over image files; without root those skip. It fuzzes
-# each target for 5 s (FUZZTIME is a target-specific variable: fuzz, its prerequisite, sees it).
-# go test runs with -json through tools/testsum: each package's result as go test prints it,
-# then the list of every test that was skipped (and why), ran a reduced version of itself, or
-# failed; the whole verbose output is in $(TESTLOG).
+# The README's test command, at most 5 minutes on a quiet 2-core machine with a warm module
+# cache: gofmt and vet, the cross-builds, short fuzzing, then every test but the slow ones. As
+# root that includes the integration tests that make, mount and measure real filesystems on loop
+# devices over image files; without root those skip. The tests that boot an emulator (the QEMU
+# guest, an emulated ARM board) or start a farm (labgrid, LAVA) call internal/testkit/slow's Need
+# and are left out: make test-slow runs them. go test runs with -json through tools/testsum: each
+# package's result as go test prints it, then the slow tests left out (one line, with the command
+# that runs them), every test that was skipped (and why), ran a reduced version of itself, or
+# failed, and how long make test took from its start; the whole verbose output is in $(TESTLOG).
 TESTLOG ?= test.log
-test: FUZZTIME = 5s
+test: FUZZTIME = 3s
+test: TEST_STARTED := $(shell date +%s)
 test: lint cross fuzz
-	$(GO) run ./tools/testsum -log $(TESTLOG) -- $(GO) test -json -count=1 -timeout 40m ./...
+	@$(GO) run ./tools/testsum -started $(TEST_STARTED) -log $(TESTLOG) -- $(GO) test -json -count=1 -timeout 15m ./...
+
+# Everything make test leaves out: the tests that boot an emulator or start a farm (the QEMU
+# guest, the emulated ARM boards, the labgrid farms, LAVA's dispatcher), found by
+# tools/slowtests (every test that calls slow.Need, directly or through a helper of its
+# package), with FSBENCH_SLOW=1. They take turns on one emulator lock (internal/testkit/emulock).
+# Needs scripts/setup-board-debian.sh, setup-labgrid.sh and setup-lava-debian.sh; each test that
+# lacks its part says so. About 25 minutes.
+SLOWLOG ?= test-slow.log
+test-slow:
+	@FSBENCH_SLOW=1 $(GO) run ./tools/testsum -log $(SLOWLOG) -- $(GO) test -json -count=1 -timeout 80m \
+		-run "$$($(GO) run ./tools/slowtests -run)" $$($(GO) run ./tools/slowtests -packages)
 
 # fsbench's LAVA test definition (contrib/lava) run by LAVA's own dispatcher (lava-run, Debian's
 # lava-dispatcher: scripts/setup-lava-debian.sh) on the emulated arm64 board: three jobs, the
 # cells as LAVA test cases, a second job on the same board and failing runs reported as
-# failures. make test runs it too where lava-run is installed.
+# failures. make test-slow runs it too.
 test-lava:
-	$(GO) test -count=1 -run 'TestLAVA' -v -timeout 60m ./internal/testkit/lavalab/
+	FSBENCH_SLOW=1 $(GO) test -count=1 -run 'TestLAVA' -v -timeout 60m ./internal/testkit/lavalab/
 
-# Every fuzz target (func Fuzz... in a _test.go file) for FUZZTIME each, one after the other:
+# Every fuzz target (func Fuzz... in a _test.go file) for FUZZTIME each, one after the other,
+# quietly (a target's output is printed when it fails):
 # go test -fuzz takes a single target per run. The targets are found with grep and sed, so that
 # a new one is fuzzed without being listed here (not with go test -list, which would build every
 # package's tests once more: 5 s of fuzzing each would then cost more than 2 min on a cold
@@ -65,20 +83,20 @@ FUZZPARALLEL     ?= 2
 # of -fuzztime on a busy machine, having found nothing (golang/go#75804, fixed in Go 1.27). Such a
 # run, with no "Failing input written", is run once more; any other failure stops make.
 fuzz:
-	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
+	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; n=0; \
 	for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$pkg/*_test.go); do \
 			for try in 1 2; do \
-				echo "fuzz: $$pkg $$t for $(FUZZTIME)"; \
 				if $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) \
-					-parallel $(FUZZPARALLEL) $$pkg >"$$log" 2>&1; then cat "$$log"; break; fi; \
-				cat "$$log"; \
+					-parallel $(FUZZPARALLEL) $$pkg >"$$log" 2>&1; then n=$$((n+1)); break; fi; \
+				echo "fuzz: $$pkg $$t for $(FUZZTIME):"; cat "$$log"; \
 				if [ $$try = 1 ] && grep -q 'context deadline exceeded' "$$log" && ! grep -q 'Failing input written' "$$log"; then \
 					echo "fuzz: $$t: the fuzz coordinator's deadline race (golang/go#75804), no failing input: once more"; \
 				else exit 1; fi; \
 			done; \
 		done; \
-	done
+	done; \
+	echo "fuzz: $$n targets, $(FUZZTIME) each: no failing input"
 
 # Every way a run can be given bad input, be killed or find its disk full, replayed through the
 # binary (the simulated card and the QEMU guest included); prints a table of the cases. make test
@@ -92,9 +110,9 @@ fuzz:
 test-faults: SHELL := /bin/bash
 test-faults: .SHELLFLAGS := -o pipefail -c
 test-faults:
-	FSBENCH_FAULTS=full $(GO) test -count=1 -run 'TestFaults' -v -timeout 40m ./cmd/fsbench/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
+	FSBENCH_SLOW=1 FSBENCH_FAULTS=full $(GO) test -count=1 -run 'TestFaults' -v -timeout 40m ./cmd/fsbench/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
 	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestStartDaemon|TestConfinedWords|TestConfinedIssueWords|TestConfinedMountWords|TestConfinedFlashMakers|TestFingerprintSwap|TestReadFSID|TestClaim|TestDeviceSwappedBetweenRepetitions' -v -timeout 30m ./internal/confine/ ./internal/fs/ ./internal/blockdev/ ./internal/session/ ./internal/runner/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
-	$(GO) test -count=1 -run 'TestGuestShareMknod|TestGuestConfined' -v -timeout 40m ./internal/vm/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
+	FSBENCH_SLOW=1 $(GO) test -count=1 -run 'TestGuestShareMknod|TestGuestConfined' -v -timeout 40m ./internal/vm/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
 
 # Unit tests only (no root needed, nothing mounted).
 unit:
@@ -176,7 +194,7 @@ bench-nand: build
 # places, powered by the relay; it also runs TestLabgridEmulatedFarm (one run on two boards,
 # a power cycle, Ctrl-C and kill -9 mid-run).
 bench-farm:
-	FSBENCH_BENCH=1 FARM_BOARDS="$(FARM_BOARDS)" FARM_PLACES="$(FARM_PLACES)" FARM_ARGS="$(FARM_ARGS)" $(GO) test -count=1 \
+	FSBENCH_SLOW=1 FSBENCH_BENCH=1 FARM_BOARDS="$(FARM_BOARDS)" FARM_PLACES="$(FARM_PLACES)" FARM_ARGS="$(FARM_ARGS)" $(GO) test -count=1 \
 		-run '$(if $(filter emulated,$(FARM_BOARDS)),TestLabgridEmulatedFarm|)TestBenchFarm' -v -timeout 60m ./cmd/fsbench/ | grep -v '^=== RUN'
 
 # Every command README.md, ARCHITECTURE.md and docs/*.md show, run for real in a scratch

@@ -15,6 +15,7 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
 	"github.com/fsbench/fsbench/internal/testkit/labfarm"
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 )
 
 // emulatedFarm is a labgrid farm of real parts on 127.0.0.1 whose places are emulated arm64
@@ -31,6 +32,7 @@ type emulatedFarm struct {
 // for the whole test (a TCG boot is 10-60 s on a busy 2-core machine).
 func startEmulatedFarm(t *testing.T, places ...string) *emulatedFarm {
 	t.Helper()
+	slow.Need(t, "boots emulated boards behind a labgrid farm")
 	needRoot(t)
 	bin, err := labfarm.FindLabgrid()
 	if err != nil {

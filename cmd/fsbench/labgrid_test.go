@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/labfarm"
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 )
 
 // startFarm starts a labgrid farm of real parts on 127.0.0.1 (coordinator, exporter, one
@@ -27,6 +28,7 @@ func startFarm(t *testing.T, places ...string) *labfarm.Farm {
 // startFarmWith is startFarm with the farm's options (its Dir and LabgridBin are filled in).
 func startFarmWith(t *testing.T, opt labfarm.Options) *labfarm.Farm {
 	t.Helper()
+	slow.Need(t, "starts a labgrid farm")
 	needRoot(t)
 	bin, err := labfarm.FindLabgrid()
 	if err != nil {

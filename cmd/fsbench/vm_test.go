@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 	"github.com/fsbench/fsbench/internal/vm"
 )
 
@@ -25,6 +26,7 @@ import (
 // root only), QEMU and a kernel with its modules.
 func needGuest(t *testing.T) string {
 	t.Helper()
+	slow.Need(t, "boots the QEMU guest")
 	needRoot(t)
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("qemu-system-x86_64 not installed (scripts/setup-vm-debian.sh installs it)")

@@ -17,6 +17,7 @@ import (
 	"github.com/fsbench/fsbench/internal/cli"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 )
 
 // bootArm64 boots the emulated arm64 board once for this package's tests (TCG boots take
@@ -24,9 +25,7 @@ import (
 // It skips without root, QEMU, apt or ssh. partitions, when not 0, splits its card.
 func bootArm64(t *testing.T, partitions int) (*board.State, string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("boots an emulated board (-short)")
-	}
+	slow.Need(t, "boots an emulated board")
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the board's SD card is formatted and mounted by fsbench on the board, and the cache is in /var/cache")
 	}

@@ -1,20 +1,19 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
 )
 
 // TargetKind names where a run's device comes from.
 type TargetKind string
 
-// The target kinds. image, simcard, device and nandsim run here; vm, ssh and labgrid hand the
-// run to another fsbench (a QEMU guest, a board over SSH, a board of a labgrid farm) and bring
-// its results back.
+// The built-in target kinds. image, simcard, device and nandsim run here; vm, ssh and labgrid
+// hand the run to another fsbench (a QEMU guest, a board over SSH, a board of a labgrid farm)
+// and bring its results back. Each kind's package under internal/targets registers its --target
+// form (RegisterTargetForm); this package knows only the names, for the fields of TargetSpec.
 const (
 	TargetImage   TargetKind = "image"   // a sparse image file on a loop device
 	TargetSimcard TargetKind = "simcard" // the flash model served as a file (FUSE), on a loop device
@@ -24,6 +23,9 @@ const (
 	TargetSSH     TargetKind = "ssh"     // a board reached with the user's OpenSSH client
 	TargetLabgrid TargetKind = "labgrid" // a place of a labgrid farm, reached as over SSH
 )
+
+// DefaultTarget is the kind of the empty --target (and of the zero TargetSpec).
+const DefaultTarget = TargetImage
 
 // DefaultCardProfile is the simulated card's profile when a target names none.
 const DefaultCardProfile = "sd-typical"
@@ -44,36 +46,61 @@ type TargetSpec struct {
 	Port       int
 	// Place is the labgrid place.
 	Place string
-	// Arg is what follows "KIND:" for a kind that registered its form (RegisterTargetForm).
+	// Arg is what follows "KIND:" for a kind whose form keeps it as it is (TargetForm.Parse nil).
 	Arg string
 }
 
-// String gives the spec back in the form ParseTarget reads.
+// A TargetForm is how one kind's --target reads and prints. The grammar is plan's: KIND, or
+// KIND:ARG (ssh://HOST is the kind ssh with the ARG //HOST); what ARG means is the kind's.
+type TargetForm struct {
+	// Usage is the form in error messages, with an example or a note in parentheses
+	// ("simcard:PROFILE (e.g. simcard:sd-typical; ...)").
+	Usage string
+	// Parse makes the spec from ARG ("" for a bare KIND; "KIND:" with nothing after it is refused
+	// before). Its error says what is wrong with ARG; ParseTarget adds the forms. nil: the
+	// spec {Kind, Arg}.
+	Parse func(arg string) (TargetSpec, error)
+	// Format gives a spec of the kind back in the form Parse reads. nil: KIND, or KIND:Arg.
+	Format func(TargetSpec) string
+	// Short is the spec's name among others (a farm's members: a board's host, a place).
+	// nil: Format's.
+	Short func(TargetSpec) string
+}
+
+// targetForms are the registered forms; written by init functions, read by everyone after.
+var targetForms = struct {
+	sync.RWMutex
+	m map[TargetKind]TargetForm
+}{m: map[TargetKind]TargetForm{}}
+
+// RegisterTargetForm makes ParseTarget read "KIND" and "KIND:ARG" as a target of kind, and
+// TargetSpec.String print one. Every kind registers its own, from its package's init function
+// (internal/targets/NAME). It panics on a kind registered twice or a form without usage.
+func RegisterTargetForm(kind TargetKind, form TargetForm) {
+	if kind == "" || strings.ContainsAny(string(kind), ":/") || form.Usage == "" {
+		panic(fmt.Sprintf("target form %q: a kind is a word without ':' or '/', and its form has a usage", kind))
+	}
+	targetForms.Lock()
+	defer targetForms.Unlock()
+	if _, dup := targetForms.m[kind]; dup {
+		panic("target form " + string(kind) + " registered twice")
+	}
+	targetForms.m[kind] = form
+}
+
+// lookupForm is the form kind registered.
+func lookupForm(kind TargetKind) (TargetForm, bool) {
+	targetForms.RLock()
+	defer targetForms.RUnlock()
+	f, ok := targetForms.m[kind]
+	return f, ok
+}
+
+// String gives the spec back in the form ParseTarget reads; a spec of a kind whose form is not
+// registered (its package is not linked in) reads KIND, or KIND:ARG.
 func (t TargetSpec) String() string {
-	switch t.Kind {
-	case TargetSimcard:
-		return "simcard:" + t.Profile
-	case TargetDevice:
-		return "device:" + t.Device
-	case TargetVM:
-		if t.Inner != nil {
-			return "vm:" + t.Inner.String()
-		}
-		return "vm"
-	case TargetSSH:
-		u := &url.URL{Scheme: "ssh", Host: t.Host}
-		if strings.Contains(t.Host, ":") {
-			u.Host = "[" + t.Host + "]" // an IPv6 address
-		}
-		if t.Port != 0 {
-			u.Host += ":" + strconv.Itoa(t.Port)
-		}
-		if t.User != "" {
-			u.User = url.User(t.User)
-		}
-		return u.String() + t.innerPath()
-	case TargetLabgrid:
-		return "labgrid:" + t.Place + t.innerPath()
+	if f, ok := lookupForm(t.Kind); ok && f.Format != nil {
+		return f.Format(t)
 	}
 	if t.Arg != "" {
 		return string(t.Kind) + ":" + t.Arg
@@ -81,30 +108,13 @@ func (t TargetSpec) String() string {
 	return string(t.Kind)
 }
 
-// Short is the name a board gets among others (a farm's members): a labgrid place's name, a
-// board's host (and port); other targets their spec.
+// Short is the name a target gets among others (a farm's members): a labgrid place's name, a
+// board's host (and port), as its kind says; other targets their spec.
 func (t TargetSpec) Short() string {
-	switch t.Kind {
-	case TargetLabgrid:
-		return t.Place
-	case TargetSSH:
-		if t.Port != 0 {
-			return fmt.Sprintf("%s:%d", t.Host, t.Port)
-		}
-		return t.Host
+	if f, ok := lookupForm(t.Kind); ok && f.Short != nil {
+		return f.Short(t)
 	}
 	return t.String()
-}
-
-// innerPath is the part of an ssh or labgrid spec after the host or place.
-func (t TargetSpec) innerPath() string {
-	switch {
-	case t.Inner == nil || t.Inner.Kind == TargetImage:
-		return ""
-	case t.Inner.Kind == TargetDevice:
-		return t.Inner.Device
-	}
-	return "/" + t.Inner.String()
 }
 
 // MarshalText writes the spec as ParseTarget reads it, so that a run request file says
@@ -121,163 +131,90 @@ func (t *TargetSpec) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// targetUsage is the list of forms, for error messages.
-const targetUsage = "image (the default), simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them), " +
-	"device:/dev/X with --destroy /dev/X, nandsim (raw NAND, suite free-electrons), vm or vm:simcard:PROFILE (a QEMU guest), " +
-	"ssh://[user@]host[:port]/dev/X (a board, with --destroy /dev/X), or labgrid:PLACE/dev/X (a board of a labgrid farm)"
-
-// targetForm is how a registered kind's --target reads.
-type targetForm struct {
-	usage string
-	parse func(arg string) (TargetSpec, error)
-}
-
-// targetForms are the kinds registered beside the built-in ones; written only by init functions.
-var targetForms = map[TargetKind]targetForm{}
-
-// RegisterTargetForm makes ParseTarget read "KIND" and "KIND:ARG" as a target of kind, for a
-// kind that lives in a package of its own: parse makes its spec from ARG ("" for a bare KIND;
-// nil: the spec {Kind, Arg}), and usage is its form in error messages. It panics on a kind
-// registered twice or a built-in one. Call it from an init function.
-func RegisterTargetForm(kind TargetKind, usage string, parse func(arg string) (TargetSpec, error)) {
-	if _, dup := targetForms[kind]; dup || builtinTarget(kind) {
-		panic("target form " + string(kind) + " registered twice")
-	}
-	if parse == nil {
-		parse = func(arg string) (TargetSpec, error) { return TargetSpec{Kind: kind, Arg: arg}, nil }
-	}
-	targetForms[kind] = targetForm{usage: usage, parse: parse}
-}
-
-func builtinTarget(k TargetKind) bool {
-	switch k {
-	case TargetImage, TargetSimcard, TargetDevice, TargetNandsim, TargetVM, TargetSSH, TargetLabgrid:
-		return true
-	}
-	return false
-}
-
-// ParseTarget reads a --target value.
+// ParseTarget reads a --target value: "" is the default kind as it is, else KIND or KIND:ARG
+// as the kind's registered form reads it. Its errors name every registered form, and the kind
+// the user most likely meant when the kind is unknown.
 func ParseTarget(s string) (TargetSpec, error) {
-	bad := func(why string) (TargetSpec, error) {
-		usage := []string{targetUsage}
-		for _, f := range targetForms {
-			usage = append(usage, f.usage)
-		}
-		slices.Sort(usage[1:])
-		return TargetSpec{}, fmt.Errorf("target %q: %s; use %s", s, why, strings.Join(usage, ", "))
+	if s == "" {
+		return TargetSpec{Kind: DefaultTarget}, nil
 	}
+	kind, arg, colon := strings.Cut(s, ":")
+	f, ok := lookupForm(TargetKind(kind))
 	switch {
-	case s == "" || s == "image":
-		return TargetSpec{Kind: TargetImage}, nil
-	case s == "simcard":
-		return TargetSpec{Kind: TargetSimcard, Profile: DefaultCardProfile}, nil
-	case strings.HasPrefix(s, "simcard:"):
-		p := strings.TrimPrefix(s, "simcard:")
-		if p == "" {
-			return bad("no profile after simcard:")
-		}
-		return TargetSpec{Kind: TargetSimcard, Profile: p}, nil
-	case strings.HasPrefix(s, "device:"):
-		d := strings.TrimPrefix(s, "device:")
-		if d == "" {
-			return bad("no device after device:")
-		}
-		return TargetSpec{Kind: TargetDevice, Device: d}, nil
-	case s == "nandsim":
-		return TargetSpec{Kind: TargetNandsim}, nil
-	case s == "vm":
-		return TargetSpec{Kind: TargetVM}, nil
-	case strings.HasPrefix(s, "vm:"):
-		in, err := ParseTarget(strings.TrimPrefix(s, "vm:"))
-		if err != nil || in.Kind != TargetSimcard {
-			return bad("a guest's SD card can be vm (an image file) or vm:simcard:PROFILE")
-		}
-		return TargetSpec{Kind: TargetVM, Inner: &in}, nil
-	case strings.HasPrefix(s, "ssh://"):
-		t, err := parseSSHTarget(s)
-		if err != nil {
-			return bad(err.Error())
-		}
-		return t, nil
-	case strings.HasPrefix(s, "labgrid:"):
-		t, err := parseLabgridTarget(strings.TrimPrefix(s, "labgrid:"))
-		if err != nil {
-			return bad(err.Error())
-		}
-		return t, nil
+	case !ok:
+		return TargetSpec{}, badTarget(s, "unknown kind"+kindHint(kind))
+	case colon && arg == "":
+		return TargetSpec{}, badTarget(s, "nothing after "+kind+":")
+	case f.Parse == nil:
+		return TargetSpec{Kind: TargetKind(kind), Arg: arg}, nil
 	}
-	kind, arg, _ := strings.Cut(s, ":")
-	if f, ok := targetForms[TargetKind(kind)]; ok {
-		t, err := f.parse(arg)
-		if err != nil {
-			return bad(err.Error())
-		}
-		return t, nil
-	}
-	return bad("unknown kind")
-}
-
-// parseSSHTarget reads ssh://[user@]host[:port][PATH]; its error says what is wrong, for
-// ParseTarget to add the forms to.
-func parseSSHTarget(s string) (TargetSpec, error) {
-	u, err := url.Parse(s)
+	t, err := f.Parse(arg)
 	if err != nil {
-		return TargetSpec{}, err
-	}
-	t := TargetSpec{Kind: TargetSSH, Host: u.Hostname()}
-	if t.Host == "" {
-		return TargetSpec{}, errors.New("no host after ssh://")
-	}
-	if p := u.Port(); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n <= 0 || n > 65535 {
-			return TargetSpec{}, errors.New("port " + p + " is not a TCP port")
-		}
-		t.Port = n
-	}
-	if u.User != nil {
-		t.User = u.User.Username()
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return TargetSpec{}, errors.New("a query or fragment means nothing here")
-	}
-	if t.Inner, err = boardTarget(u.Path); err != nil {
-		return TargetSpec{}, err
+		return TargetSpec{}, badTarget(s, err.Error())
 	}
 	return t, nil
 }
 
-// parseLabgridTarget reads what follows labgrid: (PLACE[PATH]); its error says what is wrong.
-func parseLabgridTarget(rest string) (TargetSpec, error) {
-	place, path, _ := strings.Cut(rest, "/")
-	if place == "" {
-		return TargetSpec{}, errors.New("no place after labgrid:")
+// badTarget is ParseTarget's error: what is wrong with s, and the forms it could take (the
+// default kind's first).
+func badTarget(s, why string) error {
+	usage := TargetUsages()
+	if len(usage) == 0 {
+		return fmt.Errorf("target %q: %s; this fsbench knows no kind of target", s, why)
 	}
-	if path != "" {
-		path = "/" + path
-	}
-	in, err := boardTarget(path)
-	if err != nil {
-		return TargetSpec{}, err
-	}
-	return TargetSpec{Kind: TargetLabgrid, Place: place, Inner: in}, nil
+	return fmt.Errorf("target %q: %s; use %s", s, why, strings.Join(usage, ", "))
 }
 
-// boardTarget reads the path of an ssh:// or labgrid: target: /dev/X is that device on the
-// board, nothing an image file there, /simcard:PROFILE a simulated card there.
-func boardTarget(path string) (*TargetSpec, error) {
-	switch {
-	case path == "" || path == "/" || path == "/image":
-		return &TargetSpec{Kind: TargetImage}, nil
-	case strings.HasPrefix(path, "/dev/"):
-		return &TargetSpec{Kind: TargetDevice, Device: path}, nil
-	case strings.HasPrefix(path, "/simcard"):
-		in, err := ParseTarget(strings.TrimPrefix(path, "/"))
-		if err != nil {
-			return nil, err
+// TargetUsages are the registered forms' usages, the default kind's first, the others sorted:
+// what error messages and run's --target help list, so that neither lists them by hand.
+func TargetUsages() []string {
+	targetForms.RLock()
+	var usage []string
+	for k, f := range targetForms.m {
+		if k != DefaultTarget {
+			usage = append(usage, f.Usage)
 		}
-		return &in, nil
 	}
-	return nil, fmt.Errorf("the path %q on the board is neither a device (/dev/...) nor /simcard:PROFILE", path)
+	def, haveDef := targetForms.m[DefaultTarget]
+	targetForms.RUnlock()
+	slices.Sort(usage)
+	if haveDef {
+		usage = append([]string{def.Usage}, usage...)
+	}
+	return usage
+}
+
+// kindHint names the registered kind the user most likely meant by kind: one a typo away
+// ("imagee"), or the only one it begins ("nand" for nandsim); "" when none is clear.
+func kindHint(kind string) string {
+	if kind == "" {
+		return ""
+	}
+	targetForms.RLock()
+	var kinds, extending []string
+	for k := range targetForms.m {
+		kinds = append(kinds, string(k))
+		if strings.HasPrefix(string(k), strings.ToLower(kind)) {
+			extending = append(extending, string(k))
+		}
+	}
+	targetForms.RUnlock()
+	m := suggest(kind, kinds)
+	if m == "" && len(extending) == 1 {
+		m = extending[0]
+	}
+	if m == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", m)
+}
+
+// NoArg is the Parse of a kind that takes nothing after its name (image, nandsim).
+func NoArg(kind TargetKind) func(arg string) (TargetSpec, error) {
+	return func(arg string) (TargetSpec, error) {
+		if arg != "" {
+			return TargetSpec{}, fmt.Errorf("%s takes nothing after %s:", kind, kind)
+		}
+		return TargetSpec{Kind: kind}, nil
+	}
 }

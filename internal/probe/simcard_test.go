@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
 	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 )
 
 const simcardHelperEnv = "FSBENCH_PROBE_SIMCARD_HELPER"
@@ -94,14 +96,19 @@ func TestProbeSimcard(t *testing.T) {
 	// sweep, so under load their estimates wander (seen: emmc AU 16 MiB instead of 1 MiB);
 	// TestProbeModel checks the method on every profile without timing noise, and
 	// FSBENCH_ALL_PROBES=1 runs them here too, on a quiet machine.
-	profiles := []string{"sd-typical", "sd-cheap-old"}
+	// make test probes one of them (sd-cheap-old, the quicker: about 40 s of make test's five
+	// minutes), make test-slow both.
+	profiles, more := []string{"sd-cheap-old"}, "make test-slow probes sd-typical too, FSBENCH_ALL_PROBES=1 all of them on a quiet machine"
+	if slow.Enabled() {
+		profiles, more = []string{"sd-typical", "sd-cheap-old"}, "FSBENCH_ALL_PROBES=1 probes them all, on a quiet machine"
+	}
 	// Not beside an emulated machine: a QEMU under TCG takes a whole core, and the timings
 	// here are the host's as much as the card's.
 	emulock.Hold(t)
 	if os.Getenv("FSBENCH_ALL_PROBES") == "1" {
 		profiles = flash.Builtins()
 	} else {
-		t.Logf("reduced: %d of %d card profiles (FSBENCH_ALL_PROBES=1 probes them all, on a quiet machine)", len(profiles), len(flash.Builtins()))
+		t.Logf("reduced: %d of %d card profiles (%s)", len(profiles), len(flash.Builtins()), more)
 	}
 	for _, profile := range profiles {
 		t.Run(profile, func(t *testing.T) {
@@ -119,7 +126,7 @@ func TestProbeSimcard(t *testing.T) {
 			}
 			defer closeDev()
 			start := time.Now()
-			got, err := Run(context.Background(), d, Options{Write: true, MaxReadBlock: 16 << 20})
+			got, err := Run(context.Background(), d, Options{Write: true, MaxReadBlock: 16 << 20, Sentinel: measure.NewSentinel(filepath.Base(dev))})
 			if err != nil {
 				t.Fatal(err)
 			}

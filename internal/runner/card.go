@@ -43,11 +43,12 @@ func checkCard(ctx context.Context, opt Options, caps targets.Capability, prep *
 	}
 	cc.Before = results.FromReading(before)
 	logf("card: %s", before.Describe())
+	stats := cardStats(prep)
 	erased := func() (uint64, bool) {
-		if prep.Card == nil {
+		if stats == nil {
 			return 0, false
 		}
-		s, err := prep.Card()
+		s, err := stats()
 		return s.Counters.BlocksErased, err == nil
 	}
 	e0, haveE := erased()

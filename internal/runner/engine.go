@@ -88,9 +88,9 @@ func (e *engine) setup(user *userData) error {
 	e.env = suite.Env{
 		Device: e.prep.Device, DeviceName: e.prep.DeviceName, Sysfs: "/sys", Mountpoint: e.mnt,
 		Timeout: cfg.Timeout.Duration, Selection: p.Selection, Run: fs.DefaultRunner, System: sys, Log: e.logf,
-		Params: cfg.Params, Card: e.prep.Card, PowerCut: e.prep.PowerCut, CardProfile: e.prep.CardProfile,
-		ModulesAtStart: fs.LoadedModules(),
+		Params: cfg.Params, ModulesAtStart: fs.LoadedModules(),
 	}
+	setKindData(&e.env, e.prep)
 	e.env.AgeSeed, e.env.CardState = cfg.Seed, cfg.CardState
 	e.env.EmitAging = func(a results.Aging) error {
 		e.run.Aging = append(e.run.Aging, a)
@@ -98,9 +98,6 @@ func (e *engine) setup(user *userData) error {
 	}
 	e.env.Sentinel = e.sentinel(e.prep.DeviceName, e.prep.Backing)
 	e.recordSentinel()
-	if e.prep.Chip != nil {
-		e.env.Flash = &suite.FlashChip{Chip: *e.prep.Chip, Timings: e.prep.Timings}
-	}
 	// The groups and what their data needs, all checked before any is staged.
 	for _, j := range p.Jobs {
 		size := e.prep.Size
@@ -116,12 +113,12 @@ func (e *engine) setup(user *userData) error {
 	}
 	for i := range e.groups {
 		g := &e.groups[i]
-		if user != nil && e.prep.Chip == nil {
+		if user != nil && e.env.Flash == nil {
 			if err := user.checkFits(g.size, e.logf); err != nil {
 				return err
 			}
 		}
-		need := dataNeeds(cfg, dataBasis(cfg, g.size), e.prep.Chip != nil, user)
+		need := dataNeeds(cfg, dataBasis(cfg, g.size), e.env.Flash != nil, user)
 		if err := need.checkRAM(); err != nil {
 			return err
 		}
@@ -132,9 +129,9 @@ func (e *engine) setup(user *userData) error {
 		if cfg.Card != "" {
 			extra = append(extra, cfg.Card)
 		}
-		if e.prep.CardProfile != "" {
-			extra = append(extra, e.prep.CardProfile)
-			if p, err := flash.CardProfile(e.prep.CardProfile); err == nil {
+		if e.env.CardProfile != "" {
+			extra = append(extra, e.env.CardProfile)
+			if p, err := flash.CardProfile(e.env.CardProfile); err == nil {
 				recordCalibration(e.run, p)
 			}
 		}

@@ -32,7 +32,7 @@ const (
 
 func init() {
 	// What a kind's package does in its init: its --target form, and its maker.
-	plan.RegisterTargetForm(fakeLocal, string(fakeLocal), nil)
+	plan.RegisterTargetForm(fakeLocal, plan.TargetForm{Usage: string(fakeLocal)})
 	targets.Register(fakeLocal, func(s plan.TargetSpec, _ targets.Options) (targets.Target, error) {
 		return &fakeKind{spec: s, caps: targets.LocalDevice}, nil
 	})

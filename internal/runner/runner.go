@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -260,12 +259,10 @@ func (e *engine) prepare(t targets.Local) error {
 	run := e.run
 	run.Target, run.Device = prep.Result, results.FromIdentity(prep.Identity)
 	if run.Target.CardProfile == "" {
-		// The card its card figures are rated on, recorded, so that no report guesses it: the
-		// simulated card's own, else the default card the traces are replayed through.
+		// The card its card figures are rated on, recorded, so that no report guesses it: a
+		// simulated card records its own (its kind fills it in), any other device the default
+		// card the traces are replayed through.
 		run.Target.CardProfile = plan.DefaultCardProfile
-		if prep.CardProfile != "" {
-			run.Target.CardProfile = targets.CardProfileName(prep.CardProfile)
-		}
 	}
 	e.prep = prep
 	return nil
@@ -283,8 +280,8 @@ func (e *engine) finishCard(checked bool, finish func(), measured bool) error {
 		return nil
 	}
 	changed := checked
-	if e.prep.Card != nil {
-		if c, err := e.prep.Card(); err == nil {
+	if stats := cardStats(e.prep); stats != nil {
+		if c, err := stats(); err == nil {
 			e.run.Card = results.FromCounters(c.Counters)
 			changed = true
 		}
@@ -407,7 +404,7 @@ func runRemote(ctx context.Context, opt Options, t targets.Remote, ledgerDir str
 
 func newRun(opt Options, p *Plan) *results.Run {
 	cfg := opt.Config
-	cfg.Params = paramsFor(cfg)
+	cfg.Params = cfg.Params.Only(cfg.Suite) // results.json keeps the sizes of the suites that ran
 	cfgJSON, _ := json.Marshal(cfg)
 	r := &results.Run{
 		Schema:       results.Schema,
@@ -425,24 +422,6 @@ func newRun(opt Options, p *Plan) *results.Run {
 		r.Variants = []results.Variant{}
 	}
 	return r
-}
-
-// paramsFor keeps, for results.json, the parameters of the suites the run has.
-func paramsFor(cfg plan.Config) plan.SuiteParams {
-	var out plan.SuiteParams
-	for _, s := range cfg.Suite {
-		switch s {
-		case catalog.SuiteBonnie:
-			out.Bonnie = cfg.Params.Bonnie
-		case catalog.SuiteSmallFiles:
-			out.Smallfiles = cfg.Params.Smallfiles
-		case catalog.SuiteRandIO:
-			out.Randio = cfg.Params.Randio
-		case catalog.SuitePowerCut:
-			out.PowerCut = cfg.Params.PowerCut
-		}
-	}
-	return out
 }
 
 func machine() results.Machine {

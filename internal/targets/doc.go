@@ -17,7 +17,11 @@
 // cgroup) is package session's, which knows no kind; how a board is reached (ssh, labgrid
 // client, file packing) is package remote's.
 //
+// What only a kind's device yields (a simulated card's counters and power cuts, a NAND chip) is
+// the kind's own value in Prepared.Extra, which the engine asks for by interfaces it declares
+// (internal/runner/kinddata.go): this package imports no kind's domain (deps_test.go).
+//
 // Adding a kind: a package internal/targets/NAME whose init calls RegisterKind (a type that
-// embeds Base) or Register, and plan.RegisterTargetForm, and a line in internal/targets/all
-// (ARCHITECTURE.md).
+// embeds Base) or Register, and plan.RegisterTargetForm (its --target form), and a line in
+// internal/targets/all (ARCHITECTURE.md).
 package targets

@@ -9,7 +9,6 @@ import (
 	"github.com/fsbench/fsbench/internal/bytesize"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
-	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/session"
 	"golang.org/x/sys/unix"
@@ -59,17 +58,6 @@ func RemoveFile(path string) error {
 		return err
 	}
 	return nil
-}
-
-// CardProfileName is the name of the card profile spec (a built-in name or a profile file):
-// the name its traces' replays are keyed by, which results record as the card to rate on. A
-// profile that does not load keeps the name it was given (CheckCard refuses it before a run).
-func CardProfileName(spec string) string {
-	p, err := flash.CardProfile(spec)
-	if err != nil {
-		return spec
-	}
-	return p.Name
 }
 
 // CheckRoom refuses a sparse image of size bytes in dir when dir's filesystem has less free

@@ -5,14 +5,10 @@ import (
 	"io"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
-	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/plan"
-	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/simcard"
 )
 
 // A Target is where a run's filesystems are made: one implementation per kind of --target,
@@ -96,17 +92,12 @@ type Prepared struct {
 	Size uint64
 	// Identity is the device's identity from sysfs.
 	Identity *blockdev.Identity
-	// Chip and Timings are the simulated NAND chip (nandsim); nil on a block device.
-	Chip    *nand.Chip
-	Timings nand.Timings
-	// Card reads the simulated card's counters and its server's overhead (simcard); nil
-	// otherwise.
-	Card func() (simcard.Stats, error)
-	// PowerCut records the simulated card's request stream and builds the card after a power
-	// cut (the powercut suite); nil on every other target.
-	PowerCut powercut.Card
-	// CardProfile is the simulated card's profile, which traces are replayed through too.
-	CardProfile string
+	// Extra is what only this kind's device yields (a simulated card's counters, its profile
+	// and its power cuts; a raw NAND chip), or nil. The engine asks it for the interfaces it
+	// consumes (internal/runner/kinddata.go), which the kind's value implements: so this
+	// package, the contract, knows nothing of cards and chips, and a kind that yields none of
+	// it leaves Extra nil.
+	Extra any
 	// Backing is the file that finally holds the device's data when the device itself does
 	// not say (the simulated card's data file, behind FUSE): its disk carries the run's I/O.
 	Backing string
@@ -170,7 +161,7 @@ type Skipper interface {
 // real device or board: a later change wires power switches), or cannot cut yet (an image, a
 // guest), saying why.
 func CheckNoPowerCut(cfg plan.Config, what, why string) error {
-	if cfg.Suite.Has(catalog.SuitePowerCut) {
+	if cfg.Suite.Has(plan.PowerCutSuite) {
 		return plan.Refusef("suite powercut on %s: %s; nothing was run. Cut the power of a simulated card instead: --target simcard:PROFILE", what, why)
 	}
 	return nil

@@ -15,15 +15,14 @@ import (
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 )
 
 // guestPrereqs skips the test unless it can boot a guest: root (the kernel in /boot is readable
 // by root only), QEMU, busybox, a kernel with its modules.
 func guestPrereqs(t *testing.T) (kernel string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("boots a QEMU guest (about a minute under TCG); skipped with -short")
-	}
+	slow.Need(t, "boots the QEMU guest")
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: Debian's /boot/vmlinuz-* are readable by root only")
 	}

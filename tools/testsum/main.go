@@ -20,6 +20,7 @@ import (
 
 func main() {
 	logPath := flag.String("log", "test.log", "the file the whole verbose output goes to")
+	started := flag.Int64("started", 0, "when the whole test command started (Unix seconds): the summary's time counts from it, so that it includes the steps before go test (lint, builds, fuzzing)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: testsum [-log FILE] -- go test -json [flags] [packages]")
 		flag.PrintDefaults()
@@ -29,10 +30,14 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	os.Exit(run(*logPath, flag.Args()))
+	start := time.Now()
+	if *started > 0 {
+		start = time.Unix(*started, 0)
+	}
+	os.Exit(run(*logPath, start, flag.Args()))
 }
 
-func run(logPath string, argv []string) int {
+func run(logPath string, start time.Time, argv []string) int {
 	log, err := os.Create(logPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testsum:", err)
@@ -46,7 +51,6 @@ func run(logPath string, argv []string) int {
 		return 1
 	}
 	cmd.Stderr = io.MultiWriter(os.Stderr, log)
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "testsum:", err)
 		return 1

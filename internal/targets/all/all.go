@@ -1,5 +1,6 @@
-// Package all links in every kind of --target: each registers itself with targets.Register
-// when its package is loaded. A new kind is one more line here.
+// Package all links in every kind of --target: each registers itself with targets.Register,
+// and its --target form with plan.RegisterTargetForm, when its package is loaded. A new kind is
+// one more line here.
 package all
 
 import (

@@ -22,6 +22,15 @@ import (
 )
 
 func init() {
+	plan.RegisterTargetForm(plan.TargetDevice, plan.TargetForm{Usage: "device:/dev/X with --destroy /dev/X",
+		Parse: func(arg string) (plan.TargetSpec, error) {
+			if arg == "" {
+				return plan.TargetSpec{}, errors.New("no device after device:")
+			}
+			return plan.TargetSpec{Kind: plan.TargetDevice, Device: arg}, nil
+		},
+		Format: func(t plan.TargetSpec) string { return "device:" + t.Device },
+	})
 	targets.RegisterKind(plan.TargetDevice, targets.LocalDevice|targets.UserDevice, func(b targets.Base) targets.Target { return &deviceTarget{b} })
 }
 

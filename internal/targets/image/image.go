@@ -15,6 +15,7 @@ import (
 )
 
 func init() {
+	plan.RegisterTargetForm(plan.TargetImage, plan.TargetForm{Usage: "image (the default)", Parse: plan.NoArg(plan.TargetImage)})
 	targets.RegisterKind(plan.TargetImage, targets.LocalDevice, func(b targets.Base) targets.Target { return &imageTarget{b} })
 }
 

@@ -14,6 +14,7 @@ import (
 )
 
 func init() {
+	plan.RegisterTargetForm(plan.TargetNandsim, plan.TargetForm{Usage: "nandsim (raw NAND, suite free-electrons)", Parse: plan.NoArg(plan.TargetNandsim)})
 	targets.RegisterKind(plan.TargetNandsim, targets.LocalDevice|targets.RawFlash, func(b targets.Base) targets.Target { return &nandsimTarget{b} })
 }
 
@@ -93,9 +94,23 @@ func (t *nandsimTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 		return nil, fmt.Errorf("this kernel (%s) has no nandsim module, which simulates the NAND chip: use --target vm, which boots a guest kernel that has it", sys.KernelRelease)
 	}
 	chip := nand.DefaultChip
-	return &targets.Prepared{Chip: &chip, Timings: t.timings(), Size: chip.Size,
+	return &targets.Prepared{Extra: NewChip(chip, t.timings()), Size: chip.Size,
 		Result: results.Target{Kind: results.KindNandsim, Device: chip.Name, SizeBytes: chip.Size}}, nil
 }
+
+// Chip is what raw NAND yields instead of a block device (targets.Prepared.Extra): the chip
+// each repetition loads afresh, which the engine asks for by an interface of its own
+// (internal/runner/kinddata.go), so that package targets knows nothing of NAND.
+type Chip struct {
+	chip    nand.Chip
+	timings nand.Timings
+}
+
+// NewChip is the yield of a chip with those timings (nand.Timings{}: no simulated delays).
+func NewChip(chip nand.Chip, t nand.Timings) Chip { return Chip{chip: chip, timings: t} }
+
+// FlashChip is the chip and the delays nandsim simulates.
+func (c Chip) FlashChip() (nand.Chip, nand.Timings) { return c.chip, c.timings }
 
 // nandsimMethod describes the simulated chip for results.json.
 func nandsimMethod(chip nand.Chip, t nand.Timings) string {

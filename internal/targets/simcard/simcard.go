@@ -29,6 +29,16 @@ import (
 )
 
 func init() {
+	// simcard alone is the default profile's card.
+	plan.RegisterTargetForm(plan.TargetSimcard, plan.TargetForm{Usage: "simcard:PROFILE (e.g. simcard:sd-typical; fsbench simcard profiles lists them)",
+		Parse: func(arg string) (plan.TargetSpec, error) {
+			if arg == "" {
+				arg = plan.DefaultCardProfile
+			}
+			return plan.TargetSpec{Kind: plan.TargetSimcard, Profile: arg}, nil
+		},
+		Format: func(t plan.TargetSpec) string { return "simcard:" + t.Profile },
+	})
 	targets.RegisterKind(plan.TargetSimcard, targets.LocalDevice|targets.CardModel|targets.PowerControl,
 		func(b targets.Base) targets.Target { return &simcardTarget{b} })
 }
@@ -392,8 +402,9 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 		return nil, err
 	}
 	t.Opt.Logf("simulated card %s (%s) served at %s, modelled waits × %g", t.Spec().Profile, bytesize.Format(cfg.Size), card.CardPath(), t.Opt.TimeScale)
-	p := &targets.Prepared{Size: cfg.Size, Card: card.FullStats, CardProfile: t.Spec().Profile, Backing: data,
-		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: t.Spec().Profile, TimeScale: t.Opt.TimeScale}}
+	prof := t.Spec().Profile
+	p := &targets.Prepared{Size: cfg.Size, Backing: data,
+		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: prof, CardProfile: ProfileName(prof), TimeScale: t.Opt.TimeScale}}
 	// The path calibration the server settled on, for results.json.
 	if st, err := card.FullStats(); err == nil {
 		p.Result.PathOffsetNs, p.Result.PathCalibration = st.PathOffsetNs, st.PathCalibration
@@ -402,7 +413,7 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 	if err := targets.AttachLoopTo(s, card.CardPath(), !t.Opt.NoDirectIO, p); err != nil {
 		return nil, err
 	}
-	p.PowerCut = &cutCard{s: s, dir: card.Dir()}
+	p.Extra = &Card{server: card, profile: prof, cut: &cutCard{s: s, dir: card.Dir()}}
 	p.Health = func() error {
 		if err := card.Exited(); err != nil {
 			return err
@@ -411,6 +422,38 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 	}
 	return p, nil
 }
+
+// ProfileName is the name of the card profile spec (a built-in name or a profile file): the
+// name its traces' replays are keyed by, which results record as the card to rate on
+// (results.Target.CardProfile). A profile that does not load keeps the name it was given
+// (CheckCard refuses it before a run).
+func ProfileName(spec string) string {
+	p, err := flash.CardProfile(spec)
+	if err != nil {
+		return spec
+	}
+	return p.Name
+}
+
+// Card is what the simulated card yields beyond its loop device (targets.Prepared.Extra): its
+// counters, its profile and its power cuts. The engine asks for each by an interface of its
+// own (internal/runner/kinddata.go), so that package targets knows nothing of cards.
+type Card struct {
+	server  *Simcard
+	profile string
+	cut     *cutCard
+}
+
+// CardStats reads the card's counters and its server's overhead.
+func (c *Card) CardStats() (simcard.Stats, error) { return c.server.FullStats() }
+
+// CardProfile is the card's profile as the target names it (a built-in name or a profile
+// file), which the run's block traces are replayed through too.
+func (c *Card) CardProfile() string { return c.profile }
+
+// PowerCutCard records the card's request stream and builds the card after a power cut (the
+// powercut suite).
+func (c *Card) PowerCutCard() powercut.Card { return c.cut }
 
 // cutCard drives the simulated card's power-cut machinery through its powercut file and
 // attaches loop devices over its cut file, each recorded in the session's ledger so that a

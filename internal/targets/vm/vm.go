@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
@@ -19,12 +18,39 @@ import (
 	"github.com/fsbench/fsbench/internal/targets"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 	qemu "github.com/fsbench/fsbench/internal/vm"
+
+	// The kinds the guest runs on (device:/dev/mmcblk0, nandsim): the request handed to it
+	// carries their --target forms, which their packages register.
+	_ "github.com/fsbench/fsbench/internal/targets/device"
+	_ "github.com/fsbench/fsbench/internal/targets/nandsim"
 )
 
 func init() {
+	plan.RegisterTargetForm(plan.TargetVM, plan.TargetForm{Usage: "vm or vm:simcard:PROFILE (a guest kernel under QEMU, for filesystems this kernel lacks)", Parse: parseSpec, Format: formatSpec})
 	targets.Register(plan.TargetVM, func(s plan.TargetSpec, opt targets.Options) (targets.Target, error) {
 		return &vmTarget{spec: s, opt: opt}, nil
 	})
+}
+
+// parseSpec reads what follows vm: the guest's SD card, an image file (nothing) or a simulated
+// card served on the host (simcard:PROFILE).
+func parseSpec(arg string) (plan.TargetSpec, error) {
+	if arg == "" {
+		return plan.TargetSpec{Kind: plan.TargetVM}, nil
+	}
+	in, err := plan.ParseTarget(arg)
+	if err != nil || in.Kind != plan.TargetSimcard {
+		return plan.TargetSpec{}, errors.New("a guest's SD card can be vm (an image file) or vm:simcard:PROFILE")
+	}
+	return plan.TargetSpec{Kind: plan.TargetVM, Inner: &in}, nil
+}
+
+// formatSpec gives a vm spec back as parseSpec reads it.
+func formatSpec(t plan.TargetSpec) string {
+	if t.Inner != nil {
+		return "vm:" + t.Inner.String()
+	}
+	return "vm"
 }
 
 // GuestCard is the emulated SD card as the guest kernel names it.
@@ -70,7 +96,7 @@ func (t *vmTarget) guestServesCard(cfg plan.Config) bool {
 }
 
 func hasPowerCut(cfg plan.Config) bool {
-	return cfg.Suite.Has(catalog.SuitePowerCut)
+	return cfg.Suite.Has(plan.PowerCutSuite)
 }
 
 // Check refuses what the guest cannot do: a user's dataset (the guest sees only the results
@@ -322,7 +348,7 @@ func (t *vmTarget) tagHostCard(r *results.Run, card *simkind.Simcard) {
 	// was the simulated card, and that the card figures are rated on that card.
 	r.Target.Profile, r.Target.TimeScale = t.spec.Inner.Profile, t.opt.TimeScale
 	r.Target.Kind, r.Target.CardVia = results.KindSimcard, results.CardBehindGuestSD
-	r.Target.CardProfile = targets.CardProfileName(t.spec.Inner.Profile)
+	r.Target.CardProfile = simkind.ProfileName(t.spec.Inner.Profile)
 	if r.Methods == nil {
 		r.Methods = map[string]string{}
 	}

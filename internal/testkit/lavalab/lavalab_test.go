@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
 	"github.com/fsbench/fsbench/internal/testkit/golden"
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 )
 
 // The dispatcher's results records, as lava-run 2023.01 logs them: a measurement is tagged.
@@ -54,9 +55,7 @@ func TestReadResults(t *testing.T) {
 //  3. fsbench fails (a device the board does not have: fsbench refuses) and fsbench does not
 //     run at all (no such binary): fsbench-run fails in both, and no cell passes.
 func TestLAVAJob(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs LAVA jobs on an emulated board (2–3 minutes under TCG); skipped with -short")
-	}
+	slow.Need(t, "runs LAVA jobs on an emulated board")
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: LAVA's dispatcher keeps its jobs in /var/lib/lava, the board's cache is in /var/cache")
 	}

@@ -141,3 +141,60 @@ func TestDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeMapNamesEveryPackage: ARCHITECTURE.md names every package under an internal/ folder,
+// so that the map cannot go stale.
+func TestCodeMapNamesEveryPackage(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch, err := os.ReadFile(filepath.Join(root, "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, err := Unmapped(root, arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) > 0 {
+		t.Errorf("ARCHITECTURE.md does not name these packages (add a line \"- `PATH`: what it is for\"): %s", strings.Join(missing, ", "))
+	}
+}
+
+// TestCodeMapMissingPackageFails: the map with one package's line removed fails the check,
+// naming that package (and only it).
+func TestCodeMapMissingPackageFails(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch, err := os.ReadFile(filepath.Join(root, "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	removed := false
+	for _, l := range strings.Split(string(arch), "\n") {
+		if strings.HasPrefix(l, "- `internal/cli`") {
+			removed = true
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if !removed {
+		t.Fatal("ARCHITECTURE.md has no line starting with - `internal/cli`: the test needs one to remove")
+	}
+	before, err := Unmapped(root, arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Unmapped(root, []byte(strings.Join(kept, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := slices.DeleteFunc(slices.Clone(after), func(p string) bool { return slices.Contains(before, p) })
+	if !slices.Equal(added, []string{"internal/cli"}) {
+		t.Errorf("with internal/cli's line removed, Unmapped adds %q, want [internal/cli]", added)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 )
 
 // ReducedMarker starts a test's log line saying that it ran a reduced version of itself, and
@@ -49,6 +51,10 @@ type Summary struct {
 	// Benchmarks are the benchmarks that did not run: they have make targets of their own
 	// (their skip says FSBENCH_BENCH), so they are listed apart from the tests that skipped.
 	Benchmarks []Test
+	// LeftOut are the slow tests the fast test command leaves out (they boot an emulator or a
+	// farm; their skip carries internal/testkit/slow's reason): listed in one line with the
+	// command that runs them.
+	LeftOut []Test
 	// BuildFailed are the packages that did not build.
 	BuildFailed []string
 	// Took is the whole run's time, when the caller measured it.
@@ -124,9 +130,12 @@ func Read(r io.Reader, progress, log io.Writer) (*Summary, error) {
 				s.Passed++
 			case "skip":
 				t.Why = skipReason(out)
-				if strings.Contains(t.Why, "FSBENCH_BENCH") {
+				switch {
+				case strings.Contains(t.Why, "FSBENCH_BENCH"):
 					s.Benchmarks = append(s.Benchmarks, t)
-				} else {
+				case strings.HasPrefix(t.Why, slow.Marker) && strings.Contains(t.Why, slow.Env):
+					s.LeftOut = append(s.LeftOut, t)
+				default:
 					s.Skipped = append(s.Skipped, t)
 				}
 			case "fail":
@@ -254,6 +263,15 @@ func (s *Summary) Write(w io.Writer, logPath string) {
 		sort.Strings(names)
 		fmt.Fprintf(w, "\nbenchmarks not run (make bench-*; FSBENCH_BENCH=1): %s\n", strings.Join(names, ", "))
 	}
+	if len(s.LeftOut) > 0 {
+		var names []string
+		for _, t := range s.LeftOut {
+			names = append(names, shortPkg(t.Package)+" "+t.Name)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "\nleft out, they boot an emulator or a farm (%d; %s runs them, %s=1): %s\n",
+			len(names), slow.Command, slow.Env, strings.Join(names, ", "))
+	}
 	if len(s.Slowest) > 0 {
 		fmt.Fprintf(w, "\nslowest tests:")
 		for i, t := range s.Slowest {
@@ -285,8 +303,12 @@ func (s *Summary) Write(w io.Writer, logPath string) {
 	if len(s.Failed) > 0 || s.PackagesFailed > 0 || len(s.BuildFailed) > 0 {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped, %d reduced in %d packages (%d failed)", verdict,
-		s.Passed, len(failed), len(s.Skipped), len(s.Reduced), s.Packages, s.PackagesFailed)
+	fmt.Fprintf(w, "\n%s: %d passed, %d failed, %d skipped, %d reduced", verdict,
+		s.Passed, len(failed), len(s.Skipped), len(s.Reduced))
+	if len(s.LeftOut) > 0 {
+		fmt.Fprintf(w, ", %d left out (%s)", len(s.LeftOut), slow.Command)
+	}
+	fmt.Fprintf(w, " in %d packages (%d failed)", s.Packages, s.PackagesFailed)
 	if s.Took > 0 {
 		fmt.Fprintf(w, ", %s", s.Took.Round(time.Second))
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
 
-// A recorded go test -json run (testdata/run.json: a package that passes with skips, a reduced
-// test and a benchmark gate, one whose tests fail, one that does not build) gives the progress
-// lines and the summary of the golden files.
+// A recorded go test -json run (testdata/run.json: a package that passes with skips, one of them
+// a slow test the fast command leaves out, a reduced test and a benchmark gate, one whose tests
+// fail, one that does not build) gives the progress lines and the summary of the golden files.
 func TestRead(t *testing.T) {
 	in, err := os.Open(filepath.Join("testdata", "run.json"))
 	if err != nil {

@@ -1,0 +1,5 @@
+package b
+
+import "testing"
+
+func TestNothingSlow(t *testing.T) {}
