@@ -204,8 +204,13 @@ func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
 	if r.k.ReadOnly {
 		return r.buildImage(ctx)
 	}
+	// The device check before it, not in its time.
+	tctx, err := fs.Verified(ctx, r.env.Device)
+	if err != nil {
+		return nil, err
+	}
 	m, err := r.timed(catalog.Mkfs, 0, func() error {
-		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, args)
+		return fs.Mkfs(tctx, r.env.Run, r.k, r.env.Device, args)
 	})
 	return []results.Measurement{m}, err
 }
@@ -370,8 +375,12 @@ func (r *rep) mount(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
+	tctx, err := fs.Verified(ctx, r.env.Device) // the device check before the mount, not in its time
+	if err != nil {
+		return nil, err
+	}
 	m, err := r.timed(catalog.Mount, 0, func() error {
-		return fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
+		return fs.Mount(tctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
 	})
 	if err != nil {
 		return nil, err
