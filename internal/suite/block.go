@@ -150,8 +150,20 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 		}
 	}
 	info.Replay = map[string]results.Replay{}
+	// The card rests between tests as long as the host left it (a card with an SLC cache folds
+	// it then); within a test it rests not at all, so that a test's card time depends on its
+	// requests alone, not on how fast this host sent them.
+	rest := time.Duration(0)
+	if !r.traceEnd.IsZero() && t.Start.After(r.traceEnd) {
+		rest = t.Start.Sub(r.traceEnd)
+	}
+	if n := len(t.Requests); n > 0 {
+		last := t.Requests[n-1]
+		r.traceEnd = t.Start.Add(last.Issue + last.Latency)
+	}
 	for _, p := range tr.Profiles {
 		m := r.models[p.Name]
+		m.Idle(rest)
 		before := m.Counters()
 		var rerr error
 		for q := range trace.FlashRequests(t) {

@@ -148,6 +148,9 @@ type rep struct {
 	// are replayed through.
 	meter  *measure.Meter
 	models map[string]*flash.Model
+	// traceEnd is when the last replayed trace's last request completed: the models rest from
+	// then to the next trace's start (a card with an SLC cache folds it).
+	traceEnd time.Time
 	// On raw flash: the chip and what the repetition loaded on it.
 	fl *flashState
 }
