@@ -163,7 +163,7 @@ func TestBoardRemote(t *testing.T) {
 		if out, err := put.CombinedOutput(); err != nil {
 			t.Fatalf("copying the tests to the board: %v\n%s", err, out)
 		}
-		out, err := boardShell(s, "modprobe ext4; cd /var/tmp/jail && TMPDIR=/var/tmp/jail ./confine.test -test.v -test.count=1 -test.run 'TestEscapes|TestPrivileges|TestNoOtherMounts|TestFilter|TestMount'; rc=$?; cd / && rm -rf /var/tmp/jail; exit $rc")
+		out, err := boardShell(s, "modprobe ext4; cd /var/tmp/jail && TMPDIR=/var/tmp/jail ./confine.test -test.v -test.count=1 -test.run 'TestEscapes|TestPrivileges|TestNoOtherMounts|TestFilter|TestMount|TestStartDaemon'; rc=$?; cd / && rm -rf /var/tmp/jail; exit $rc")
 		t.Logf("the confine tests on the board:\n%s", out)
 		if err != nil {
 			t.Errorf("the confine tests failed on the board: %v", err)
