@@ -172,45 +172,11 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 			logf("%s", a)
 		}
 	}
-	B := max(opt.Block, t.BlockSize, 4096)
-	if B&(B-1) != 0 {
-		return nil, fmt.Errorf("block size %d is not a power of two", B)
-	}
-	N := t.Size / B * B
-	if N < 4<<20 {
-		return nil, fmt.Errorf("%s has %d bytes: the capacity check needs at least 4 MiB (it leaves the first MiB alone)", t.Path, t.Size)
-	}
-	resol := opt.Resolution
-	if resol == 0 {
-		resol = 1 << 20
-		if t.EraseSize >= B && t.EraseSize < resol {
-			resol = t.EraseSize
-		}
-	}
-	resol = max(resol, B)
-	p := &prober{ctx: ctx, t: t, dev: t.Dev, B: B, N: N, logf: logf, probeSet: map[uint64]bool{}, limit: N,
-		reset: t.Reset != nil && !opt.NoReset}
-	p.fanout = opt.Fanout
-	if p.fanout <= 0 {
-		p.fanout = map[bool]int{true: 16, false: 64}[p.reset]
-	}
-	p.maxCache = opt.MaxCache
-	if p.maxCache == 0 {
-		p.maxCache = min(1<<30, N/2)
-	}
-	var nb [8]byte
-	if _, err := rand.Read(nb[:]); err != nil {
+	p, resol, err := newProber(ctx, t, opt, logf, start)
+	if err != nil {
 		return nil, err
 	}
-	p.nonce = binary.LittleEndian.Uint64(nb[:])
-	self, err := procid.Self()
-	if err != nil {
-		return nil, fmt.Errorf("capacity check: who is writing the undo log: %w", err)
-	}
-	meta := undoMeta{PID: self.PID, StartTime: self.StartTime, BootID: self.BootID, Created: time.Now().UTC().Truncate(time.Second), Nonce: p.nonce, BlockSize: B, Device: t.ID}
-	p.meta = meta
-	p.start = start
-	p.lastProgress = start
+	B, N, meta := p.B, p.N, p.meta
 	res = &Result{Device: t.Path, Announced: t.Size, BlockSize: B, NotSaved: opt.NoUndo,
 		Estimate: estimate(N, B, p.fanout, resol, p.maxCache, p.reset, opt.NoUndo)}
 	if opt.Announce != nil {
@@ -254,6 +220,51 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 		res.Verdict, res.Why = VerdictDamaged, f.Error()
 	}
 	return res, nil
+}
+
+// newProber is the probe's state before anything is written: the block size, the volume, the
+// resolution of the search, the fan-out of each round and the undo log's header.
+func newProber(ctx context.Context, t *Target, opt Options, logf func(string, ...any), start time.Time) (*prober, uint64, error) {
+	B := max(opt.Block, t.BlockSize, 4096)
+	if B&(B-1) != 0 {
+		return nil, 0, fmt.Errorf("block size %d is not a power of two", B)
+	}
+	N := t.Size / B * B
+	if N < 4<<20 {
+		return nil, 0, fmt.Errorf("%s has %d bytes: the capacity check needs at least 4 MiB (it leaves the first MiB alone)", t.Path, t.Size)
+	}
+	resol := opt.Resolution
+	if resol == 0 {
+		resol = 1 << 20
+		if t.EraseSize >= B && t.EraseSize < resol {
+			resol = t.EraseSize
+		}
+	}
+	resol = max(resol, B)
+	p := &prober{ctx: ctx, t: t, dev: t.Dev, B: B, N: N, logf: logf, probeSet: map[uint64]bool{}, limit: N,
+		reset: t.Reset != nil && !opt.NoReset}
+	p.fanout = opt.Fanout
+	if p.fanout <= 0 {
+		p.fanout = map[bool]int{true: 16, false: 64}[p.reset]
+	}
+	p.maxCache = opt.MaxCache
+	if p.maxCache == 0 {
+		p.maxCache = min(1<<30, N/2)
+	}
+	var nb [8]byte
+	if _, err := rand.Read(nb[:]); err != nil {
+		return nil, 0, err
+	}
+	p.nonce = binary.LittleEndian.Uint64(nb[:])
+	self, err := procid.Self()
+	if err != nil {
+		return nil, 0, fmt.Errorf("capacity check: who is writing the undo log: %w", err)
+	}
+	meta := undoMeta{PID: self.PID, StartTime: self.StartTime, BootID: self.BootID, Created: time.Now().UTC().Truncate(time.Second), Nonce: p.nonce, BlockSize: B, Device: t.ID}
+	p.meta = meta
+	p.start = start
+	p.lastProgress = start
+	return p, resol, nil
 }
 
 // ioFault is an I/O error the card gave twice at one place.

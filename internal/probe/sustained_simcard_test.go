@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
+	"github.com/fsbench/fsbench/internal/testkit/slow"
 )
 
 // TestSustainedCommandSimcard runs `fsbench probe --sustained` as a user does, on every profile
@@ -31,7 +32,14 @@ func TestSustainedCommandSimcard(t *testing.T) {
 	}
 	const size = 512 << 20
 	idle := 400 * time.Millisecond
-	for _, c := range []struct{ profile, state string }{{"sd-a1-modern", CardFresh}, {"emmc", CardFresh}, {"emmc", CardUsed}} {
+	cases := []struct{ profile, state string }{{"sd-a1-modern", CardFresh}, {"emmc", CardFresh}, {"emmc", CardUsed}}
+	if !slow.Enabled() {
+		// Each case writes a 512 MiB card in real time (about half a minute): make test
+		// takes the first, make test-slow all three.
+		t.Logf("reduced: 1 of %d cases (make test-slow runs emmc fresh and used too)", len(cases))
+		cases = cases[:1]
+	}
+	for _, c := range cases {
 		t.Run(c.profile+"/"+c.state, func(t *testing.T) {
 			p, err := flash.Lookup(c.profile)
 			if err != nil {

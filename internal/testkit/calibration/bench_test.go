@@ -24,7 +24,7 @@ import (
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites/randio"
 	// The randio suite's sizes are set through the suites' registry (plan.Params.Set): load it.
 	_ "github.com/fsbench/fsbench/internal/suites/all"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
@@ -338,7 +338,7 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 	begin := time.Now()
 	cmd := exec.Command(bin, "run", "--request", req)
 	b, err := cmd.CombinedOutput()
-	fmt.Printf("CALIBRATION %s randio (file %s, %s): %v, load %s\n", profile, sizeOr(cfg.Params.Get("randio").(*suite.RandioParams).FileSize),
+	fmt.Printf("CALIBRATION %s randio (file %s, %s): %v, load %s\n", profile, sizeOr(cfg.Params.Get(randio.Name).(*randio.Params).FileSize),
 		strings.Join(tests, ","), time.Since(begin).Round(time.Second), loadavg())
 	runErr := err
 	run, err := results.Load(filepath.Join(out, "results.json"))
