@@ -128,6 +128,9 @@ func newTarget(opt Options) (targets.Target, error) {
 	if err := t.Check(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkIdentities(cfg, t, opt.Log); err != nil {
+		return nil, err
+	}
 	if err := checkScheduler(cfg.Scheduler); err != nil {
 		return nil, err
 	}

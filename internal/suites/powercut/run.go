@@ -283,8 +283,13 @@ func (k CutChecker) check(ctx context.Context, card pcut.Card, man *pcut.Manifes
 	res.unsynced = unsyncedAt(man, pos)
 	mp := k.Mountpoint
 	verify := func(dev string) (bool, time.Duration, error) {
+		// The device check before the timed recovery, and not the filesystem's failure.
+		vctx, err := fs.Verified(ctx, dev)
+		if err != nil {
+			return false, 0, err
+		}
 		t0 := time.Now()
-		if err := fs.Mount(ctx, k.Kind, dev, mp, k.MountOptions); err != nil {
+		if err := fs.Mount(vctx, k.Kind, dev, mp, k.MountOptions); err != nil {
 			return false, 0, nil
 		}
 		took := time.Since(t0)
