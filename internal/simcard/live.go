@@ -85,8 +85,12 @@ func (c *Card) powerOff(seed uint64) error {
 		pc.mu.Unlock()
 		return errors.New("power-off: the card's power was not on (power-on DIR LIMIT first)")
 	}
+	full := pc.rec.Full()
 	err := pc.rec.Close()
 	pc.rec, pc.off = nil, true
+	if full {
+		err = errors.Join(err, errors.New("power-off: the recording filled its limit since power-on, so the card cannot tell what it lost: give power-on a larger LIMIT"))
+	}
 	pc.mu.Unlock()
 	if err != nil {
 		return err
