@@ -120,7 +120,7 @@ func replayedFigures(t *testing.T, profile string, cuts int) map[string]*results
 	}
 	res := filepath.Join(dir, "replayed")
 	out, err := exec.Command(binary, "run", "--suite", "powercut", "--target", "simcard:"+profile, "--size", "128M",
-		"-c", cfg, "-n", "1", "--cuts", strconv.Itoa(cuts), "--time-scale", "0", "-o", res).CombinedOutput()
+		"-c", cfg, "-n", "1", "--cuts", strconv.Itoa(cuts), "--time-scale", "0.01", "-o", res).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the replayed suite on %s: %v\n%s", profile, err, out)
 	}

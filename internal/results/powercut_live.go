@@ -19,6 +19,9 @@ type LivePowerCut struct {
 	// and the host did not receive counts as not given.
 	InFlight  int `json:"in_flight"`
 	AcksHeard int `json:"acks_heard"`
+	// BrokenCuts are the cuts that broke a promise (acknowledged data lost, a deletion undone,
+	// an atomic replace torn), whoever's fault: PowerCut.FSBrokenCuts cannot be told.
+	BrokenCuts int `json:"broken_cuts"`
 	// Remade counts the times the filesystem was made again because a cut left it
 	// unrecoverable: the next cuts started on a fresh filesystem.
 	Remade int `json:"remade,omitempty"`
@@ -43,6 +46,7 @@ func addLive(s, p *LivePowerCut) *LivePowerCut {
 	s.Lost += p.Lost
 	s.Recycled += p.Recycled
 	s.InFlight += p.InFlight
+	s.BrokenCuts += p.BrokenCuts
 	s.AcksHeard += p.AcksHeard
 	s.Remade += p.Remade
 	s.Resumed += p.Resumed

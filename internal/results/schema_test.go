@@ -100,7 +100,7 @@ func fullRun() *Run {
 					AckLossCuts: Proportion{Count: 1, Of: 10, Pct: 10, Low: 1.8, High: 40.4}, FsckErrors: 1, FsckToolFailed: 1, NoChecker: 1, Repaired: 1,
 					FileCounts: FileCounts{AckedLost: 1, AckedCorrupt: 2, AckedUnreadable: 1, TornRenames: 1, Resurrected: 1, UnackedLost: 5, ZeroTails: 2}, RecoveryP50Seconds: 0.05, RecoveryMaxSeconds: 0.2,
 					UnsyncedP50Seconds: 0.003, UnsyncedMaxSeconds: 0.01, CutsPerMinute: 120, LeakedBlocks: 12, LeakedBlocksMax: 8, LeakedCuts: 9, Problems: []string{"d0/f0001: missing"},
-					Live: &LivePowerCut{Switch: "labgrid place board-a", Lost: 1, Recycled: 1, InFlight: 6, AcksHeard: 412, Remade: 1,
+					Live: &LivePowerCut{Switch: "labgrid place board-a", Lost: 1, Recycled: 1, InFlight: 6, AcksHeard: 412, BrokenCuts: 2, Remade: 1,
 						WorkloadP50Seconds: 7.5, BootP50Seconds: 9.25, CutsPerHour: 96, Resumed: 1}}},
 		},
 		Guest: &Guest{Kernel: "/boot/vmlinuz-6.1.0-56-amd64", KernelRelease: "6.1.0-56-amd64", Accel: "tcg", AccelNote: "KVM hangs on this host",

@@ -122,6 +122,7 @@ func SummarizeLive(cuts []LiveCut, switchName string) results.PowerCut {
 	st := results.PowerCut{Profile: "live", Live: live}
 	summarizeCuts(&st, checked, elapsed)
 	st.Acks = live.AcksHeard
+	live.BrokenCuts = st.FSBrokenCuts.Count // no cut has card damage known: every broken one is here
 	// Unknown on a real card: nothing says what it destroyed outside what the filesystem
 	// wrote since its last flush.
 	st.FSBrokenCuts, st.FSAckLossCuts, st.FSAtomicityCuts = results.Proportion{}, 0, 0
