@@ -7,10 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/export"
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
+	bonniesuite "github.com/fsbench/fsbench/internal/suites/bonnie"
 )
 
 func newExportCmd(stdio IO) *cobra.Command {
@@ -87,16 +86,16 @@ its repetitions as its measurements, with its unit; --squad-metadata FILE writes
 					}
 				}
 			case lava:
-				if _, err := report.LAVA(&buf, r, lavaFormat); err != nil {
+				if _, err := export.LAVA(&buf, r, lavaFormat); err != nil {
 					return usagef("%v", err)
 				}
 			default:
-				n, err := report.BonnieCSV(&buf, r, format)
+				n, err := export.BonnieCSV(&buf, r, format)
 				if err != nil {
 					return usagef("%v", err)
 				}
 				if n == 0 {
-					return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", args[0], catalog.SuiteBonnie, catalog.SuiteBonnie)
+					return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", args[0], bonniesuite.Name, bonniesuite.Name)
 				}
 			}
 			if out == "" {
@@ -110,9 +109,9 @@ its repetitions as its measurements, with its unit; --squad-metadata FILE writes
 		},
 	}
 	cmd.Flags().BoolVar(&bonnie, "bonnie-csv", false, "write bonnie++ CSV lines of the bonnie suite")
-	cmd.Flags().StringVar(&format, "format", report.BonnieCSV198, "bonnie++ CSV format version: 1.98 (bonnie++ 2.00) or 1.97")
+	cmd.Flags().StringVar(&format, "format", export.BonnieCSV198, "bonnie++ CSV format version: 1.98 (bonnie++ 2.00) or 1.97")
 	cmd.Flags().BoolVar(&lava, "lava", false, "write LAVA test results: one per variant and test")
-	cmd.Flags().StringVar(&lavaFormat, "lava-format", report.LAVACommands, "LAVA results as lava-test-case commands (commands) or Linaro test-definitions' result.txt lines (result.txt)")
+	cmd.Flags().StringVar(&lavaFormat, "lava-format", export.LAVACommands, "LAVA results as lava-test-case commands (commands) or Linaro test-definitions' result.txt lines (result.txt)")
 	cmd.Flags().BoolVar(&kcidb, "kcidb", false, "write a KernelCI KCIDB report (I/O schema v5): one test per variant and test, its median as the test's number")
 	cmd.Flags().BoolVar(&squad, "squad", false, "write SQUAD metrics (the metrics file of SQUAD's submission API): one per variant and test")
 	cmd.Flags().StringVar(&squadMeta, "squad-metadata", "", "with --squad: also write the submission's metadata file here")

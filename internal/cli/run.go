@@ -18,6 +18,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites"
 	"github.com/fsbench/fsbench/internal/targets/boards"
 )
 
@@ -91,7 +92,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.StringVar(&f.opt.Destroy, "destroy", "", "with --target device:/dev/X: name the same device again, to confirm that everything on it is destroyed")
 	fl.BoolVar(&f.opt.NoCapacityCheck, "no-capacity-check", false, "do not check, before a device or board run, that the card holds what it announces (results.json records the skip)")
 	fl.StringVar(&f.over.Tuned, "tuned", "", "add the variants fsbench advise derives from this probe.json (or probe directory), to measure whether the advice pays")
-	fl.StringArrayVar(&f.targets, "target", nil, "where the device comes from: image (the default), simcard:PROFILE (a simulated card; see fsbench simcard profiles), device:/dev/X (with --destroy), vm (a guest kernel under QEMU, for filesystems this kernel lacks; vm:simcard:PROFILE puts its SD card on a simulated card), nandsim (a simulated raw NAND chip, suite free-electrons), ssh://[user@]host[:port][/dev/X] (a board), or labgrid:PLACE[/dev/X] (a board of a labgrid farm); several boards (labgrid:a,labgrid:b, or --target repeated) run side by side and are merged into one report")
+	fl.StringArrayVar(&f.targets, "target", nil, "where the device comes from: "+strings.Join(plan.TargetUsages(), ", ")+"; several boards (labgrid:a,labgrid:b, or --target repeated) run side by side and are merged into one report")
 	fl.StringVar(&f.opt.Kernel, "kernel", "", "with --target vm: the guest kernel image (default: the newest /boot/vmlinuz-* with its modules)")
 	fl.StringVar(&f.over.NANDSizes, "nand-sizes", "", "suite free-electrons: the NAND partition sizes, each its own variant (default 8M,32M,128M,252M, the 2010 study's)")
 	fl.BoolVar(&f.over.NANDNoDelays, "nand-no-delays", false, "suite free-electrons: no simulated chip timings (nandsim do_delays=0): only the kernel's and CPU's work is timed")
@@ -116,7 +117,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 }
 
 func planOptions() plan.Options {
-	return plan.Options{KnownFS: fs.Names(), KnownTests: suite.TestNames(), KnownSuites: suite.SuiteNames(),
+	return plan.Options{KnownFS: fs.Names(), KnownTests: suites.TestNames(), KnownSuites: suites.Names(),
 		CheckMkfs: fs.CheckMkfs, CheckMount: fs.CheckMount}
 }
 

@@ -1,6 +1,7 @@
-// Package export writes a run's figures in other tools' formats, for the farms and dashboards
-// that keep results: KernelCI's KCIDB, SQUAD, LAVA and bonnie++'s CSV.
 package export
+
+// KernelCI's KCIDB reports (this file) and SQUAD's metrics (squad.go): the formats of the
+// dashboards farms keep their results in.
 
 import (
 	"encoding/json"

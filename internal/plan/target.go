@@ -158,6 +158,16 @@ func ParseTarget(s string) (TargetSpec, error) {
 // badTarget is ParseTarget's error: what is wrong with s, and the forms it could take (the
 // default kind's first).
 func badTarget(s, why string) error {
+	usage := TargetUsages()
+	if len(usage) == 0 {
+		return fmt.Errorf("target %q: %s; this fsbench knows no kind of target", s, why)
+	}
+	return fmt.Errorf("target %q: %s; use %s", s, why, strings.Join(usage, ", "))
+}
+
+// TargetUsages are the registered forms' usages, the default kind's first, the others sorted:
+// what error messages and run's --target help list, so that neither lists them by hand.
+func TargetUsages() []string {
 	targetForms.RLock()
 	var usage []string
 	for k, f := range targetForms.m {
@@ -171,10 +181,7 @@ func badTarget(s, why string) error {
 	if haveDef {
 		usage = append([]string{def.Usage}, usage...)
 	}
-	if len(usage) == 0 {
-		return fmt.Errorf("target %q: %s; this fsbench knows no kind of target", s, why)
-	}
-	return fmt.Errorf("target %q: %s; use %s", s, why, strings.Join(usage, ", "))
+	return usage
 }
 
 // kindHint names the registered kind the user most likely meant by kind: one a typo away

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 )
@@ -133,4 +134,13 @@ func SummarizeLive(cuts []LiveCut, switchName string) results.PowerCut {
 		live.CutsPerHour = float64(len(cuts)) / elapsed.Hours()
 	}
 	return st
+}
+
+// PowerCutParamsOf is the powercut suite's sizes in p, or their defaults: for the live
+// campaign, which runs outside a repetition.
+func PowerCutParamsOf(p plan.SuiteParams) *PowerCutParams {
+	if pc, ok := p.Get(plan.PowerCutSuite).(*PowerCutParams); ok {
+		return pc
+	}
+	return DefaultPowerCut()
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -162,11 +161,11 @@ type Skipper interface {
 // real device or board: a later change wires power switches), or cannot cut yet (an image, a
 // guest), saying why.
 func CheckNoPowerCut(cfg plan.Config, what, why string) error {
-	if cfg.Suite.Has(catalog.SuitePowerCut) {
+	if cfg.Suite.Has(plan.PowerCutSuite) {
 		return plan.Refusef("suite powercut on %s: %s; nothing was run. Cut the power of a simulated card instead: --target simcard:PROFILE", what, why)
 	}
 	return nil
 }
 
 // NoSwitch is why a real device's power is not cut.
-const NoSwitch = "a real power cut needs a power switch fsbench can drive, which is not wired yet, and nothing destructive is run without one"
+const NoSwitch = "a real power cut needs a power switch fsbench can drive, a board's: labgrid:PLACE/dev/X (its power resource) or ssh://HOST/dev/X with --power-off CMD --power-on CMD; nothing destructive is run without one"

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/remote"
 	"github.com/fsbench/fsbench/internal/results"
@@ -95,7 +94,7 @@ func (t *labgridTarget) Run(ctx context.Context, s *session.Session, req plan.Re
 	}
 	t.opt.Logf("labgrid: place %s is the board %s", place, in.ssh.Dest())
 	var r *results.Run
-	if req.Config.Suite.Has(catalog.SuitePowerCut) {
+	if req.Config.Suite.Has(plan.PowerCutSuite) {
 		if !p.HasPower() {
 			return nil, &plan.InputError{Err: fmt.Errorf("suite powercut: place %s has no power resource (a NetworkPowerPort, PDUDaemonPort, ... in its exporter) for fsbench to cut the board's power with", place)}
 		}

@@ -122,7 +122,7 @@ func (t *sshTarget) runLive(ctx context.Context, s *session.Session, req plan.Re
 	c := &liveCampaign{t: t, sw: sw, wait: wait, ses: s, req: req, dev: t.spec.Inner.Device}
 	cfg := req.Config
 	if cfg.Repetitions > 1 {
-		t.opt.Logf("suite powercut on a board: one campaign of %d cuts per variant (-n %d does not apply: the cuts of a campaign are its trials)", cfg.Params.PowerCut.Cuts, cfg.Repetitions)
+		t.opt.Logf("suite powercut on a board: one campaign of %d cuts per variant (-n %d does not apply: the cuts of a campaign are its trials)", suite.PowerCutParamsOf(cfg.Params).Cuts, cfg.Repetitions)
 	}
 	run := c.newRun()
 	states := make([]*liveState, len(cfg.Variants))
@@ -133,7 +133,7 @@ func (t *sshTarget) runLive(ctx context.Context, s *session.Session, req plan.Re
 		}
 		if len(st.Cuts) > 0 || st.Made {
 			st.Resumed++
-			t.opt.Logf("powercut %s: resuming after cut %d of %d", v.Name, len(st.Cuts), cfg.Params.PowerCut.Cuts)
+			t.opt.Logf("powercut %s: resuming after cut %d of %d", v.Name, len(st.Cuts), suite.PowerCutParamsOf(cfg.Params).Cuts)
 		}
 		states[i] = st
 	}
@@ -178,7 +178,7 @@ func (t *sshTarget) runLive(ctx context.Context, s *session.Session, req plan.Re
 // variant makes the variant's filesystem once and its cuts, from the first one not made yet.
 func (c *liveCampaign) variant(ctx context.Context, i int, v plan.Variant, st *liveState, save func() error) error {
 	p := liveStatePath(c.ses.Dir, i, v)
-	want := c.req.Config.Params.PowerCut.Cuts
+	want := suite.PowerCutParamsOf(c.req.Config.Params).Cuts
 	if !st.Made {
 		if err := c.ensureUp(ctx); err != nil {
 			return err
@@ -229,7 +229,7 @@ func (c *liveCampaign) variant(ctx context.Context, i int, v plan.Variant, st *l
 
 // cutSeed seeds the moment of cut n of variant i, and its workload.
 func (c *liveCampaign) cutSeed(i, n int) uint64 {
-	return c.req.Config.Params.PowerCut.Seed*1_000_000 + uint64(i)*1000 + uint64(n)
+	return suite.PowerCutParamsOf(c.req.Config.Params).Seed*1_000_000 + uint64(i)*1000 + uint64(n)
 }
 
 // cut makes one cut: the workload until a seeded moment, the power off, on again, the board
@@ -250,7 +250,7 @@ func (c *liveCampaign) cut(ctx context.Context, i int, v plan.Variant, n int) (s
 			return rec, nil
 		}
 	}
-	params := c.req.Config.Params.PowerCut
+	params := suite.PowerCutParamsOf(c.req.Config.Params)
 	spec := powercut.Spec{Seed: seed, Ops: params.Ops}
 	p, workSecs, err := c.workloadUntilCut(ctx, v, spec, seed)
 	if err != nil {
@@ -581,18 +581,18 @@ func (c *liveCampaign) fill(r *results.Run, states []*liveState) {
 	r.Remote = &results.Remote{Target: c.t.spec.String(), Hostname: f.Hostname, Model: f.Model, Compatible: f.Compatible,
 		Arch: f.Arch, KernelRelease: f.KernelRelease, OS: f.OS}
 	r.Measurements = r.Measurements[:0]
-	want := c.req.Config.Params.PowerCut.Cuts
+	want := suite.PowerCutParamsOf(c.req.Config.Params).Cuts
 	for _, st := range states {
 		if len(st.Cuts) == 0 {
 			if st.Error != "" {
-				r.Measurements = append(r.Measurements, results.Measurement{Variant: st.Variant, Test: catalog.PowerCut, Rep: 1,
+				r.Measurements = append(r.Measurements, results.Measurement{Variant: st.Variant, Test: suite.PowerCut, Rep: 1,
 					Status: results.Failed, Error: st.Error})
 			}
 			continue
 		}
 		pc := suite.SummarizeLive(st.Cuts, c.sw.Name())
 		pc.Live.Resumed = max(st.Resumed-1, 0)
-		m := results.Measurement{Variant: st.Variant, Test: catalog.PowerCut, Rep: 1, Status: results.OK, Unit: catalog.Percent,
+		m := results.Measurement{Variant: st.Variant, Test: suite.PowerCut, Rep: 1, Status: results.OK, Unit: catalog.Percent,
 			PowerCut: &pc, Value: &pc.Safe.Pct}
 		for _, cut := range st.Cuts {
 			m.WallSeconds += cut.CutSeconds

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/remote"
 )
@@ -82,7 +81,7 @@ func checkPowerCommands(o plan.Request, spec plan.TargetSpec) error {
 // suite must be powercut alone, on the board's card (a device named twice), with a way to
 // switch its power.
 func (t *sshTarget) checkLive(cfg plan.Config) error {
-	if !cfg.Suite.Only(catalog.SuitePowerCut) {
+	if !cfg.Suite.Only(plan.PowerCutSuite) {
 		return plan.Refusef("suite powercut on a board runs alone (its cuts switch the board off): run --suite %s apart", cfg.Suite)
 	}
 	in := t.spec.Inner

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/remote"
@@ -86,7 +85,7 @@ func (t *sshTarget) Caps() targets.Capability { return targets.RemoteRunner }
 // Check refuses, on the host, what cannot work on any board: the user's dataset (a path on the
 // host), a device not named twice.
 func (t *sshTarget) Check(cfg plan.Config) error {
-	if cfg.Suite.Has(catalog.SuitePowerCut) {
+	if cfg.Suite.Has(plan.PowerCutSuite) {
 		return t.checkLive(cfg)
 	}
 	if err := cfg.CheckSuiteMix(); err != nil {
@@ -183,7 +182,7 @@ func Missing(cfg plan.Config, facts fs.Facts) []string {
 
 // Run carries out req on the board.
 func (t *sshTarget) Run(ctx context.Context, s *session.Session, req plan.Request) (*results.Run, error) {
-	if req.Config.Suite.Has(catalog.SuitePowerCut) {
+	if req.Config.Suite.Has(plan.PowerCutSuite) {
 		sw := commandPower{off: t.opt.PowerOff, on: t.opt.PowerOn}
 		return t.runLive(ctx, s, req, sw, func(ctx context.Context) error { return t.waitSSH(ctx, t.bootTimeout()) })
 	}

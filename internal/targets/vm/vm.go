@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
@@ -27,7 +26,7 @@ import (
 )
 
 func init() {
-	plan.RegisterTargetForm(plan.TargetVM, plan.TargetForm{Usage: "vm or vm:simcard:PROFILE (a QEMU guest)", Parse: parseSpec, Format: formatSpec})
+	plan.RegisterTargetForm(plan.TargetVM, plan.TargetForm{Usage: "vm or vm:simcard:PROFILE (a guest kernel under QEMU, for filesystems this kernel lacks)", Parse: parseSpec, Format: formatSpec})
 	targets.Register(plan.TargetVM, func(s plan.TargetSpec, opt targets.Options) (targets.Target, error) {
 		return &vmTarget{spec: s, opt: opt}, nil
 	})
@@ -97,7 +96,7 @@ func (t *vmTarget) guestServesCard(cfg plan.Config) bool {
 }
 
 func hasPowerCut(cfg plan.Config) bool {
-	return cfg.Suite.Has(catalog.SuitePowerCut)
+	return cfg.Suite.Has(plan.PowerCutSuite)
 }
 
 // Check refuses what the guest cannot do: a user's dataset (the guest sees only the results

@@ -1,10 +1,12 @@
-package report
+package powercut
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // Live power cuts (a real board's power switched off; results.LivePowerCut): the same figures
@@ -24,7 +26,7 @@ func isLive(recs []*results.PowerCut) bool { return len(recs) > 0 && recs[0].Liv
 // boot, the cuts lost and those with an operation in flight.
 func liveCaption(r *results.Run) string {
 	var parts []string
-	for _, v := range ranVariants(r) {
+	for _, v := range verdict.RanVariants(r) {
 		recs := powerCutRecordings(r, v.Name)
 		if !isLive(recs) {
 			continue
@@ -35,7 +37,7 @@ func liveCaption(r *results.Run) string {
 		}
 		l := recs[0].Live
 		parts = append(parts, fmt.Sprintf("%s %s cuts per hour (the board back in %s s, median), %d lost, %d with an operation in flight, %d acknowledgements heard",
-			v.Name, format(l.CutsPerHour), format(l.BootP50Seconds), s.Live.Lost, s.Live.InFlight, s.Live.AcksHeard))
+			v.Name, figure.Format(l.CutsPerHour), figure.Format(l.BootP50Seconds), s.Live.Lost, s.Live.InFlight, s.Live.AcksHeard))
 	}
 	if len(parts) == 0 {
 		return ""
