@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,11 +230,16 @@ func liveOverSSH(t *testing.T, f *emulatedFarm, cfg, dev string) {
 	}
 	e.Kill(1) // the first power-on after a cut leaves the board dead
 	first := exec.Command(binary, args...)
-	pr, pw := io.Pipe()
+	// An OS pipe whose write end only the child holds: the scan below ends when fsbench does.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	first.Stdout, first.Stderr = pw, pw
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
+	pw.Close()
 	var log strings.Builder
 	sc := bufio.NewScanner(pr)
 	interrupted := false
@@ -246,8 +250,8 @@ func liveOverSSH(t *testing.T, f *emulatedFarm, cfg, dev string) {
 			interrupted = true
 		}
 	}
-	err := first.Wait()
-	pw.Close()
+	err = first.Wait()
+	pr.Close()
 	t.Logf("first run (interrupted after its first cut: %v): %v\n%s", interrupted, err, log.String())
 	if !interrupted {
 		t.Fatal("the campaign never reported its first cut")
