@@ -201,11 +201,16 @@ func TestLivePowerCutEmulatedFarm(t *testing.T) {
 			if tc.name == "emmc" && cuts >= 20 && live["ext4-nobarrier"].AckLossCuts.Count == 0 {
 				t.Errorf("ext4 with barrier=0 kept every promise in %d cuts of emmc: its cache lost nothing it was not told to keep", cuts)
 			}
-			if tc.name == "protected" {
-				t.Run("ssh with power commands, a dead board, Ctrl-C and resume", func(t *testing.T) { liveOverSSH(t, f, cfg, tc.dev) })
-			}
 		})
 	}
+	t.Run("ssh with power commands, a dead board, Ctrl-C and resume", func(t *testing.T) {
+		f := startSimcardFarm(t, plp, board.CardSD)
+		cfg := filepath.Join(t.TempDir(), "matrix.toml")
+		if err := os.WriteFile(cfg, []byte(liveMatrix), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		liveOverSSH(t, f, cfg, "/dev/mmcblk0p2")
+	})
 }
 
 // liveOverSSH runs the campaign on the farm's board as ssh:// with power commands that switch
