@@ -38,8 +38,8 @@ repetition failed; SKIP: not run), each secondary figure a test below it
 (fsbench.ext4.powercut.cuts_per_hour). kcidb-submit sends it.
 
 export --squad writes SQUAD metrics, the "metrics" file of SQUAD's submission API
-(POST /api/submit/GROUP/PROJECT/BUILD/ENVIRONMENT): one metric per cell, fsbench-VARIANT/TEST,
-its repetitions as its measurements, with its unit; --squad-metadata FILE writes the
+(POST /api/submit/GROUP/PROJECT/BUILD/ENVIRONMENT): one metric per cell (suite fsbench-VARIANT, named
+after the test: fsbench-ext4/mount), its repetitions as its measurements, with its unit; --squad-metadata FILE writes the
 "metadata" file beside it (the run's id as job_id).`,
 		Example: `  fsbench export --bonnie-csv fsbench-results/20260101-120000 | bon_csv2html > bonnie.html
   fsbench export --bonnie-csv --format 1.97 results.json -o bonnie.csv
@@ -67,36 +67,8 @@ its repetitions as its measurements, with its unit; --squad-metadata FILE writes
 				return err
 			}
 			var buf bytes.Buffer
-			switch {
-			case kcidb:
-				if _, err := export.KCIDB(&buf, r); err != nil {
-					return err
-				}
-			case squad:
-				if _, err := export.SQUADMetrics(&buf, r); err != nil {
-					return err
-				}
-				if squadMeta != "" {
-					var md bytes.Buffer
-					if err := export.SQUADMetadata(&md, r); err != nil {
-						return err
-					}
-					if err := os.WriteFile(squadMeta, md.Bytes(), 0o644); err != nil {
-						return fmt.Errorf("writing %s: %w", squadMeta, err)
-					}
-				}
-			case lava:
-				if _, err := export.LAVA(&buf, r, lavaFormat); err != nil {
-					return usagef("%v", err)
-				}
-			default:
-				n, err := export.BonnieCSV(&buf, r, format)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				if n == 0 {
-					return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", args[0], bonniesuite.Name, bonniesuite.Name)
-				}
+			if err := writeExport(&buf, r, args[0], exportFormat{bonnie, lava, kcidb, squad, format, lavaFormat, squadMeta}); err != nil {
+				return err
 			}
 			if out == "" {
 				_, err = stdio.Out.Write(buf.Bytes())
@@ -117,4 +89,49 @@ its repetitions as its measurements, with its unit; --squad-metadata FILE writes
 	cmd.Flags().StringVar(&squadMeta, "squad-metadata", "", "with --squad: also write the submission's metadata file here")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to this file instead of standard output")
 	return cmd
+}
+
+// exportFormat is what export was asked to write.
+type exportFormat struct {
+	bonnie, lava, kcidb, squad bool
+	format, lavaFormat         string
+	squadMeta                  string
+}
+
+// writeExport writes r (read from src) in the format asked for to buf; the SQUAD metadata, when
+// asked for, goes to its own file.
+func writeExport(buf *bytes.Buffer, r *results.Run, src string, f exportFormat) error {
+	switch {
+	case f.kcidb:
+		_, err := export.KCIDB(buf, r)
+		return err
+	case f.squad:
+		if _, err := export.SQUADMetrics(buf, r); err != nil {
+			return err
+		}
+		if f.squadMeta == "" {
+			return nil
+		}
+		var md bytes.Buffer
+		if err := export.SQUADMetadata(&md, r); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.squadMeta, md.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", f.squadMeta, err)
+		}
+		return nil
+	case f.lava:
+		if _, err := export.LAVA(buf, r, f.lavaFormat); err != nil {
+			return usagef("%v", err)
+		}
+		return nil
+	}
+	n, err := export.BonnieCSV(buf, r, f.format)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", src, bonniesuite.Name, bonniesuite.Name)
+	}
+	return nil
 }
