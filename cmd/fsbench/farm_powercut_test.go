@@ -52,28 +52,10 @@ func startSimcardFarm(t *testing.T, profile, bus string) *emulatedFarm {
 	t.Helper()
 	slow.Need(t, "boots an emulated board on a simulated card behind a labgrid farm and cuts its power")
 	needRoot(t)
-	bin, err := labfarm.FindLabgrid()
-	if err != nil {
-		t.Skip(err)
-	}
-	for _, p := range []string{"qemu-system-aarch64", "ssh", "ssh-keygen"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s not found (scripts/setup-board-debian.sh installs it)", p)
-		}
-	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("the simulated card needs FUSE: %v", err)
 	}
-	arch, err := board.LookupArch("arm64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	armBin := filepath.Join(t.TempDir(), "fsbench-linux-arm64")
-	build := exec.Command("go", "build", "-trimpath", "-o", armBin, "github.com/fsbench/fsbench/cmd/fsbench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("cross-building fsbench for arm64: %v\n%s", err, out)
-	}
+	bin, arch, armBin := emulatedFarmParts(t)
 	emulock.Hold(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
