@@ -98,7 +98,7 @@ func LiveResumable(dir string) bool {
 // Resumes is true when dir holds a campaign of this board's power cuts: the runner then lets
 // the rerun into the results directory, and the campaign goes on from its last cut.
 func (t *sshTarget) Resumes(dir string) bool {
-	return t.spec.Inner != nil && LiveResumable(dir)
+	return t.opt.Config.Suite.Has(plan.PowerCutSuite) && LiveResumable(dir)
 }
 
 // liveCampaign is the campaign on one board.

@@ -62,3 +62,33 @@ func TestCommandPower(t *testing.T) {
 		t.Errorf("a failing --power-on: %v, want the flag and what the command said", err)
 	}
 }
+
+// TestLiveResumes: a rerun into a results directory that holds a live campaign resumes it
+// only when it is a power-cut campaign itself; any other run there is refused as before.
+func TestLiveResumes(t *testing.T) {
+	dir := t.TempDir()
+	spec, _ := plan.ParseTarget("labgrid:rpi4/dev/mmcblk0p2")
+	mk := func(suites string) targets.Target {
+		cfg := plan.Default()
+		cfg.Suite = plan.ParseSuites(suites)
+		tg, err := targets.New(spec, targets.Options{Request: plan.Request{Config: cfg}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg
+	}
+	live, other := mk("powercut").(targets.Resumer), mk("bootlin").(targets.Resumer)
+	if live.Resumes(dir) {
+		t.Error("an empty directory resumes a campaign")
+	}
+	st := &liveState{Variant: "ext4", Made: true}
+	if err := st.save(liveStatePath(dir, 0, plan.Variant{Name: "ext4"})); err != nil {
+		t.Fatal(err)
+	}
+	if !live.Resumes(dir) {
+		t.Error("a directory holding a campaign is not resumed by the same campaign")
+	}
+	if other.Resumes(dir) {
+		t.Error("a bootlin run takes over a directory holding a power-cut campaign")
+	}
+}
