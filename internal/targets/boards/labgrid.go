@@ -26,7 +26,9 @@ type labgridTarget struct {
 func (t *labgridTarget) Spec() plan.TargetSpec { return t.spec }
 
 // Resumes is true when dir holds a live power-cut campaign of the place's board.
-func (t *labgridTarget) Resumes(dir string) bool  { return t.spec.Inner != nil && LiveResumable(dir) }
+func (t *labgridTarget) Resumes(dir string) bool {
+	return t.opt.Config.Suite.Has(plan.PowerCutSuite) && LiveResumable(dir)
+}
 func (t *labgridTarget) Caps() targets.Capability { return targets.RemoteRunner }
 
 // Check refuses what no board can do, as the ssh target does; the board itself is only known
