@@ -185,7 +185,7 @@ func TestLivePowerCutEmulatedFarm(t *testing.T) {
 			}
 		})
 	}
-	t.Run("ssh with power commands, a dead board, Ctrl-C and resume", func(t *testing.T) {
+	t.Run("ssh with power commands", func(t *testing.T) {
 		f := startSimcardFarm(t, plp, board.CardSD)
 		cfg := filepath.Join(t.TempDir(), "matrix.toml")
 		if err := os.WriteFile(cfg, []byte(liveMatrix), 0o644); err != nil {

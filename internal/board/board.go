@@ -301,7 +301,8 @@ func build(ctx context.Context, o Options) (Image, string, error) {
 
 // qemuArgs is QEMU's command line for a board.
 func qemuArgs(o Options, img Image, s *State, pidfile string) []string {
-	drive := "if=none,id=sd,format=raw,file=" + s.Card
+	// QEMU splits -drive at commas: a comma in the card's path is written twice.
+	drive := "if=none,id=sd,format=raw,file=" + strings.ReplaceAll(s.Card, ",", ",,")
 	if o.NoCardLock {
 		drive += ",file.locking=off"
 	}
