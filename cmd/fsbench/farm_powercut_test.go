@@ -128,9 +128,11 @@ func TestLivePowerCutEmulatedFarm(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, profile, bus, dev string
+		ssh                     bool // the board as ssh:// with power commands, not a labgrid place
 	}{
-		{"protected", plp, board.CardSD, "/dev/mmcblk0p2"},
-		{"emmc", "emmc", board.CardVirtio, board.VirtioDevice + "2"},
+		{"protected", plp, board.CardSD, "/dev/mmcblk0p2", false},
+		{"emmc", "emmc", board.CardVirtio, board.VirtioDevice + "2", false},
+		{"emmc over ssh", "emmc", board.CardVirtio, board.VirtioDevice + "2", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := startSimcardFarm(t, tc.profile, tc.bus)
@@ -142,8 +144,14 @@ func TestLivePowerCutEmulatedFarm(t *testing.T) {
 			}
 			res := filepath.Join(dir, "live")
 			t0 := time.Now()
-			cmd := f.cmd("run", "--suite", "powercut", "--target", "labgrid:board-a"+tc.dev, "--destroy", tc.dev,
-				"-c", cfg, "--cuts", strconv.Itoa(cuts), "--boot-timeout", "3m", "-o", res)
+			target := "labgrid:board-a" + tc.dev
+			var power []string
+			if tc.ssh {
+				target = fmt.Sprintf("ssh://root@127.0.0.1:%d%s", f.Boards["board-a"].Port, tc.dev)
+				power = relayCommands(f)
+			}
+			cmd := f.cmd(append([]string{"run", "--suite", "powercut", "--target", target, "--destroy", tc.dev,
+				"-c", cfg, "--cuts", strconv.Itoa(cuts), "--boot-timeout", "3m", "-o", res}, power...)...)
 			out, err := cmd.CombinedOutput()
 			took := time.Since(t0)
 			if testing.Verbose() || err != nil {
@@ -180,7 +188,7 @@ func TestLivePowerCutEmulatedFarm(t *testing.T) {
 					t.Errorf("%s: the live share of whole cuts %.1f-%.1f does not meet the replayed one %.1f-%.1f", name, p.Safe.Low, p.Safe.High, r.Safe.Low, r.Safe.High)
 				}
 			}
-			if tc.name == "emmc" && cuts >= 20 && live["ext4-nobarrier"].AckLossCuts.Count == 0 {
+			if tc.profile == "emmc" && cuts >= 20 && live["ext4-nobarrier"].AckLossCuts.Count == 0 {
 				t.Errorf("ext4 with barrier=0 kept every promise in %d cuts of emmc: its cache lost nothing it was not told to keep", cuts)
 			}
 		})
@@ -195,6 +203,18 @@ func TestLivePowerCutEmulatedFarm(t *testing.T) {
 	})
 }
 
+// relayCommands are --power-off and --power-on commands that switch the board's outlet on the
+// farm's relay over HTTP, as a network relay or a PDU's web interface is switched (with the
+// Python of labgrid's venv, which the farm needs anyway: curl is not on every machine).
+func relayCommands(f *emulatedFarm) []string {
+	relay := strings.NewReplacer("{index}", strconv.Itoa(f.Index["board-a"])).Replace(f.Relay.URL)
+	py := filepath.Join(filepath.Dir(f.Client), "python3")
+	get := func(v string) string {
+		return fmt.Sprintf("%s -c 'import urllib.request; urllib.request.urlopen(\"%s\", timeout=600).read()'", py, strings.Replace(relay, "{value}", v, 1))
+	}
+	return []string{"--power-off", get("0"), "--power-on", get("1")}
+}
+
 // liveOverSSH runs the campaign on the farm's board as ssh:// with power commands that switch
 // the relay (a USB relay's or a PDU's would do the same), leaves the board dead at its next
 // power-on (the campaign power-cycles it again and goes on), interrupts it after its first cut
@@ -205,13 +225,10 @@ func liveOverSSH(t *testing.T, f *emulatedFarm, cfg, dev string) {
 	if st == nil {
 		t.Fatal("the board is off")
 	}
-	relay := strings.NewReplacer("{index}", "0").Replace(f.Relay.URL)
 	res := filepath.Join(t.TempDir(), "ssh")
-	args := []string{"run", "--suite", "powercut", "--target", fmt.Sprintf("ssh://root@127.0.0.1:%d%s", st.Port, dev), "--destroy", dev,
+	args := append([]string{"run", "--suite", "powercut", "--target", fmt.Sprintf("ssh://root@127.0.0.1:%d%s", st.Port, dev), "--destroy", dev,
 		"-c", cfg, "--variants", "ext4", "--cuts", "3", "--boot-timeout", "90s", "-o", res,
-		"--power-off", "curl -fsS " + strings.Replace(relay, "{value}", "0", 1),
-		"--power-on", "curl -fsS " + strings.Replace(relay, "{value}", "1", 1),
-		"--remote-binary", f.bin}
+		"--remote-binary", f.bin}, relayCommands(f)...)
 	for _, o := range st.SSHOptions() {
 		args = append(args, "--ssh-option", o)
 	}
