@@ -121,9 +121,8 @@ type liveCampaign struct {
 func (t *sshTarget) runLive(ctx context.Context, s *session.Session, req plan.Request, sw powerSwitch, wait func(context.Context) error) (*results.Run, error) {
 	c := &liveCampaign{t: t, sw: sw, wait: wait, ses: s, req: req, dev: t.spec.Inner.Device}
 	cfg := req.Config
-	if cfg.Repetitions > 1 {
-		t.opt.Logf("suite powercut on a board: one campaign of %d cuts per variant (-n %d does not apply: the cuts of a campaign are its trials)", suite.PowerCutParamsOf(cfg.Params).Cuts, cfg.Repetitions)
-	}
+	t.opt.Logf("suite powercut on a board: one campaign of %d cuts per variant, the board's power switched by %s (repetitions do not apply: a campaign's cuts are its trials)",
+		suite.PowerCutParamsOf(cfg.Params).Cuts, sw.Name())
 	run := c.newRun()
 	states := make([]*liveState, len(cfg.Variants))
 	for i, v := range cfg.Variants {
@@ -591,7 +590,7 @@ func (c *liveCampaign) fill(r *results.Run, states []*liveState) {
 			continue
 		}
 		pc := suite.SummarizeLive(st.Cuts, c.sw.Name())
-		pc.Live.Resumed = max(st.Resumed-1, 0)
+		pc.Live.Resumed = st.Resumed
 		m := results.Measurement{Variant: st.Variant, Test: suite.PowerCut, Rep: 1, Status: results.OK, Unit: catalog.Percent,
 			PowerCut: &pc, Value: &pc.Safe.Pct}
 		for _, cut := range st.Cuts {
