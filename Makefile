@@ -146,9 +146,10 @@ bench-confine:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchConfine' -v -timeout 20m ./internal/fs/ | grep -E '^BENCH|FAIL|ok'
 
 # fsbench's bonnie and randio suites against bonnie++ and fio on the same filesystem, with the
-# commands used (needs the Debian packages bonnie++ and fio).
+# commands used (needs the Debian packages bonnie++ and fio). Each suite's package has its half;
+# -p 1 runs them one after the other, as two benchmarks at once would disturb each other.
 bench-reference:
-	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestReferenceBench' -v -timeout 90m ./internal/suite/
+	FSBENCH_BENCH=1 $(GO) test -p 1 -count=1 -run 'TestReferenceBench' -v -timeout 90m ./internal/suites/bonnie/ ./internal/suites/randio/
 
 # fsbench probe --capacity against f3probe (Debian package f3) on every counterfeit and genuine
 # simulated card: verdict, usable size, bytes the card saw written, card and wall time (root).
@@ -173,7 +174,7 @@ bench-aging: build
 # >= 95 %. REPLAY_LOG: a static replay-log, built from xfstests' src/log-writes outside this
 # tree (gcc -static -o replay-log replay-log.c log-writes.c; see docs/powercut.md).
 bench-powercut-reference:
-	CGO_ENABLED=0 FSBENCH_BENCH=1 REPLAY_LOG=$(REPLAY_LOG) $(GO) test -count=1 -run 'TestBenchPowerCutReference' -v -timeout 5h ./internal/suite/ 2>&1 | grep -E 'bench-powercut-reference|reference |FAIL|^ok'
+	CGO_ENABLED=0 FSBENCH_BENCH=1 REPLAY_LOG=$(REPLAY_LOG) $(GO) test -count=1 -run 'TestBenchPowerCutReference' -v -timeout 5h ./internal/suites/powercut/ 2>&1 | grep -E 'bench-powercut-reference|reference |FAIL|^ok'
 
 # The Free Electrons 2010 study in full: jffs2, ubifs and squashfs on UBI at 8, 32, 128 and
 # 252 MiB on a simulated NAND chip in a QEMU guest, 3 repetitions (CI runs 8 MiB once).

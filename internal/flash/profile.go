@@ -126,6 +126,9 @@ type Profile struct {
 	// PowerLoss says what the card loses when its power is cut (the powercut suite).
 	PowerLoss PowerLoss `toml:"power_loss" json:"power_loss"`
 
+	// SLC is the card's SLC cache (slc.go); nil for a card without one.
+	SLC *SLCCache `toml:"slc_cache" json:"slc_cache,omitempty"`
+
 	// Fake makes the card a counterfeit that announces more than it holds (fake.go); nil
 	// for a genuine card.
 	Fake *Fake `toml:"fake" json:"fake,omitempty"`
@@ -254,6 +257,11 @@ func (p *Profile) validate() (string, error) {
 	}
 	if p.Fake != nil {
 		if key, err := p.Fake.validate(); err != nil {
+			return key, err
+		}
+	}
+	if p.SLC != nil {
+		if key, err := p.SLC.validate(p); err != nil {
 			return key, err
 		}
 	}

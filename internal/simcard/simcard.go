@@ -257,6 +257,13 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 		return 0, err
 	}
 	c.mu.Lock()
+	if gap := arrival.Sub(c.nextFree); !c.nextFree.IsZero() && gap > 0 {
+		// The card was left alone since it completed the last request: a card with an SLC
+		// cache folds it then. In real time, unscaled: how long the host left it alone (a
+		// scaled gap would turn the host's own path, 0.1 ms a request, into seconds of rest
+		// at small time scales).
+		c.model.Idle(gap)
+	}
 	lat, err := c.model.Do(r)
 	if err == nil {
 		// In the model's order, which is the order the card received them.

@@ -11,7 +11,6 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
-	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
 
@@ -56,7 +55,7 @@ func hasPowerCut(r *results.Run) bool {
 // powerCutRecordings is a variant's powercut figures, one per recording (repetition).
 func powerCutRecordings(r *results.Run, variant string) []*results.PowerCut {
 	var out []*results.PowerCut
-	for _, m := range r.Cell(variant, suite.PowerCut) {
+	for _, m := range r.Cell(variant, Test) {
 		if m.PowerCut != nil && !m.Warmup {
 			out = append(out, m.PowerCut)
 		}
@@ -95,8 +94,8 @@ func ackLossRate(r *results.Run, variant string) float64 {
 // of its own: compare's regression that needs no significance.
 var mAckLoss = verdict.Metric{Regressed: func(a, b *results.Run, variant string) bool { return ackLossRate(b, variant) > ackLossRate(a, variant) },
 	Key: "acked_loss", Title: "power cuts where the filesystem broke a promise", Short: "broken", Unit: catalog.Percent,
-	Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: []string{suite.PowerCut},
-	Combine: verdict.Single(suite.PowerCut, func(m results.Measurement) (float64, bool) {
+	Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: []string{Test},
+	Combine: verdict.Single(Test, func(m results.Measurement) (float64, bool) {
 		if m.PowerCut == nil || m.PowerCut.Cuts == 0 {
 			return 0, false
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/powercut"
-	"github.com/fsbench/fsbench/internal/suite"
+	pcsuite "github.com/fsbench/fsbench/internal/suites/powercut"
 	"github.com/fsbench/fsbench/internal/targets/device"
 )
 
@@ -27,7 +27,7 @@ import (
 const (
 	AgentMkfs     = "mkfs"     // make the variant's filesystem on the device
 	AgentWorkload = "workload" // mount it, empty the workload's directory, run the workload streaming its promises
-	AgentCheck    = "check"    // after the power came back: mount, verify, check, repair (suite.CutChecker)
+	AgentCheck    = "check"    // after the power came back: mount, verify, check, repair (pcsuite.CutChecker)
 )
 
 // AgentJob is what the host asks of the board's fsbench for one step of a live cut.
@@ -46,7 +46,7 @@ type AgentJob struct {
 	Pos      uint64             `json:"pos,omitempty"`
 }
 
-// workDir is the name of the workload's directory in the filesystem (suite.CutChecker reads it).
+// workDir is the name of the workload's directory in the filesystem (pcsuite.CutChecker reads it).
 const workDir = "powercut"
 
 // RunAgent carries out one job read from in (its first line), writing its answer (JSON) or its
@@ -86,7 +86,7 @@ func RunAgent(ctx context.Context, in io.Reader, out io.Writer) error {
 		if err := os.MkdirAll(work, 0o755); err != nil {
 			return err
 		}
-		ck := suite.CutChecker{Kind: k, MountOptions: job.Mount, Mountpoint: mp, WorkDir: work, Run: fs.DefaultRunner}
+		ck := pcsuite.CutChecker{Kind: k, MountOptions: job.Mount, Mountpoint: mp, WorkDir: work, Run: fs.DefaultRunner}
 		c, err := ck.CheckDevice(ctx, job.Device, job.Manifest, job.Pos)
 		if err != nil {
 			return err

@@ -22,7 +22,7 @@ import (
 	"github.com/fsbench/fsbench/internal/remote"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/suite"
+	pcsuite "github.com/fsbench/fsbench/internal/suites/powercut"
 )
 
 // A live power-cut campaign: --suite powercut on a board whose power fsbench can switch (a
@@ -31,7 +31,7 @@ import (
 // promises to this host (powercut.Promises); at a seeded random moment the power goes off;
 // it comes on again and the board is waited for; the board's fsbench mounts the filesystem
 // (the recovery time), verifies every promise the host heard, runs the checker and, where it
-// fails, the repair (suite.CutChecker, the simulated card's check); the host records the cut
+// fails, the repair (pcsuite.CutChecker, the simulated card's check); the host records the cut
 // and goes on. A board that does not come back is power-cycled again; if it still does not,
 // the cut is marked lost and the campaign goes on. Every cut is kept in the results directory
 // (powercut-live/) as it is made: a rerun with the same results directory (-o) resumes.
@@ -45,11 +45,11 @@ const lostInARow = 3
 
 // liveState is one variant's campaign as it stands, written after every cut.
 type liveState struct {
-	Variant string          `json:"variant"`
-	Made    bool            `json:"made"` // the filesystem was made on the device
-	Cuts    []suite.LiveCut `json:"cuts"`
-	Resumed int             `json:"resumed,omitempty"`
-	Error   string          `json:"error,omitempty"`
+	Variant string            `json:"variant"`
+	Made    bool              `json:"made"` // the filesystem was made on the device
+	Cuts    []pcsuite.LiveCut `json:"cuts"`
+	Resumed int               `json:"resumed,omitempty"`
+	Error   string            `json:"error,omitempty"`
 }
 
 func liveStatePath(dir string, i int, v plan.Variant) string {
@@ -122,7 +122,7 @@ func (t *sshTarget) runLive(ctx context.Context, s *session.Session, req plan.Re
 	c := &liveCampaign{t: t, sw: sw, wait: wait, ses: s, req: req, dev: t.spec.Inner.Device}
 	cfg := req.Config
 	t.opt.Logf("suite powercut on a board: one campaign of %d cuts per variant, the board's power switched by %s (repetitions do not apply: a campaign's cuts are its trials)",
-		suite.PowerCutParamsOf(cfg.Params).Cuts, sw.Name())
+		pcsuite.ParamsOf(cfg.Params).Cuts, sw.Name())
 	run := c.newRun()
 	states := make([]*liveState, len(cfg.Variants))
 	for i, v := range cfg.Variants {
@@ -132,7 +132,7 @@ func (t *sshTarget) runLive(ctx context.Context, s *session.Session, req plan.Re
 		}
 		if len(st.Cuts) > 0 || st.Made {
 			st.Resumed++
-			t.opt.Logf("powercut %s: resuming after cut %d of %d", v.Name, len(st.Cuts), suite.PowerCutParamsOf(cfg.Params).Cuts)
+			t.opt.Logf("powercut %s: resuming after cut %d of %d", v.Name, len(st.Cuts), pcsuite.ParamsOf(cfg.Params).Cuts)
 		}
 		states[i] = st
 	}
@@ -177,7 +177,7 @@ func (t *sshTarget) runLive(ctx context.Context, s *session.Session, req plan.Re
 // variant makes the variant's filesystem once and its cuts, from the first one not made yet.
 func (c *liveCampaign) variant(ctx context.Context, i int, v plan.Variant, st *liveState, save func() error) error {
 	p := liveStatePath(c.ses.Dir, i, v)
-	want := suite.PowerCutParamsOf(c.req.Config.Params).Cuts
+	want := pcsuite.ParamsOf(c.req.Config.Params).Cuts
 	if !st.Made {
 		if err := c.ensureUp(ctx); err != nil {
 			return err
@@ -228,15 +228,15 @@ func (c *liveCampaign) variant(ctx context.Context, i int, v plan.Variant, st *l
 
 // cutSeed seeds the moment of cut n of variant i, and its workload.
 func (c *liveCampaign) cutSeed(i, n int) uint64 {
-	return suite.PowerCutParamsOf(c.req.Config.Params).Seed*1_000_000 + uint64(i)*1000 + uint64(n)
+	return pcsuite.ParamsOf(c.req.Config.Params).Seed*1_000_000 + uint64(i)*1000 + uint64(n)
 }
 
 // cut makes one cut: the workload until a seeded moment, the power off, on again, the board
 // waited for, the filesystem checked there.
-func (c *liveCampaign) cut(ctx context.Context, i int, v plan.Variant, n int) (suite.LiveCut, error) {
+func (c *liveCampaign) cut(ctx context.Context, i int, v plan.Variant, n int) (pcsuite.LiveCut, error) {
 	t0 := time.Now()
 	seed := c.cutSeed(i, n)
-	rec := suite.LiveCut{N: n, Seed: seed}
+	rec := pcsuite.LiveCut{N: n, Seed: seed}
 	if !c.up {
 		// The last cut's board did not come back: another power cycle before this one.
 		secs, recycled, lost, err := c.powerCycle(ctx)
@@ -249,7 +249,7 @@ func (c *liveCampaign) cut(ctx context.Context, i int, v plan.Variant, n int) (s
 			return rec, nil
 		}
 	}
-	params := suite.PowerCutParamsOf(c.req.Config.Params)
+	params := pcsuite.ParamsOf(c.req.Config.Params)
 	spec := powercut.Spec{Seed: seed, Ops: params.Ops}
 	p, workSecs, err := c.workloadUntilCut(ctx, v, spec, seed)
 	if err != nil {
@@ -265,7 +265,7 @@ func (c *liveCampaign) cut(ctx context.Context, i int, v plan.Variant, n int) (s
 		rec.Lost, rec.CutSeconds = true, time.Since(t0).Seconds()
 		return rec, nil
 	}
-	var checked suite.LiveCut
+	var checked pcsuite.LiveCut
 	if err := c.agent(ctx, AgentJob{Action: AgentCheck, Manifest: p.Manifest(), Pos: rec.Pos}, v, &checked); err != nil {
 		return rec, fmt.Errorf("checking the filesystem after the cut: %w", err)
 	}
@@ -529,7 +529,7 @@ func firstLine(b []byte) string {
 }
 
 // describeLiveCut is a cut in one line, for the log.
-func describeLiveCut(c suite.LiveCut) string {
+func describeLiveCut(c pcsuite.LiveCut) string {
 	if c.Lost {
 		return "the board did not come back, even power-cycled again: marked lost"
 	}
@@ -580,18 +580,18 @@ func (c *liveCampaign) fill(r *results.Run, states []*liveState) {
 	r.Remote = &results.Remote{Target: c.t.spec.String(), Hostname: f.Hostname, Model: f.Model, Compatible: f.Compatible,
 		Arch: f.Arch, KernelRelease: f.KernelRelease, OS: f.OS}
 	r.Measurements = r.Measurements[:0]
-	want := suite.PowerCutParamsOf(c.req.Config.Params).Cuts
+	want := pcsuite.ParamsOf(c.req.Config.Params).Cuts
 	for _, st := range states {
 		if len(st.Cuts) == 0 {
 			if st.Error != "" {
-				r.Measurements = append(r.Measurements, results.Measurement{Variant: st.Variant, Test: suite.PowerCut, Rep: 1,
+				r.Measurements = append(r.Measurements, results.Measurement{Variant: st.Variant, Test: pcsuite.Test, Rep: 1,
 					Status: results.Failed, Error: st.Error})
 			}
 			continue
 		}
-		pc := suite.SummarizeLive(st.Cuts, c.sw.Name())
+		pc := pcsuite.SummarizeLive(st.Cuts, c.sw.Name())
 		pc.Live.Resumed = st.Resumed
-		m := results.Measurement{Variant: st.Variant, Test: suite.PowerCut, Rep: 1, Status: results.OK, Unit: catalog.Percent,
+		m := results.Measurement{Variant: st.Variant, Test: pcsuite.Test, Rep: 1, Status: results.OK, Unit: catalog.Percent,
 			PowerCut: &pc, Value: &pc.Safe.Pct}
 		for _, cut := range st.Cuts {
 			m.WallSeconds += cut.CutSeconds

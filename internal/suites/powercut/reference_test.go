@@ -1,4 +1,4 @@
-package suite
+package powercut
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
-	"github.com/fsbench/fsbench/internal/powercut"
+	pcut "github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
@@ -347,8 +347,8 @@ func referenceOne(ctx context.Context, t *testing.T, v refVariant) (f refFS, err
 		marks = append(marks, m)
 		return st.Pos, nil
 	}
-	spec := powercut.Spec{Seed: refSeed, Ops: refOps, LargeBytes: 1 << 20}
-	man, werr := powercut.Workload{Spec: spec, Pos: pos}.Run(ctx, workDir)
+	spec := pcut.Spec{Seed: refSeed, Ops: refOps, LargeBytes: 1 << 20}
+	man, werr := pcut.Workload{Spec: spec, Pos: pos}.Run(ctx, workDir)
 	uerr := fs.Unmount(ctx, k, mp)
 	if err := errors.Join(werr, uerr, card.command("stop")); err != nil {
 		return f, err
@@ -361,7 +361,7 @@ func referenceOne(ctx context.Context, t *testing.T, v refVariant) (f refFS, err
 
 	// The replay's card starts from a copy of the base the simulated card copied at "record",
 	// before its own cuts advance that base in place.
-	s, err := powercut.OpenStream(stream)
+	s, err := pcut.OpenStream(stream)
 	if err != nil {
 		return f, err
 	}
@@ -369,7 +369,7 @@ func referenceOne(ctx context.Context, t *testing.T, v refVariant) (f refFS, err
 	s.Close()
 	replay := &replayCard{log: logLoop.Path, base: filepath.Join(work, "replay-base.img"), scratch: filepath.Join(work, "replay-cut.img"),
 		replayLog: *referenceReplayLog, cutToMark: map[int]int{}}
-	if err := sparseCopy(replay.base, filepath.Join(stream, powercut.BaseFile)); err != nil {
+	if err := sparseCopy(replay.base, filepath.Join(stream, pcut.BaseFile)); err != nil {
 		return f, err
 	}
 	replayLoop, err := session.AttachLoop(replay.base, session.LoopOptions{})
@@ -390,7 +390,7 @@ func referenceOne(ctx context.Context, t *testing.T, v refVariant) (f refFS, err
 	}
 	ck := CutChecker{Kind: k, MountOptions: v.options, Mountpoint: mp, WorkDir: work, Run: run}
 	for i, p := range points {
-		c := powercut.Cut{Pos: p.pos, Seed: uint64(i + 1), Kind: powercut.CutAfterFlush}
+		c := pcut.Cut{Pos: p.pos, Seed: uint64(i + 1), Kind: pcut.CutAfterFlush}
 		fv, err := ck.Check(ctx, card, man, c, false)
 		if err != nil {
 			return f, fmt.Errorf("fsbench's cut at %d: %w", p.pos, err)
@@ -435,7 +435,7 @@ func waitFor(path string, served chan error) error {
 // target's cutCard does for the suite.
 type refSimcard struct{ dir string }
 
-var _ powercut.Card = (*refSimcard)(nil)
+var _ pcut.Card = (*refSimcard)(nil)
 
 func (c *refSimcard) command(line string) error {
 	if err := os.WriteFile(filepath.Join(c.dir, simcard.PowerCutFile), []byte(line), 0); err != nil {
@@ -460,13 +460,13 @@ func (c *refSimcard) Stop() error                   { return c.command("stop") }
 func (c *refSimcard) Reset() error                  { return c.command("reset") }
 func (c *refSimcard) Close() error                  { return c.command("close") }
 
-func (c *refSimcard) Cut(cut powercut.Cut, _ bool) (powercut.Outcome, error) {
+func (c *refSimcard) Cut(cut pcut.Cut, _ bool) (pcut.Outcome, error) {
 	if err := c.command(fmt.Sprintf("cut %d %d", cut.Pos, cut.Seed)); err != nil {
-		return powercut.Outcome{}, err
+		return pcut.Outcome{}, err
 	}
 	st, err := c.status()
 	if err != nil || st.Outcome == nil {
-		return powercut.Outcome{}, fmt.Errorf("simulated card built no cut: %v", err)
+		return pcut.Outcome{}, fmt.Errorf("simulated card built no cut: %v", err)
 	}
 	return *st.Outcome, nil
 }
@@ -488,7 +488,7 @@ type replayCard struct {
 	lastMark                           int
 }
 
-var _ powercut.Card = (*replayCard)(nil)
+var _ pcut.Card = (*replayCard)(nil)
 
 func (c *replayCard) Record(uint64) (string, error) { return "", errors.New("not used") }
 func (c *replayCard) Pos() (uint64, error)          { return 0, errors.New("not used") }
@@ -497,20 +497,20 @@ func (c *replayCard) Close() error                  { return nil }
 func (c *replayCard) Reset() error                  { return sparseCopy(c.scratch, c.base) }
 
 // Cut replays the log from the last cut's mark to this one's (the base only moves forward).
-func (c *replayCard) Cut(cut powercut.Cut, _ bool) (powercut.Outcome, error) {
+func (c *replayCard) Cut(cut pcut.Cut, _ bool) (pcut.Outcome, error) {
 	m, ok := c.cutToMark[cut.Pos]
 	if !ok {
-		return powercut.Outcome{}, fmt.Errorf("no mark for the cut at %d", cut.Pos)
+		return pcut.Outcome{}, fmt.Errorf("no mark for the cut at %d", cut.Pos)
 	}
 	args := []string{"--log", c.log, "--replay", c.dev, "--end-mark", "m" + strconv.Itoa(m)}
 	if c.lastMark > 0 {
 		args = append(args, "--start-mark", "m"+strconv.Itoa(c.lastMark))
 	}
 	if out, err := exec.Command(c.replayLog, args...).CombinedOutput(); err != nil {
-		return powercut.Outcome{}, fmt.Errorf("replay-log %s: %v: %s", strings.Join(args, " "), err, out)
+		return pcut.Outcome{}, fmt.Errorf("replay-log %s: %v: %s", strings.Join(args, " "), err, out)
 	}
 	c.lastMark = m
-	return powercut.Outcome{Cut: cut}, c.Reset()
+	return pcut.Outcome{Cut: cut}, c.Reset()
 }
 
 func (c *replayCard) Attach(context.Context) (string, func() error, error) {

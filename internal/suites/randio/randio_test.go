@@ -1,4 +1,4 @@
-package suite
+package randio
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suites/suitekit"
+	"github.com/fsbench/fsbench/internal/testkit/fakefs"
 )
 
 func TestAlignedBuf(t *testing.T) {
@@ -24,55 +26,55 @@ func TestAlignedBuf(t *testing.T) {
 }
 
 func TestRandioCounts(t *testing.T) {
-	c := newCountingFS("/m")
+	c := fakefs.New("/m")
 	ctx := context.Background()
 	const size, block = 8 << 20, 512 << 10
 	if err := layOutSeqFile(c, "/m/file", size); err != nil {
 		t.Fatal(err)
 	}
-	if c.creates != 1 || c.writes != 0 {
-		t.Errorf("lay-out: %d creates, %d writes; want the file made and nothing written", c.creates, c.writes)
+	if c.Creates != 1 || c.Writes != 0 {
+		t.Errorf("lay-out: %d creates, %d writes; want the file made and nothing written", c.Creates, c.Writes)
 	}
 	p, note, err := seqWriteDirect(ctx, c, "/m/file", size, block)
 	if err != nil || note != "" {
 		t.Fatal(err, note)
 	}
-	if p.ops != 16 || c.writes != 16 || c.written != size || c.fsyncs != 1 || c.direct != 1 {
-		t.Errorf("seq write: %d ops, %d writes, %d bytes, %d fsyncs, %d O_DIRECT opens", p.ops, c.writes, c.written, c.fsyncs, c.direct)
+	if p.Ops != 16 || c.Writes != 16 || c.Written != size || c.Fsyncs != 1 || c.Direct != 1 {
+		t.Errorf("seq write: %d ops, %d writes, %d bytes, %d fsyncs, %d O_DIRECT opens", p.Ops, c.Writes, c.Written, c.Fsyncs, c.Direct)
 	}
 	// Fixed op count (the runtime is far away): exact counts, all 4 KiB-aligned.
-	c.writes, c.reads, c.written, c.read = 0, 0, 0, 0
+	c.Writes, c.Reads, c.Written, c.Read = 0, 0, 0, 0
 	p, _, err = randomIO(ctx, c, "/m/file", size, 4096, true, time.Hour, 500, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ops != 500 || c.writes != 500 || c.written != 500*4096 || c.fsyncs != 2 || len(c.files["/m/file"]) != size {
-		t.Errorf("random write: %d ops, %d writes, %d bytes, %d fsyncs, file %d", p.ops, c.writes, c.written, c.fsyncs, len(c.files["/m/file"]))
+	if p.Ops != 500 || c.Writes != 500 || c.Written != 500*4096 || c.Fsyncs != 2 || len(c.Files["/m/file"]) != size {
+		t.Errorf("random write: %d ops, %d writes, %d bytes, %d fsyncs, file %d", p.Ops, c.Writes, c.Written, c.Fsyncs, len(c.Files["/m/file"]))
 	}
 	p, _, err = randomIO(ctx, c, "/m/file", size, 4096, false, time.Hour, 300, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ops != 300 || c.reads != 300 || c.read != 300*4096 || c.fsyncs != 2 || c.direct != 3 || p.lat.n != 300 {
-		t.Errorf("random read: %d ops, %d reads, %d bytes, %d fsyncs, %d O_DIRECT", p.ops, c.reads, c.read, c.fsyncs, c.direct)
+	if p.Ops != 300 || c.Reads != 300 || c.Read != 300*4096 || c.Fsyncs != 2 || c.Direct != 3 || p.Lat.N() != 300 {
+		t.Errorf("random read: %d ops, %d reads, %d bytes, %d fsyncs, %d O_DIRECT", p.Ops, c.Reads, c.Read, c.Fsyncs, c.Direct)
 	}
 	// Fixed runtime: stops by time.
 	start := time.Now()
 	p, _, err = randomIO(ctx, c, "/m/file", size, 4096, false, 50*time.Millisecond, 1<<30, 1)
-	if err != nil || p.ops == 0 || time.Since(start) > 2*time.Second {
-		t.Errorf("runtime-bound: %d ops in %v, %v", p.ops, time.Since(start), err)
+	if err != nil || p.Ops == 0 || time.Since(start) > 2*time.Second {
+		t.Errorf("runtime-bound: %d ops in %v, %v", p.Ops, time.Since(start), err)
 	}
 }
 
 func TestRandioBufferedFallback(t *testing.T) {
-	c := newCountingFS("/m")
-	c.refuseDirect = true
+	c := fakefs.New("/m")
+	c.RefuseDirect = true
 	if err := layOutSeqFile(c, "/m/file", 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	_, note, err := seqWriteDirect(context.Background(), c, "/m/file", 1<<20, 512<<10)
-	if err != nil || !strings.Contains(note, "refused O_DIRECT") || c.written != 1<<20 {
-		t.Errorf("fallback: note %q err %v written %d", note, err, c.written)
+	if err != nil || !strings.Contains(note, "refused O_DIRECT") || c.Written != 1<<20 {
+		t.Errorf("fallback: note %q err %v written %d", note, err, c.Written)
 	}
 }
 
@@ -82,13 +84,13 @@ func TestClassify(t *testing.T) {
 		value  float64
 		a1, a2 float64
 	}{
-		{RandSeqWrite, 12, 1, 1},
-		{RandSeqWrite, 9.9, 0, 0},
-		{RandWrite4K, 500, 1, 0},
-		{RandWrite4K, 2000, 1, 1},
-		{RandRead4K, 1499, 0, 0},
-		{RandRead4K, 3999, 1, 0},
-		{RandRead4K, 4000, 1, 1},
+		{SeqWrite, 12, 1, 1},
+		{SeqWrite, 9.9, 0, 0},
+		{RandWrite, 500, 1, 0},
+		{RandWrite, 2000, 1, 1},
+		{RandRead, 1499, 0, 0},
+		{RandRead, 3999, 1, 0},
+		{RandRead, 4000, 1, 1},
 	}
 	for _, tc := range tests {
 		m := results.Measurement{Value: results.Float(tc.value), Extra: map[string]float64{}, Unit: catalog.IOPS}
@@ -98,7 +100,7 @@ func TestClassify(t *testing.T) {
 		}
 	}
 	na := results.Measurement{Status: results.NA, Extra: map[string]float64{}}
-	classify(&na, RandRead4K)
+	classify(&na, RandRead)
 	if _, ok := na.Extra["a1_pass"]; ok {
 		t.Error("a measurement without a figure was classified")
 	}
@@ -112,7 +114,7 @@ func TestLayOutSeqFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	const size = 4 << 20
-	if err := layOutSeqFile(osOps{}, path, size); err != nil {
+	if err := layOutSeqFile(suitekit.OS{}, path, size); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(path)

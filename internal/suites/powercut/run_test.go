@@ -1,4 +1,4 @@
-package suite
+package powercut
 
 import (
 	"testing"
@@ -6,12 +6,12 @@ import (
 
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
-	"github.com/fsbench/fsbench/internal/powercut"
+	pcut "github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
 func TestUnsyncedAt(t *testing.T) {
-	man := &powercut.Manifest{Acks: []powercut.Ack{{Pos: 10, At: time.Second}, {Pos: 20, At: 3 * time.Second}}}
+	man := &pcut.Manifest{Acks: []pcut.Ack{{Pos: 10, At: time.Second}, {Pos: 20, At: 3 * time.Second}}}
 	tests := []struct {
 		pos  uint64
 		want time.Duration
@@ -31,9 +31,9 @@ func TestUnsyncedAt(t *testing.T) {
 func TestSummarizeCuts(t *testing.T) {
 	cuts := []cutResult{
 		{mounted: true, usable: true, recovery: 10 * time.Millisecond, fsck: fs.FsckClean, leaked: 3, leakedOK: true},
-		{mounted: true, usable: true, recovery: 30 * time.Millisecond, fsck: fs.FsckClean, check: powercut.Check{FileCounts: powercut.FileCounts{AckedCorrupt: 1}}},
+		{mounted: true, usable: true, recovery: 30 * time.Millisecond, fsck: fs.FsckClean, check: pcut.Check{FileCounts: pcut.FileCounts{AckedCorrupt: 1}}},
 		{mounted: true, usable: true, recovery: 20 * time.Millisecond, fsck: fs.FsckErrors, repair: fs.FsckRepaired},
-		{mounted: false, usable: false, fsck: fs.FsckToolFailed, repair: fs.FsckUnrecoverable, check: powercut.Check{FileCounts: powercut.FileCounts{AckedLost: 5}}, unsynced: time.Second},
+		{mounted: false, usable: false, fsck: fs.FsckToolFailed, repair: fs.FsckUnrecoverable, check: pcut.Check{FileCounts: pcut.FileCounts{AckedLost: 5}}, unsynced: time.Second},
 	}
 	var st results.PowerCut
 	summarizeCuts(&st, cuts, time.Minute)
@@ -66,7 +66,7 @@ func TestSummarizeCuts(t *testing.T) {
 func TestSummarizeCutsNoChecker(t *testing.T) {
 	cuts := []cutResult{
 		{mounted: true, usable: true, fsck: fs.FsckNone},
-		{mounted: true, usable: true, fsck: fs.FsckNone, check: powercut.Check{FileCounts: powercut.FileCounts{AckedLost: 1}}},
+		{mounted: true, usable: true, fsck: fs.FsckNone, check: pcut.Check{FileCounts: pcut.FileCounts{AckedLost: 1}}},
 		{mounted: false, usable: false, fsck: fs.FsckNone, repair: fs.FsckUnrecoverable},
 	}
 	var st results.PowerCut
@@ -81,7 +81,7 @@ func TestSummarizeCutsNoChecker(t *testing.T) {
 // filesystem's window since its last flush is the filesystem's; on a cut with card damage the
 // figure is how the filesystem came through it.
 func TestWhoseFault(t *testing.T) {
-	damaged := powercut.Outcome{CardDamage: []flash.Span{{Off: 0, Len: 16384}}}
+	damaged := pcut.Outcome{CardDamage: []flash.Span{{Off: 0, Len: 16384}}}
 	tests := []struct {
 		name    string
 		cut     cutResult
@@ -89,14 +89,14 @@ func TestWhoseFault(t *testing.T) {
 		fsFault bool
 	}{
 		{"whole, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean}, "", false},
-		{"acknowledged data lost, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: powercut.Check{FileCounts: powercut.FileCounts{AckedLost: 1}}}, "", true},
-		{"a torn rename, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: powercut.Check{FileCounts: powercut.FileCounts{TornRenames: 1}}}, "", true},
+		{"acknowledged data lost, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: pcut.Check{FileCounts: pcut.FileCounts{AckedLost: 1}}}, "", true},
+		{"a torn rename, no damage", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, check: pcut.Check{FileCounts: pcut.FileCounts{TornRenames: 1}}}, "", true},
 		{"damage that hit nothing", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged}, throughUnharmed, false},
 		{"damage the checker found and repaired", cutResult{mounted: true, usable: true, fsck: fs.FsckErrors, repair: fs.FsckRepaired, outcome: damaged}, throughRepaired, false},
-		{"damage that stopped the mount, beyond repair", cutResult{fsck: fs.FsckErrors, repair: fs.FsckUnrecoverable, outcome: damaged, check: powercut.Check{FileCounts: powercut.FileCounts{AckedLost: 3}}}, throughDetected, false},
-		{"damage a read refused", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: powercut.Check{FileCounts: powercut.FileCounts{AckedUnreadable: 2}}}, throughDetected, false},
-		{"damage returned as data", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: powercut.Check{FileCounts: powercut.FileCounts{AckedCorrupt: 1, AckedUnreadable: 1}}}, throughSilent, false},
-		{"damage returned as data, no checker", cutResult{mounted: true, usable: true, fsck: fs.FsckNone, outcome: damaged, check: powercut.Check{FileCounts: powercut.FileCounts{AckedCorrupt: 1}}}, throughSilent, false},
+		{"damage that stopped the mount, beyond repair", cutResult{fsck: fs.FsckErrors, repair: fs.FsckUnrecoverable, outcome: damaged, check: pcut.Check{FileCounts: pcut.FileCounts{AckedLost: 3}}}, throughDetected, false},
+		{"damage a read refused", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: pcut.Check{FileCounts: pcut.FileCounts{AckedUnreadable: 2}}}, throughDetected, false},
+		{"damage returned as data", cutResult{mounted: true, usable: true, fsck: fs.FsckClean, outcome: damaged, check: pcut.Check{FileCounts: pcut.FileCounts{AckedCorrupt: 1, AckedUnreadable: 1}}}, throughSilent, false},
+		{"damage returned as data, no checker", cutResult{mounted: true, usable: true, fsck: fs.FsckNone, outcome: damaged, check: pcut.Check{FileCounts: pcut.FileCounts{AckedCorrupt: 1}}}, throughSilent, false},
 	}
 	for _, tc := range tests {
 		var st results.PowerCut

@@ -1,4 +1,4 @@
-package suite
+package powercut
 
 import (
 	"context"
@@ -15,14 +15,12 @@ import (
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
-	"github.com/fsbench/fsbench/internal/powercut"
+	pcut "github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 	"github.com/fsbench/fsbench/internal/suites"
+	"github.com/fsbench/fsbench/internal/suites/suitekit"
 )
-
-// powerCutSteps are how this package runs the suite's tests (Steps).
-var powerCutSteps = []suites.Test{{Test: catalog.Test{Name: PowerCut}, Run: step((*rep).powerCut)}}
 
 // maxProblems bounds the broken promises kept for the report.
 const maxProblems = 20
@@ -44,7 +42,7 @@ type cutResult struct {
 	fsck     string
 	repair   string // "" when no repair was needed
 	usable   bool   // mounted, with or without repair
-	check    powercut.Check
+	check    pcut.Check
 	unsynced time.Duration
 	// leaked is the blocks the checker found marked in use and held by nothing, after the
 	// mount's recovery; leakedOK says the checker reports it (e2fsck).
@@ -54,7 +52,7 @@ type cutResult struct {
 	timedOut int
 	// outcome is what the power-loss model made of the cut: its card damage says whose
 	// fault a broken promise is.
-	outcome powercut.Outcome
+	outcome pcut.Outcome
 }
 
 // whole: mounted without repair, checked clean (or no checker), every promise kept.
@@ -89,19 +87,18 @@ func (c cutResult) through() string {
 
 // powerCut runs the workload with the card recording, unmounts, and checks the filesystem
 // after each planned cut (see checkCut). Its headline is the share of cuts survived whole.
-func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
-	card := r.env.PowerCut
-	m := results.Measurement{Test: PowerCut, Unit: catalog.Percent, Status: results.OK}
+func powerCut(ctx context.Context, r suites.Rep, params *Params) ([]results.Measurement, error) {
+	card, profile := r.PowerCut()
+	m := results.Measurement{Test: Test, Unit: catalog.Percent, Status: results.OK}
 	if card == nil {
 		m.Status, m.Note = results.NA, NoPowerSwitch
 		return []results.Measurement{m}, nil
 	}
-	prof, err := flash.CardProfile(r.env.CardProfile)
+	prof, err := flash.CardProfile(profile)
 	if err != nil {
 		return nil, err
 	}
-	params := r.powerCutParams()
-	model := powercut.ModelOf(prof)
+	model := pcut.ModelOf(prof)
 	model.MergeLoss = model.MergeLoss || params.MergeLoss
 
 	closed := false
@@ -111,11 +108,11 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 		}
 	}()
 
-	man, dir, err := r.recordWorkload(ctx, card)
+	man, dir, err := recordWorkload(ctx, r, params, card)
 	if err != nil {
 		return nil, err
 	}
-	stream, err := powercut.OpenStream(dir)
+	stream, err := pcut.OpenStream(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -133,9 +130,9 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 			}
 		}
 	}
-	cuts := powercut.PlanCuts(recs, params.Cuts, params.Seed*1000+uint64(r.n))
+	cuts := pcut.PlanCuts(recs, params.Cuts, params.Seed*1000+uint64(r.N()))
 	start := time.Now()
-	out, timedOut, err := r.checkCuts(ctx, card, man, cuts, len(recs), params.MergeLoss)
+	out, timedOut, err := checkCuts(ctx, r, card, man, cuts, len(recs), params.MergeLoss)
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +159,8 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 // checkCuts checks the filesystem after each cut of a stream of n requests, logging the
 // cuts that broke promises or whose checker was killed; timedOut counts the checker runs
 // killed.
-func (r *rep) checkCuts(ctx context.Context, card powercut.Card, man *powercut.Manifest, cuts []powercut.Cut, n int, mergeLoss bool) (out []cutResult, timedOut int, err error) {
-	ck := r.cutChecker()
+func checkCuts(ctx context.Context, r suites.Rep, card pcut.Card, man *pcut.Manifest, cuts []pcut.Cut, n int, mergeLoss bool) (out []cutResult, timedOut int, err error) {
+	ck := cutChecker(r)
 	for _, c := range cuts {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
@@ -174,15 +171,15 @@ func (r *rep) checkCuts(ctx context.Context, card powercut.Card, man *powercut.M
 		}
 		out = append(out, res)
 		timedOut += res.timedOut
-		if r.env.Log != nil && res.timedOut > 0 {
-			r.env.Log("%s rep %d powercut: cut at request %d (%s): the checker did not finish within %v and was killed", r.v.Name, r.n, c.Pos, c.Kind, checkerTimeout)
+		if res.timedOut > 0 {
+			r.Logf("%s rep %d powercut: cut at request %d (%s): the checker did not finish within %v and was killed", r.Variant().Name, r.N(), c.Pos, c.Kind, checkerTimeout)
 		}
-		if r.env.Log != nil && res.check.Violations() > 0 {
+		if res.check.Violations() > 0 {
 			whose := "the filesystem's own (the card destroyed nothing it had flushed)"
 			if b := res.outcome.CardDamageBytes(); b > 0 {
 				whose = fmt.Sprintf("after the card destroyed %d bytes outside what the filesystem wrote since its last flush", b)
 			}
-			r.env.Log("%s rep %d powercut: cut at request %d (%s): %d broken promises, %s; %s; first: %s", r.v.Name, r.n, c.Pos, c.Kind,
+			r.Logf("%s rep %d powercut: cut at request %d (%s): %d broken promises, %s; %s; first: %s", r.Variant().Name, r.N(), c.Pos, c.Kind,
 				res.check.Violations(), whose, res.outcome, res.check.Problems[0])
 		}
 	}
@@ -209,12 +206,12 @@ func powerCutNote(st results.PowerCut, cuts, want, n int, end uint64, timedOut i
 
 // recordWorkload makes the filesystem durable, starts the card's recording, runs the workload
 // and stops the recording; the filesystem is unmounted after it (the cuts mount their own).
-func (r *rep) recordWorkload(ctx context.Context, card powercut.Card) (*powercut.Manifest, string, error) {
-	work := filepath.Join(r.env.Mountpoint, "powercut")
+func recordWorkload(ctx context.Context, r suites.Rep, params *Params, card pcut.Card) (*pcut.Manifest, string, error) {
+	work := filepath.Join(r.Mountpoint(), "powercut")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		return nil, "", err
 	}
-	if err := (osOps{}).Syncfs(work); err != nil {
+	if err := suitekit.Syncfs(work); err != nil {
 		return nil, "", err
 	}
 	var sfs unix.Statfs_t
@@ -228,19 +225,17 @@ func (r *rep) recordWorkload(ctx context.Context, card powercut.Card) (*powercut
 	if err != nil {
 		return nil, "", err
 	}
-	params := r.powerCutParams()
-	spec := powercut.Spec{Seed: params.Seed*1000 + uint64(r.n), Ops: params.Ops}
+	spec := pcut.Spec{Seed: params.Seed*1000 + uint64(r.N()), Ops: params.Ops}
 	// The large writes (about one operation in twenty, kept until deleted) stay a small
 	// share of the filesystem.
 	spec.LargeBytes = int(min(4<<20, max(64<<10, devBytes/200)))
-	man, werr := powercut.Workload{Spec: spec, Pos: card.Pos}.Run(ctx, work)
+	man, werr := pcut.Workload{Spec: spec, Pos: card.Pos}.Run(ctx, work)
 	if err := errors.Join(werr, card.Stop()); err != nil {
 		return nil, "", fmt.Errorf("powercut workload: %w", err)
 	}
-	if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
+	if err := r.Unmount(ctx); err != nil {
 		return nil, "", fmt.Errorf("unmounting after the workload: %w", err)
 	}
-	r.mounted = false
 	return man, dir, nil
 }
 
@@ -257,8 +252,9 @@ type CutChecker struct {
 	Run          fs.Runner
 }
 
-func (r *rep) cutChecker() CutChecker {
-	return CutChecker{Kind: r.k, MountOptions: r.v.MountOptions, Mountpoint: r.env.Mountpoint, WorkDir: r.env.WorkDir, Run: r.env.Run}
+// cutChecker checks the cuts of r's filesystem, on its mount point.
+func cutChecker(r suites.Rep) CutChecker {
+	return CutChecker{Kind: r.Kind(), MountOptions: r.Variant().MountOptions, Mountpoint: r.Mountpoint(), WorkDir: r.WorkDir(), Run: r.Runner()}
 }
 
 // CutVerdict is what CutChecker found after one cut.
@@ -267,19 +263,19 @@ type CutVerdict struct {
 	Mounted bool   // without repair
 	Fsck    string // the checker's verdict on what the mount left (fs.FsckClean, ...)
 	Repair  string // "" when no repair was needed
-	Check   powercut.Check
-	Outcome powercut.Outcome
+	Check   pcut.Check
+	Outcome pcut.Outcome
 }
 
 // Check builds the card after cut c and checks it (see CutChecker).
-func (k CutChecker) Check(ctx context.Context, card powercut.Card, man *powercut.Manifest, c powercut.Cut, mergeLoss bool) (CutVerdict, error) {
+func (k CutChecker) Check(ctx context.Context, card pcut.Card, man *pcut.Manifest, c pcut.Cut, mergeLoss bool) (CutVerdict, error) {
 	res, err := k.check(ctx, card, man, c, mergeLoss)
 	return CutVerdict{Whole: res.whole(), Mounted: res.mounted, Fsck: res.fsck, Repair: res.repair, Check: res.check, Outcome: res.outcome}, err
 }
 
 // check is Check with everything the powercut test reports. Every loop device is detached and
 // the cut's writes forgotten before it returns.
-func (k CutChecker) check(ctx context.Context, card powercut.Card, man *powercut.Manifest, c powercut.Cut, mergeLoss bool) (res cutResult, err error) {
+func (k CutChecker) check(ctx context.Context, card pcut.Card, man *pcut.Manifest, c pcut.Cut, mergeLoss bool) (res cutResult, err error) {
 	if res.outcome, err = card.Cut(c, mergeLoss); err != nil {
 		return res, err
 	}
@@ -376,7 +372,7 @@ func (k CutChecker) check(ctx context.Context, card powercut.Card, man *powercut
 }
 
 // modelFigures starts a repetition's figures with the card's power-loss model.
-func modelFigures(profile string, m powercut.Model) results.PowerCut {
+func modelFigures(profile string, m pcut.Model) results.PowerCut {
 	st := results.PowerCut{Profile: profile, Protected: m.Protected, VolatileCache: m.VolatileCache, TornPage: m.TornPage,
 		PairedPage: m.PairedPage, MergeLoss: m.MergeLoss, WriteBufferBytes: uint64(m.WriteBuffer)}
 	if m.VolatileCache {
@@ -391,10 +387,10 @@ func modelFigures(profile string, m powercut.Model) results.PowerCut {
 // unsyncedAt is how much of the workload's time was lost at a cut: from the last
 // acknowledgement before it to the cut, the cut's time interpolated between the
 // acknowledgements around it.
-func unsyncedAt(man *powercut.Manifest, pos uint64) time.Duration {
+func unsyncedAt(man *pcut.Manifest, pos uint64) time.Duration {
 	last, ok := man.LastAckBefore(pos)
 	if !ok {
-		last = powercut.Ack{}
+		last = pcut.Ack{}
 	}
 	for _, a := range man.Acks {
 		if a.Pos > pos {

@@ -1,10 +1,9 @@
-package suite
+package randio
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,29 +17,14 @@ import (
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/suites"
+	"github.com/fsbench/fsbench/internal/suites/suitekit"
 )
+
+// The suite's jobs as fio runs them: one preallocated file written sequentially, then random
+// 4 KiB requests in it, O_DIRECT, iodepth 1.
 
 // randioDirName is the directory of the randio suite's file.
 const randioDirName = "randio"
-
-// AppClass is an SD Association application performance class (SD 5.1 / 6.0): minimum sequential write
-// and 4 KiB random IOPS.
-type AppClass struct {
-	Name                string
-	SeqMBps             float64
-	WriteIOPS, ReadIOPS float64
-}
-
-// AppClasses are A1 and A2.
-var AppClasses = []AppClass{
-	{Name: "A1", SeqMBps: 10, WriteIOPS: 500, ReadIOPS: 1500},
-	{Name: "A2", SeqMBps: 10, WriteIOPS: 2000, ReadIOPS: 4000},
-}
-
-// randioSteps are how this package runs the suite's tests (Steps).
-var randioSteps = []suites.Test{{Test: catalog.Test{Name: RandSeqWrite}, Run: step((*rep).randSeqWrite)},
-	{Test: catalog.Test{Name: RandWrite4K}, Needs: []string{RandSeqWrite}, Run: step((*rep).randWrite)},
-	{Test: catalog.Test{Name: RandRead4K}, Needs: []string{RandSeqWrite}, Run: step((*rep).randRead)}}
 
 // alignedBuf returns n bytes aligned to 4096 in memory, as O_DIRECT requires (Go's heap does
 // not move objects, so the alignment holds).
@@ -54,7 +38,7 @@ func alignedBuf(n uint64) []byte {
 // openDirect opens path with O_DIRECT; when the filesystem refuses it (EINVAL: some do not
 // implement direct I/O), it opens without and says so: the figures then include the page
 // cache, and the note warns.
-func openDirect(ops fileOps, path string, flag int) (opFile, string, error) {
+func openDirect(ops suitekit.FileOps, path string, flag int) (suitekit.File, string, error) {
 	f, err := ops.OpenFile(path, flag|unix.O_DIRECT, 0o644)
 	if err == nil {
 		return f, "", nil
@@ -73,7 +57,7 @@ func openDirect(ops fileOps, path string, flag int) (opFile, string, error) {
 // writes would also allocate the file's blocks, which fio's do not: on ext4 over a loop device
 // that made fsbench's sequential write and fio's differ by up to a third from one run to the
 // next. It is not timed (fio does not time it either).
-func layOutSeqFile(ops fileOps, path string, size uint64) error {
+func layOutSeqFile(ops suitekit.FileOps, path string, size uint64) error {
 	if err := ops.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -81,7 +65,7 @@ func layOutSeqFile(ops fileOps, path string, size uint64) error {
 	if err != nil {
 		return err
 	}
-	if ff, ok := f.(fdFile); ok && size > 0 {
+	if ff, ok := f.(suitekit.FDFile); ok && size > 0 {
 		err := unix.Fallocate(int(ff.Fd()), 0, 0, int64(size))
 		if err != nil && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
 			f.Close()
@@ -94,69 +78,32 @@ func layOutSeqFile(ops fileOps, path string, size uint64) error {
 // seqWriteDirect writes size bytes in block-sized O_DIRECT writes over the file layOutSeqFile
 // made, then fsync, as fio's end_fsync=1 does; the caller times the whole of it, as fio's
 // bandwidth includes its end_fsync.
-func seqWriteDirect(ctx context.Context, ops fileOps, path string, size, block uint64) (phase, string, error) {
-	var p phase
+func seqWriteDirect(ctx context.Context, ops suitekit.FileOps, path string, size, block uint64) (suitekit.Phase, string, error) {
+	var p suitekit.Phase
 	f, note, err := openDirect(ops, path, os.O_WRONLY)
 	if err != nil {
 		return p, note, err
 	}
 	defer f.Close()
 	buf := alignedBuf(block)
-	copy(buf, patternBuf(5))
+	copy(buf, suitekit.PatternBuf(5))
 	start := time.Now()
 	for off := uint64(0); off+block <= size; off += block {
 		if err := ctx.Err(); err != nil {
 			return p, note, err
 		}
 		buf[0], buf[1] = byte(off>>20), byte(off>>28) // no two blocks alike (dedup, compression)
-		if err := p.timeOp(func() error { _, err := f.Write(buf); return err }); err != nil {
+		if err := p.TimeOp(func() error { _, err := f.Write(buf); return err }); err != nil {
 			return p, note, fmt.Errorf("writing %s: %w", path, err)
 		}
-		p.ops++
-		p.bytes += block
+		p.Ops++
+		p.Bytes += block
 	}
-	p.work = time.Since(start)
+	p.Work = time.Since(start)
 	if err := f.Sync(); err != nil {
 		return p, note, err
 	}
 	return p, note, f.Close()
-}
-
-// fdFile is an open file with a descriptor (*os.File is one): the random tests call pread(2)
-// and pwrite(2) on it directly.
-type fdFile interface{ Fd() uintptr }
-
-// positional does one pread or pwrite of all of buf at off: on the descriptor when there is
-// one (fd >= 0), skipping os.File's descriptor locking and its retry loop, as a raw system
-// call when raw (see rawIO), else through f (the tests' fake). A short transfer is an error:
-// with O_DIRECT and block-aligned requests inside the file, the kernel transfers all or
-// nothing.
-func positional(f opFile, fd int, buf []byte, off int64, write, raw bool) error {
-	var n int
-	var err error
-	for {
-		switch {
-		case fd < 0 && write:
-			n, err = f.WriteAt(buf, off)
-		case fd < 0:
-			n, err = f.ReadAt(buf, off)
-		case raw:
-			n, err = rawPositional(fd, buf, off, write)
-		case write:
-			n, err = unix.Pwrite(fd, buf, off)
-		default:
-			n, err = unix.Pread(fd, buf, off)
-		}
-		// Go installs its signal handlers with SA_RESTART, but a syscall can still return
-		// EINTR on some kernels and filesystems (FUSE, NFS): try again, as os.File does.
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err == nil && n != len(buf) {
-		err = fmt.Errorf("%d of %d bytes transferred: %w", n, len(buf), io.ErrUnexpectedEOF)
-	}
-	return err
 }
 
 // rawIO says whether pread/pwrite bypass the Go scheduler's system call bookkeeping: true on
@@ -169,20 +116,6 @@ func positional(f opFile, fd int, buf []byte, off int64, write, raw bool) error 
 // (the random loop itself allocates nothing, so only other goroutines can start one).
 var rawIO = unsafe.Sizeof(uintptr(0)) == 8
 
-// rawPositional is pread64/pwrite64 as a raw system call (64-bit only: 32-bit ARM passes the
-// offset in an aligned register pair, which unix.Pread knows and this does not).
-func rawPositional(fd int, buf []byte, off int64, write bool) (int, error) {
-	trap := uintptr(unix.SYS_PREAD64)
-	if write {
-		trap = unix.SYS_PWRITE64
-	}
-	n, _, errno := unix.RawSyscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), uintptr(off), 0, 0)
-	if errno != 0 {
-		return int(n), errno
-	}
-	return int(n), nil
-}
-
 // randomIO does 4 KiB-aligned random requests (reads, or writes) at iodepth 1 over the first
 // size bytes of path until runtime has passed or maxOps are done, then (writes) fdatasync.
 //
@@ -192,8 +125,8 @@ func rawPositional(fd int, buf []byte, off int64, write bool) (int, error) {
 // request (a request's latency is the time since the previous one completed, which adds the
 // few tens of nanoseconds of choosing the next offset), and the context checked every 64
 // requests rather than every one.
-func randomIO(ctx context.Context, ops fileOps, path string, size, block uint64, write bool, runtime time.Duration, maxOps int, seed uint64) (phase, string, error) {
-	var p phase
+func randomIO(ctx context.Context, ops suitekit.FileOps, path string, size, block uint64, write bool, runtime time.Duration, maxOps int, seed uint64) (suitekit.Phase, string, error) {
+	var p suitekit.Phase
 	flag := os.O_RDONLY
 	if write {
 		flag = os.O_WRONLY
@@ -207,27 +140,27 @@ func randomIO(ctx context.Context, ops fileOps, path string, size, block uint64,
 	if blocks == 0 {
 		return p, note, fmt.Errorf("the file %s is smaller than one %d-byte request", path, block)
 	}
-	fd := descriptor(f)
+	fd := suitekit.Descriptor(f)
 	// Incompressible contents from the request stream's own generator: cutting them from the
-	// 1 MiB patternBuf would spend milliseconds of the timed part generating bytes never used.
+	// 1 MiB suitekit.PatternBuf would spend milliseconds of the timed part generating bytes never used.
 	rng := rand.New(rand.NewPCG(seed, 11))
 	buf := alignedBuf(block)
 	for i := range buf {
 		buf[i] = byte(rng.Uint32())
 	}
-	p.lat.counts = new([latBuckets]uint64) // allocated now, outside the timed loop
+	p = suitekit.NewPhase() // its histogram allocated now, outside the timed loop
 	done := ctx.Done()
 	start := time.Now()
 	last := start
-	for p.ops < maxOps {
-		if stopped(done, p.ops) {
+	for p.Ops < maxOps {
+		if suitekit.Stopped(done, p.Ops) {
 			return p, note, ctx.Err()
 		}
 		off := int64(rng.Uint64N(blocks) * block)
 		if write {
 			buf[0]++
 		}
-		if err := positional(f, fd, buf, off, write, rawIO); err != nil {
+		if err := suitekit.Positional(f, fd, buf, off, write, rawIO); err != nil {
 			what := "reading"
 			if write {
 				what = "writing"
@@ -235,15 +168,15 @@ func randomIO(ctx context.Context, ops fileOps, path string, size, block uint64,
 			return p, note, fmt.Errorf("%s %s at %d: %w", what, path, off, err)
 		}
 		now := time.Now()
-		p.lat.add(now.Sub(last))
+		p.Lat.Add(now.Sub(last))
 		last = now
-		p.ops++
-		p.bytes += block
+		p.Ops++
+		p.Bytes += block
 		if now.Sub(start) >= runtime {
 			break
 		}
 	}
-	p.work = last.Sub(start)
+	p.Work = last.Sub(start)
 	if write {
 		if err := f.Sync(); err != nil {
 			return p, note, err
@@ -252,84 +185,89 @@ func randomIO(ctx context.Context, ops fileOps, path string, size, block uint64,
 	return p, note, f.Close()
 }
 
-func (r *rep) randFile() string { return filepath.Join(r.env.Mountpoint, randioDirName, "file") }
+// file is the suite's one file, which randio_seq_write lays out and writes and the random
+// tests use.
+func file(r suites.Rep) string { return filepath.Join(r.Mountpoint(), randioDirName, "file") }
 
-func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
-	if err := r.keepOnly(ctx); err != nil {
+// seqWriteTest is randio_seq_write: the file laid out, then written in SeqBlock O_DIRECT
+// writes, fsync timed.
+func seqWriteTest(ctx context.Context, r suites.Rep, params *Params) ([]results.Measurement, error) {
+	if err := r.Clear(ctx); err != nil {
 		return nil, err
 	}
-	avail, _, err := r.space()
+	avail, _, err := suitekit.FreeSpace(r.Mountpoint())
 	if err != nil {
 		return nil, err
 	}
-	size, note := r.randioParams().FileSize, ""
+	size, note := params.FileSize, ""
 	if limit := avail / 10 * 4; size > limit {
-		size = limit / r.randioParams().SeqBlock * r.randioParams().SeqBlock
-		note = fmt.Sprintf("file of %s instead of %s to fit on the device", bytesize.Format(size), bytesize.Format(r.randioParams().FileSize))
+		size = limit / params.SeqBlock * params.SeqBlock
+		note = fmt.Sprintf("file of %s instead of %s to fit on the device", bytesize.Format(size), bytesize.Format(params.FileSize))
 	}
-	if err := os.Mkdir(filepath.Join(r.env.Mountpoint, randioDirName), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(r.Mountpoint(), randioDirName), 0o755); err != nil {
 		return nil, err
 	}
-	if err := layOutSeqFile(osOps{}, r.randFile(), size); err != nil {
+	if err := layOutSeqFile(suitekit.OS{}, file(r), size); err != nil {
 		return nil, err
 	}
-	var p phase
+	var p suitekit.Phase
 	var dnote string
-	m, err := r.timed(RandSeqWrite, size, func() error {
+	m, err := r.Timed(SeqWrite, size, func() error {
 		var err error
-		p, dnote, err = seqWriteDirect(ctx, osOps{}, r.randFile(), size, r.randioParams().SeqBlock)
+		p, dnote, err = seqWriteDirect(ctx, suitekit.OS{}, file(r), size, params.SeqBlock)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	m = rate(m, p, float64(p.bytes)/1e6, catalog.MBps, note, dnote)
-	classify(&m, RandSeqWrite)
-	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.randioParams().SeqBlock)
+	m = suitekit.Rate(m, p, float64(p.Bytes)/1e6, catalog.MBps, note, dnote)
+	classify(&m, SeqWrite)
+	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(params.SeqBlock)
 	return []results.Measurement{m}, nil
 }
 
-func (r *rep) randWrite(ctx context.Context) ([]results.Measurement, error) {
-	return r.randTest(ctx, RandWrite4K, true)
+// randomTest is randio_rand_write (write) or randio_rand_read: random RandBlock requests in
+// the file randio_seq_write left, for Runtime or MaxOps requests.
+func randomTest(test string, write bool) func(context.Context, suites.Rep) ([]results.Measurement, error) {
+	return suites.WithParams(Name, Default, func(ctx context.Context, r suites.Rep, params *Params) ([]results.Measurement, error) {
+		return random(ctx, r, params, test, write)
+	})
 }
 
-func (r *rep) randRead(ctx context.Context) ([]results.Measurement, error) {
-	return r.randTest(ctx, RandRead4K, false)
-}
-
-func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.Measurement, error) {
-	if err := r.keepOnly(ctx, randioDirName); err != nil {
+// random is randomTest with its sizes.
+func random(ctx context.Context, r suites.Rep, params *Params, test string, write bool) ([]results.Measurement, error) {
+	if err := r.Clear(ctx, randioDirName); err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(r.randFile())
+	fi, err := os.Stat(file(r))
 	if err != nil {
-		return nil, fmt.Errorf("the file of %s: %w", RandSeqWrite, err)
+		return nil, fmt.Errorf("the file of %s: %w", SeqWrite, err)
 	}
 	if !write {
 		// Cold: with O_DIRECT the page cache is bypassed anyway, but a buffered fallback
 		// must not start warm either.
-		if err := osOps.DropCaches(osOps{}); err != nil {
+		if err := (suitekit.OS{}).DropCaches(); err != nil {
 			return nil, err
 		}
 	}
 	size := uint64(fi.Size())
-	var p phase
+	var p suitekit.Phase
 	var dnote string
-	m, err := r.timed(test, 0, func() error {
+	m, err := r.Timed(test, 0, func() error {
 		var err error
-		p, dnote, err = randomIO(ctx, osOps{}, r.randFile(), size, r.randioParams().RandBlock, write, r.randioParams().Runtime.Duration, r.randioParams().MaxOps, r.randioParams().Seed)
+		p, dnote, err = randomIO(ctx, suitekit.OS{}, file(r), size, params.RandBlock, write, params.Runtime.Duration, params.MaxOps, params.Seed)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.LogicalBytes = p.bytes
+	m.LogicalBytes = p.Bytes
 	if m.WallSeconds > 0 {
-		m.MBps = float64(p.bytes) / 1e6 / m.WallSeconds
+		m.MBps = float64(p.Bytes) / 1e6 / m.WallSeconds
 	}
-	m = rate(m, p, float64(p.ops), catalog.IOPS, dnote)
+	m = suitekit.Rate(m, p, float64(p.Ops), catalog.IOPS, dnote)
 	classify(&m, test)
-	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.randioParams().RandBlock)
+	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(params.RandBlock)
 	return []results.Measurement{m}, nil
 }
 
@@ -356,18 +294,7 @@ func classify(m *results.Measurement, test string) {
 	m.Note = joinNotes(m.Note, strings.Join(parts, ", "))
 }
 
-// ClassMinimum is the minimum figure of a randio test for a class, in the test's unit.
-func ClassMinimum(c AppClass, test string) float64 {
-	switch test {
-	case RandSeqWrite:
-		return c.SeqMBps
-	case RandWrite4K:
-		return c.WriteIOPS
-	default:
-		return c.ReadIOPS
-	}
-}
-
+// joinNotes joins two notes with "; ", either of which may be empty.
 func joinNotes(a, b string) string {
 	if a == "" {
 		return b

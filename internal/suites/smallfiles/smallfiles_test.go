@@ -1,23 +1,25 @@
-package suite
+package smallfiles
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/fsbench/fsbench/internal/testkit/fakefs"
 )
 
 func TestWriteLargeCounts(t *testing.T) {
-	c := newCountingFS("/m")
+	c := fakefs.New("/m")
 	p, err := writeLarge(context.Background(), c, "/m/testing", 16<<10, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const want = 1000 * 16 << 10
-	if p.ops != 1000 || c.writes != 1000 || c.written != want || p.bytes != want || len(c.files["/m/testing"]) != want {
-		t.Errorf("%d ops, %d writes, %d bytes written (phase %d, file %d); want 1000 writes of 16 KiB", p.ops, c.writes, c.written, p.bytes, len(c.files["/m/testing"]))
+	if p.Ops != 1000 || c.Writes != 1000 || c.Written != want || p.Bytes != want || len(c.Files["/m/testing"]) != want {
+		t.Errorf("%d ops, %d writes, %d bytes written (phase %d, file %d); want 1000 writes of 16 KiB", p.Ops, c.Writes, c.Written, p.Bytes, len(c.Files["/m/testing"]))
 	}
-	if c.syncfs != 1 || c.fsyncs != 0 {
-		t.Errorf("%d syncfs, %d fsyncs; want one syncfs (dd; sync)", c.syncfs, c.fsyncs)
+	if c.Syncfses != 1 || c.Fsyncs != 0 {
+		t.Errorf("%d syncfs, %d fsyncs; want one syncfs (dd; sync)", c.Syncfses, c.Fsyncs)
 	}
 }
 
@@ -31,18 +33,18 @@ func TestWriteSmallCounts(t *testing.T) {
 		{"fsync of file and directory", true, 37},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCountingFS("/m")
+			c := fakefs.New("/m")
 			p, err := writeSmall(context.Background(), c, "/m/small", 37, 160<<10, tc.dirsync)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.ops != 37 || c.creates != 37 || c.fsyncs != 37 || c.dirSyncs != tc.dirSyncs || c.syncfs != 0 {
-				t.Errorf("%d files, %d creates, %d fsyncs, %d dir fsyncs, %d syncfs", p.ops, c.creates, c.fsyncs, c.dirSyncs, c.syncfs)
+			if p.Ops != 37 || c.Creates != 37 || c.Fsyncs != 37 || c.DirSyncs != tc.dirSyncs || c.Syncfses != 0 {
+				t.Errorf("%d files, %d creates, %d fsyncs, %d dir fsyncs, %d syncfs", p.Ops, c.Creates, c.Fsyncs, c.DirSyncs, c.Syncfses)
 			}
-			if c.written != 37*160<<10 || p.bytes != c.written || p.lat.n != 37 {
-				t.Errorf("%d bytes written, phase %d, %d latencies", c.written, p.bytes, p.lat.n)
+			if c.Written != 37*160<<10 || p.Bytes != c.Written || p.Lat.N() != 37 {
+				t.Errorf("%d bytes written, phase %d, %d latencies", c.Written, p.Bytes, p.Lat.N())
 			}
-			for name, d := range c.files {
+			for name, d := range c.Files {
 				if len(d) != 160<<10 {
 					t.Errorf("%s has %d bytes", name, len(d))
 				}

@@ -1,10 +1,10 @@
-package suite
+package powercut
 
 import (
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/fs"
-	"github.com/fsbench/fsbench/internal/powercut"
+	pcut "github.com/fsbench/fsbench/internal/powercut"
 )
 
 // TestSummarizeLive: a live campaign's cuts give the simulated card's figures (whole, mounted,
@@ -13,7 +13,7 @@ import (
 func TestSummarizeLive(t *testing.T) {
 	whole := LiveCut{Mounted: true, Usable: true, Fsck: fs.FsckClean, CutSeconds: 30, BootSeconds: 10, WorkloadSeconds: 5, Acks: 40, InFlight: true}
 	broken := whole
-	broken.Check = powercut.Check{Files: 3, FileCounts: powercut.FileCounts{AckedLost: 1}}
+	broken.Check = pcut.Check{Files: 3, FileCounts: pcut.FileCounts{AckedLost: 1}}
 	broken.InFlight = false
 	repaired := whole
 	repaired.Mounted, repaired.Fsck, repaired.Repair, repaired.Recycled = false, fs.FsckErrors, fs.FsckRepaired, true

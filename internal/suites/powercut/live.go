@@ -1,11 +1,11 @@
-package suite
+package powercut
 
 import (
 	"context"
 	"time"
 
 	"github.com/fsbench/fsbench/internal/plan"
-	"github.com/fsbench/fsbench/internal/powercut"
+	pcut "github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -17,7 +17,7 @@ type LiveCut struct {
 	// N is the cut's number in its variant's campaign (from 1), Seed what chose its moment.
 	N    int    `json:"n"`
 	Seed uint64 `json:"seed"`
-	// Pos is the host's position at the cut (powercut.Promises), InFlight whether an
+	// Pos is the host's position at the cut (pcut.Promises), InFlight whether an
 	// operation that acknowledges was in flight, Acks and Ops the acknowledgements and the
 	// operations the host heard of.
 	Pos      uint64 `json:"pos"`
@@ -36,16 +36,16 @@ type LiveCut struct {
 	BootSeconds     float64 `json:"boot_s"`
 	CutSeconds      float64 `json:"cut_s"`
 
-	Mounted         bool           `json:"mounted"`
-	RecoverySeconds float64        `json:"recovery_s"`
-	Fsck            string         `json:"fsck"`
-	Repair          string         `json:"repair,omitempty"`
-	Usable          bool           `json:"usable"`
-	Check           powercut.Check `json:"check"`
-	UnsyncedSeconds float64        `json:"unsynced_s"`
-	Leaked          uint64         `json:"leaked,omitempty"`
-	LeakedOK        bool           `json:"leaked_ok,omitempty"`
-	TimedOut        int            `json:"timed_out,omitempty"`
+	Mounted         bool       `json:"mounted"`
+	RecoverySeconds float64    `json:"recovery_s"`
+	Fsck            string     `json:"fsck"`
+	Repair          string     `json:"repair,omitempty"`
+	Usable          bool       `json:"usable"`
+	Check           pcut.Check `json:"check"`
+	UnsyncedSeconds float64    `json:"unsynced_s"`
+	Leaked          uint64     `json:"leaked,omitempty"`
+	LeakedOK        bool       `json:"leaked_ok,omitempty"`
+	TimedOut        int        `json:"timed_out,omitempty"`
 }
 
 // Whole is the simulated card's rule: mounted without repair, checked clean (or no checker),
@@ -66,8 +66,8 @@ type deviceCard struct{ dev string }
 func (deviceCard) Record(uint64) (string, error) { return "", nil }
 func (deviceCard) Pos() (uint64, error)          { return 0, nil }
 func (deviceCard) Stop() error                   { return nil }
-func (deviceCard) Cut(c powercut.Cut, _ bool) (powercut.Outcome, error) {
-	return powercut.Outcome{Cut: c, Durable: c.Pos}, nil
+func (deviceCard) Cut(c pcut.Cut, _ bool) (pcut.Outcome, error) {
+	return pcut.Outcome{Cut: c, Durable: c.Pos}, nil
 }
 func (deviceCard) Reset() error { return nil }
 func (d deviceCard) Attach(context.Context) (string, func() error, error) {
@@ -79,8 +79,8 @@ func (deviceCard) Close() error { return nil }
 // card is checked (mount and its recovery time, the promises of man at the host's position pos,
 // the checker, the repair where it failed, a second mount after a repair), and returns the
 // cut's figures. The workload's files are in the directory "powercut" of the filesystem.
-func (k CutChecker) CheckDevice(ctx context.Context, dev string, man *powercut.Manifest, pos uint64) (LiveCut, error) {
-	res, err := k.check(ctx, deviceCard{dev}, man, powercut.Cut{Pos: int(pos), Kind: "live"}, false)
+func (k CutChecker) CheckDevice(ctx context.Context, dev string, man *pcut.Manifest, pos uint64) (LiveCut, error) {
+	res, err := k.check(ctx, deviceCard{dev}, man, pcut.Cut{Pos: int(pos), Kind: "live"}, false)
 	return LiveCut{Pos: pos, Mounted: res.mounted, RecoverySeconds: res.recovery.Seconds(), Fsck: res.fsck, Repair: res.repair,
 		Usable: res.usable, Check: res.check, UnsyncedSeconds: res.unsynced.Seconds(), Leaked: res.leaked, LeakedOK: res.leakedOK,
 		TimedOut: res.timedOut}, err
@@ -136,11 +136,11 @@ func SummarizeLive(cuts []LiveCut, switchName string) results.PowerCut {
 	return st
 }
 
-// PowerCutParamsOf is the powercut suite's sizes in p, or their defaults: for the live
-// campaign, which runs outside a repetition.
-func PowerCutParamsOf(p plan.SuiteParams) *PowerCutParams {
-	if pc, ok := p.Get(plan.PowerCutSuite).(*PowerCutParams); ok {
+// ParamsOf is the powercut suite's sizes in p, or their defaults: for the live campaign, which
+// runs outside a repetition.
+func ParamsOf(p plan.SuiteParams) *Params {
+	if pc, ok := p.Get(plan.PowerCutSuite).(*Params); ok {
 		return pc
 	}
-	return DefaultPowerCut()
+	return Default()
 }
