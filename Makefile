@@ -100,14 +100,19 @@ fuzz:
 
 # Every way a run can be given bad input, be killed or find its disk full, replayed through the
 # binary (the simulated card and the QEMU guest included); prints a table of the cases. make test
-# runs the quick ones. Then the jail's own cases: every escape route tried from inside it, and
-# the property test (a few hundred generated words per mkfs tool run in the jail beside a decoy
-# device), with its table. pipefail: the grep must not hide a failed test.
+# runs the quick ones. Then the jail's own cases: every escape route tried from inside it, the
+# system call filter (open_tree_attr, a call newer than the filter), a daemon's jail, the property
+# tests (a few hundred generated words per mkfs tool, and per filesystem's mount, run in the jail
+# beside a decoy device), raw NAND's image builders, a card swapped between repetitions, UUIDs
+# read from superblocks, results directories' markers; then in the QEMU guest the share's mapping
+# (mknod in the guest makes nothing on the host) and the jail's tests on f2fs, vfat and nilfs2.
+# pipefail: the grep must not hide a failed test.
 test-faults: SHELL := /bin/bash
 test-faults: .SHELLFLAGS := -o pipefail -c
 test-faults:
 	FSBENCH_SLOW=1 FSBENCH_FAULTS=full $(GO) test -count=1 -run 'TestFaults' -v -timeout 40m ./cmd/fsbench/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
-	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestConfinedWords|TestConfinedIssueWords' -v -timeout 20m ./internal/confine/ ./internal/fs/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
+	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestStartDaemon|TestConfinedWords|TestConfinedIssueWords|TestConfinedMountWords|TestConfinedFlashMakers|TestFingerprintSwap|TestReadFSID|TestClaim|TestDeviceSwappedBetweenRepetitions' -v -timeout 30m ./internal/confine/ ./internal/fs/ ./internal/blockdev/ ./internal/session/ ./internal/runner/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
+	FSBENCH_SLOW=1 $(GO) test -count=1 -run 'TestGuestShareMknod|TestGuestConfined' -v -timeout 40m ./internal/vm/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
 
 # Unit tests only (no root needed, nothing mounted).
 unit:

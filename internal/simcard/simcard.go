@@ -263,6 +263,10 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	}
 	c.io.RLock()
 	defer c.io.RUnlock()
+	// Under c.io: a power-off (live.go) holds it exclusively, so that no request crosses it.
+	if err := c.offErr(); err != nil {
+		return 0, err
+	}
 	c.mu.Lock()
 	if gap := arrival.Sub(c.nextFree); !c.nextFree.IsZero() && gap > 0 {
 		// The card was left alone since it completed the last request: a card with an SLC

@@ -217,8 +217,13 @@ func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
 	if r.k.ReadOnly {
 		return r.buildImage(ctx)
 	}
+	// The device check before it, not in its time.
+	tctx, err := fs.Verified(ctx, r.env.Device)
+	if err != nil {
+		return nil, err
+	}
 	m, err := r.timed(catalog.Mkfs, 0, func() error {
-		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, args)
+		return fs.Mkfs(tctx, r.env.Run, r.k, r.env.Device, args)
 	})
 	return []results.Measurement{m}, err
 }
@@ -322,6 +327,9 @@ func (r *rep) buildImage(ctx context.Context) ([]results.Measurement, error) {
 
 // writeImage copies a built image onto the device and makes it durable.
 func writeImage(ctx context.Context, img, dev string) error {
+	if err := fs.VerifyDevice(ctx, dev); err != nil {
+		return err
+	}
 	in, err := os.Open(img)
 	if err != nil {
 		return err
@@ -380,8 +388,12 @@ func (r *rep) mount(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
+	tctx, err := fs.Verified(ctx, r.env.Device) // the device check before the mount, not in its time
+	if err != nil {
+		return nil, err
+	}
 	m, err := r.timed(catalog.Mount, 0, func() error {
-		return fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
+		return fs.Mount(tctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
 	})
 	if err != nil {
 		return nil, err
@@ -679,6 +691,9 @@ var busyWait = 10 * time.Second
 // for the second, after busyWait, the error names the process, so that the person can end it
 // (formatting the device under it is never an option).
 func openExclusive(ctx context.Context, dev string) (*os.File, error) {
+	if err := fs.VerifyDevice(ctx, dev); err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(busyWait)
 	delay := 20 * time.Millisecond
 	for {

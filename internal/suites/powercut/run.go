@@ -26,7 +26,7 @@ import (
 const maxProblems = 20
 
 // NoPowerSwitch is why the powercut test does not run on a real device.
-const NoPowerSwitch = "a real power cut needs a power switch fsbench can drive (not wired yet); nothing destructive was run: use --target simcard:PROFILE to cut the power of a simulated card"
+const NoPowerSwitch = "a real power cut needs a power switch fsbench can drive (a board's: labgrid:PLACE/dev/X, or ssh://HOST/dev/X with --power-off and --power-on); nothing destructive was run: use --target simcard:PROFILE to cut the power of a simulated card"
 
 // checkerTimeout bounds one run of a checker or its repair on a cut. fsck.fat 4.2 -n never
 // finished (over 5 minutes at full CPU, in the guest) on one vfat cut on sd-typical that
@@ -283,8 +283,13 @@ func (k CutChecker) check(ctx context.Context, card pcut.Card, man *pcut.Manifes
 	res.unsynced = unsyncedAt(man, pos)
 	mp := k.Mountpoint
 	verify := func(dev string) (bool, time.Duration, error) {
+		// The device check before the timed recovery, and not the filesystem's failure.
+		vctx, err := fs.Verified(ctx, dev)
+		if err != nil {
+			return false, 0, err
+		}
 		t0 := time.Now()
-		if err := fs.Mount(ctx, k.Kind, dev, mp, k.MountOptions); err != nil {
+		if err := fs.Mount(vctx, k.Kind, dev, mp, k.MountOptions); err != nil {
 			return false, 0, nil
 		}
 		took := time.Since(t0)
