@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test test-slow test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-nand bench-farm run clean docs-check
+.PHONY: all build cross test test-slow test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-class bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-nand bench-farm run clean docs-check
 
 all: build
 
@@ -144,6 +144,15 @@ bench-calibration:
 # cards (FLASHBENCH as for bench-simcard).
 bench-probe:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchProbeVsTools' -v -timeout 20m ./internal/probe/
+
+# The SD application class three ways on every simulated card, side by side: fsbench probe
+# --class on the raw device (queue depth 1 and 32), fsbench's randio suite at queue depth 32
+# through ext4, and Raspberry Pi's own card test (agnostics' data/sd_bench.fio, fio with
+# libaio at iodepth 32, judged by its data/sdtest.sh) through ext4. agnostics is not part of
+# fsbench: clone github.com/raspberrypi-ui/agnostics outside this repository and point
+# AGNOSTICS at it (the fio part is skipped, saying so, without it). Root, fio, about 30 min.
+bench-class:
+	FSBENCH_BENCH=1 AGNOSTICS=$(AGNOSTICS) $(GO) test -count=1 -run 'TestBenchClass' -v -timeout 90m ./internal/probe/ 2>&1 | grep -E '^CLASS|FAIL|^ok|--- '
 
 # What the jail costs: mkfs (vfat, ext4) and mount (ext4) jailed vs not, in alternating pairs on
 # one loop device, medians and the pairwise ratio with its spread.

@@ -27,6 +27,7 @@ type probeFlags struct {
 	positions, tries int
 	board            boardFlags
 	capacity         capacityFlags
+	class            classFlags
 	sustained        sustainedFlags
 }
 
@@ -44,12 +45,8 @@ func (f *probeFlags) register(fl *pflag.FlagSet, h probeHelp) {
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
 
-func newProbeCmd(stdio IO) *cobra.Command {
-	var f probeFlags
-	cmd := &cobra.Command{
-		Use:   "probe [flags] DEVICE",
-		Short: "Measure a flash device's geometry: page, allocation unit, open AUs, FAT area",
-		Long: `probe times I/O on DEVICE (a block device, a partition or an image file) the way flashbench
+// probeLong is probe's help.
+const probeLong = `probe times I/O on DEVICE (a block device, a partition or an image file) the way flashbench
 does and estimates the card's geometry, each estimate with its evidence and a confidence:
 
   - a read sweep: O_DIRECT reads at block sizes 512 B ... 64 MiB;
@@ -76,15 +73,28 @@ It prints the verdict, the usable size and what was written where and what came 
 exits 0 (genuine), 4 (counterfeit), 5 (damaged) or 6 (the card could not be restored: run
 fsbench cleanup). See docs/card-identity.md.
 
+With --class (DESTROYS the first 256 MiB, needs --destroy DEVICE) it measures the SD application
+class instead: the area written first, its sequential write, random 4 KiB writes and reads in
+it at queue depth 1 and 32, the host's queue and cache state from sysfs, and A1/A2 verdicts
+with those conditions. See docs/probe.md.
+
 With --sustained (DESTROYS THE DATA, needs --destroy) it writes the whole card, or --bytes of
 it, in 1 MiB direct writes and finds the burst rate, the size of the cache the card writes
 into (an SLC cache), the rate once it is full, and after --idle how much of it came back; it
 writes sustained.json, sustained.txt and sustained.svg (rate against position). See
-docs/probe.md.`,
+docs/probe.md.`
+
+func newProbeCmd(stdio IO) *cobra.Command {
+	var f probeFlags
+	cmd := &cobra.Command{
+		Use:   "probe [flags] DEVICE",
+		Short: "Measure a flash device's geometry: page, allocation unit, open AUs, FAT area",
+		Long:  probeLong,
 		Example: `  fsbench probe /dev/mmcblk0
   fsbench probe --write --destroy /dev/sdb /dev/sdb -o card-probe
   fsbench probe --capacity /dev/sdb
-  fsbench probe --sustained --destroy /dev/sdb /dev/sdb --bytes 8G -o card-sustained`,
+  fsbench probe --sustained --destroy /dev/sdb /dev/sdb --bytes 8G -o card-sustained
+  fsbench probe --class --destroy /dev/sdb /dev/sdb`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("probe takes one device (got %d arguments)", len(args))
@@ -94,6 +104,9 @@ docs/probe.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.capacity.enabled {
 				return runCapacity(cmd, stdio, args[0], f)
+			}
+			if f.class.enabled {
+				return runClass(cmd, stdio, args[0], f)
 			}
 			if f.sustained.enabled {
 				return runSustained(cmd, stdio, args[0], f)
@@ -137,6 +150,7 @@ docs/probe.md.`,
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
 	f.board.register(fl, nil)
 	f.capacity.register(fl)
+	f.class.register(fl)
 	f.sustained.register(fl)
 	return cmd
 }

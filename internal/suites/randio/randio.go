@@ -144,6 +144,9 @@ type Params struct {
 	Runtime   plan.Duration `json:"runtime"` // how long each random test runs
 	MaxOps    int           `json:"max_ops"` // stop a random test after this many requests even before Runtime
 	Seed      uint64        `json:"seed"`
+	// Depth is the random tests' queue depth (0 or 1: one request at a time, pread/pwrite;
+	// more: that many in flight, as fio's libaio iodepth; internal/iodepth).
+	Depth int `json:"iodepth,omitempty"`
 }
 
 // Default are the SD application-class jobs' sizes (256 MiB file, 10 s per random job).
@@ -156,6 +159,9 @@ func Default() *Params {
 func (p *Params) Check() error {
 	if p.FileSize == 0 || p.SeqBlock == 0 || p.RandBlock == 0 || p.Runtime.Duration <= 0 || p.MaxOps < 1 {
 		return fmt.Errorf("file_size_bytes, seq_block_bytes, rand_block_bytes, runtime and max_ops must be more than 0")
+	}
+	if p.Depth < 0 || p.Depth > 1024 {
+		return fmt.Errorf("iodepth must be 0 or 1 (one request at a time) up to 1024, not %d", p.Depth)
 	}
 	return nil
 }

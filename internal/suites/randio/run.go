@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/iodepth"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/suites"
 	"github.com/fsbench/fsbench/internal/suites/suitekit"
@@ -255,6 +256,10 @@ func random(ctx context.Context, r suites.Rep, params *Params, test string, writ
 	var dnote string
 	m, err := r.Timed(test, 0, func() error {
 		var err error
+		if params.Depth > 1 {
+			p, dnote, err = queuedIO(ctx, file(r), size, params, write)
+			return err
+		}
 		p, dnote, err = randomIO(ctx, suitekit.OS{}, file(r), size, params.RandBlock, write, params.Runtime.Duration, params.MaxOps, params.Seed)
 		return err
 	})
@@ -265,10 +270,44 @@ func random(ctx context.Context, r suites.Rep, params *Params, test string, writ
 	if m.WallSeconds > 0 {
 		m.MBps = float64(p.Bytes) / 1e6 / m.WallSeconds
 	}
+	if params.Depth > 1 {
+		dnote = joinNotes(fmt.Sprintf("queue depth %d (native AIO, as fio's libaio iodepth)", params.Depth), dnote)
+	}
 	m = suitekit.Rate(m, p, float64(p.Ops), catalog.IOPS, dnote)
 	classify(&m, test)
-	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(params.RandBlock)
+	m.Extra["file_bytes"], m.Extra["block_bytes"], m.Extra["iodepth"] = float64(size), float64(params.RandBlock), float64(max(params.Depth, 1))
 	return []results.Measurement{m}, nil
+}
+
+// queuedIO is randomIO with params.Depth requests in flight (internal/iodepth: one task keeps
+// them outstanding, as fio's libaio engine at that iodepth), then (writes) fsync.
+func queuedIO(ctx context.Context, path string, size uint64, params *Params, write bool) (suitekit.Phase, string, error) {
+	p := suitekit.NewPhase()
+	flag := os.O_RDONLY
+	if write {
+		flag = os.O_WRONLY
+	}
+	f, note, err := openDirect(suitekit.OS{}, path, flag)
+	if err != nil {
+		return p, note, err
+	}
+	defer f.Close()
+	fd := suitekit.Descriptor(f)
+	if fd < 0 {
+		return p, note, fmt.Errorf("%s has no descriptor for asynchronous I/O", path)
+	}
+	res, err := iodepth.Run(ctx, fd, iodepth.Job{Write: write, Random: true, Block: params.RandBlock, Size: size / params.RandBlock * params.RandBlock,
+		Depth: params.Depth, Runtime: params.Runtime.Duration, Bytes: uint64(params.MaxOps) * params.RandBlock, Seed: params.Seed, Observe: p.Lat.Add})
+	p.Ops, p.Bytes, p.Work = res.Ops, res.Bytes, res.Elapsed
+	if err != nil {
+		return p, note, err
+	}
+	if write {
+		if err := f.Sync(); err != nil {
+			return p, note, err
+		}
+	}
+	return p, note, f.Close()
 }
 
 // classify records, for each application class, whether this test's figure meets the class's

@@ -140,6 +140,11 @@ func benchProfile(t *testing.T, bin string, own bool, profile string) []row {
 			figs[m] = randioRow(run, test)
 		}
 	}
+	for m := range need {
+		if m.Queued() {
+			missing(m, "a command queue's figure: make bench-class measures it through the served card, beside fio")
+		}
+	}
 	if need[RandWriteDefault] {
 		run, _, err := runRandio(t, bin, profile, randioShape{}, []string{"randio_seq_write", "randio_rand_write"})
 		if err != nil {

@@ -154,6 +154,23 @@ func modelFigures(t testing.TB, profile string) map[Measure]float64 {
 		two, three, est := openAU(t, profile)
 		out[OpenAU2], out[OpenAU3], out[OpenAURatio], out[OpenAUs] = two, three, two/three, float64(est.Value)
 	}
+	if need[QueueReadGain] || need[QueueWriteGain] || need[QueueRead] || need[QueueWrite] {
+		p, err := flash.Lookup(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A 4 GiB card: the class test's 256 MiB area runs inside an SLC cache of 1/8 of the
+		// card, as on the sources' 32-64 GB cards.
+		r1, w1, err := flash.QueuedIOPS(p, 4<<30, probeCard, 1, 4000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r32, w32, err := flash.QueuedIOPS(p, 4<<30, probeCard, 32, 4000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[QueueReadGain], out[QueueWriteGain], out[QueueRead], out[QueueWrite] = r32/r1, w32/w1, r32, w32
+	}
 	if need[SLCFound] || need[SLCAfter] || need[SLCAfterRatio] {
 		out[SLCFound], out[SLCAfter], out[SLCAfterRatio] = sustainedFigures(t, profile)
 	}
