@@ -17,9 +17,9 @@ import (
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/iodepth"
-	"github.com/fsbench/fsbench/internal/suites/randio"
 )
 
 // ClassSchema is the version tag of class.json.
@@ -198,7 +198,7 @@ func timedWrite(ctx context.Context, f *os.File, j iodepth.Job) (iodepth.Result,
 	return res, nil
 }
 
-// ClassVerdicts says, for each class (randio.AppClasses) and each depth measured, whether the
+// ClassVerdicts says, for each class (catalog.AppClasses) and each depth measured, whether the
 // figures meet the class's minimums: the sequential write, and the random writes and reads at
 // that depth.
 func ClassVerdicts(seqMBps float64, pts []ClassPoint) []ClassVerdict {
@@ -211,7 +211,7 @@ func ClassVerdicts(seqMBps float64, pts []ClassPoint) []ClassVerdict {
 		iops[p.Write][p.Depth] = p.IOPS
 	}
 	var out []ClassVerdict
-	for _, c := range randio.AppClasses {
+	for _, c := range catalog.AppClasses {
 		for _, d := range depths {
 			w, okw := iops[true][d]
 			rd, okr := iops[false][d]

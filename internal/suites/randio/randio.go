@@ -53,11 +53,11 @@ var Suite = suites.Suite{
 
 func init() { suites.Register(Suite) }
 
-// classes says, per variant, which SD application class (AppClasses: A1, A2) the
+// classes says, per variant, which SD application class (catalog.AppClasses: A1, A2) the
 // medians of the randio tests meet (A2 implies A1).
 func classes(r *results.Run) []string {
 	tests := suites.NamesOf(tests)
-	cls := AppClasses
+	cls := catalog.AppClasses
 	var out []string
 	for _, v := range verdict.RanVariants(r) {
 		pass := make([]bool, len(cls))
@@ -89,7 +89,7 @@ func classes(r *results.Run) []string {
 
 // classVerdict says which classes passed: "A2 pass (and A1)" when the highest did (it implies
 // the lower ones), else each class's pass or fail, lowest first ("A1 pass, A2 fail").
-func classVerdict(cls []AppClass, pass []bool) string {
+func classVerdict(cls []catalog.AppClass, pass []bool) string {
 	last := len(cls) - 1
 	if pass[last] {
 		var lower []string
@@ -109,22 +109,8 @@ func classVerdict(cls []AppClass, pass []bool) string {
 	return strings.Join(parts, ", ")
 }
 
-// AppClass is an SD Association application performance class (SD 5.1 / 6.0): minimum sequential write
-// and 4 KiB random IOPS.
-type AppClass struct {
-	Name                string
-	SeqMBps             float64
-	WriteIOPS, ReadIOPS float64
-}
-
-// AppClasses are A1 and A2.
-var AppClasses = []AppClass{
-	{Name: "A1", SeqMBps: 10, WriteIOPS: 500, ReadIOPS: 1500},
-	{Name: "A2", SeqMBps: 10, WriteIOPS: 2000, ReadIOPS: 4000},
-}
-
 // ClassMinimum is the minimum figure of a randio test for a class, in the test's unit.
-func ClassMinimum(c AppClass, test string) float64 {
+func ClassMinimum(c catalog.AppClass, test string) float64 {
 	switch test {
 	case SeqWrite:
 		return c.SeqMBps

@@ -318,7 +318,7 @@ func classify(m *results.Measurement, test string) {
 		return
 	}
 	var parts []string
-	for _, c := range AppClasses {
+	for _, c := range catalog.AppClasses {
 		need := ClassMinimum(c, test)
 		pass := *m.Value >= need
 		key := strings.ToLower(c.Name) + "_pass"
