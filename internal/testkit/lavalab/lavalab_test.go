@@ -173,8 +173,7 @@ func checkCells(t *testing.T, r *Result, variant string, tests []string, other s
 func buildFSBench(t *testing.T, dir, arch string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "fsbench-linux-"+arch)
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/fsbench")
-	cmd.Dir = filepath.Join("..", "..")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/fsbench/fsbench/cmd/fsbench")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -187,7 +186,7 @@ func buildFSBench(t *testing.T, dir, arch string) string {
 func definitionsRepo(t *testing.T, dir string) string {
 	t.Helper()
 	repo := filepath.Join(dir, "definitions")
-	def, err := os.ReadFile(filepath.Join("..", "..", "contrib", "lava", "fsbench.yaml"))
+	def, err := os.ReadFile(filepath.Join("..", "..", "..", "contrib", "lava", "fsbench.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
