@@ -720,7 +720,16 @@ func faultCases() []faultCase {
 				return r
 			},
 			check: func(t *testing.T, dir string, r result) {
-				mustContain(t, r.out, "simulated card server", "removed directory", "put back the I/O scheduler")
+				killed := fmt.Sprintf("/run/fsbench/%d.json", r.pids[len(r.pids)-1])
+				if strings.Contains(r.out, "was undone by another fsbench meanwhile") || !strings.Contains(r.out, killed) {
+					// Every run cleans up stale ledgers when it starts, and tests of other
+					// packages start runs beside this one: one of them took this ledger first.
+					// The ledger's lock made this cleanup wait for it; what must be gone is
+					// checked below and by the case's leftovers check.
+					t.Logf("another fsbench's start-up cleanup undid the killed run first:\n%s", r.out)
+				} else {
+					mustContain(t, r.out, "simulated card server", "removed directory", "put back the I/O scheduler")
+				}
 				if left, _ := filepath.Glob(filepath.Join(out(dir), ".work-*", "simcard.data")); len(left) > 0 {
 					t.Errorf("the card's data file is left: %v", left)
 				}

@@ -8,13 +8,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsbench/fsbench/internal/testkit/runs"
 )
 
 // copyFixture puts a results.json from the report package's frozen fixtures into a new
 // directory.
 func copyFixture(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "report", "testdata", name))
+	path := filepath.Join("..", "report", "testdata", name)
+	if name == "run.json" {
+		// The frozen real run has one home that the verdict, report, export and cli tests share.
+		path = runs.FrozenPath()
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -471,3 +471,56 @@ func TestCleanupStaleSchedulers(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanupStaleLockedLedger: every run cleans up stale ledgers when it starts, so two
+// cleanups can find the same dead run's ledger at once. The one that finds it locked leaves it
+// to the other (which holds the lock) instead of undoing half of it beside it.
+func TestCleanupStaleLockedLedger(t *testing.T) {
+	dead, deadStart := deadPID(t)
+	defer func(was time.Duration) { ledgerLockWait = was }(ledgerLockWait)
+	ledgerLockWait = 300 * time.Millisecond
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "made-by-the-dead-run")
+	if err := os.Mkdir(gone, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ledger := writeLedger(t, dir, ledgerRecord{PID: dead, StartTime: deadStart, Dirs: []string{gone}})
+	tests := []struct {
+		name        string
+		locked      bool
+		want        string
+		ledgerStays bool
+	}{
+		{"locked by another cleanup that does not finish", true, "left ledger " + ledger + " to the fsbench that is undoing it (still at it after", true},
+		{"free", false, "removed ledger " + ledger, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.locked {
+				f, err := os.Open(ledger)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+					t.Fatal(err)
+				}
+			}
+			actions, err := CleanupStale(dir, t.Logf)
+			if err != nil {
+				t.Fatalf("CleanupStale: %v", err)
+			}
+			if joined := strings.Join(actions, "\n"); !strings.Contains(joined, tt.want) {
+				t.Errorf("actions lack %q:\n%s", tt.want, joined)
+			}
+			_, err = os.Stat(ledger)
+			if stays := err == nil; stays != tt.ledgerStays {
+				t.Errorf("ledger still there = %v, want %v", stays, tt.ledgerStays)
+			}
+			_, err = os.Stat(gone)
+			if stays := err == nil; stays != tt.ledgerStays {
+				t.Errorf("the dead run's directory still there = %v, want %v", stays, tt.ledgerStays)
+			}
+		})
+	}
+}
