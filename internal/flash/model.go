@@ -873,8 +873,10 @@ func (pp *pagePool) write(lp uint32, copied bool) {
 	}
 }
 
-// collect reclaims the block with the fewest valid pages (lowest index on ties, for
-// determinism); false when no block would free anything.
+// collect reclaims the block with the fewest valid pages; on ties the least worn (fewest
+// erases; then the lowest index, for determinism): the dynamic wear levelling every FTL does
+// (without it, blocks holding nothing valid were reclaimed lowest index first, the same few
+// over and over, and the others never). false when no block would free anything.
 func (pp *pagePool) collect() bool {
 	isFree := make(map[int]bool, len(pp.free))
 	for _, b := range pp.free {
@@ -885,7 +887,8 @@ func (pp *pagePool) collect() bool {
 		if b == pp.active || isFree[b] {
 			continue
 		}
-		if victim < 0 || pp.validCnt[b] < pp.validCnt[victim] {
+		if victim < 0 || pp.validCnt[b] < pp.validCnt[victim] ||
+			(pp.validCnt[b] == pp.validCnt[victim] && pp.m.erases[pp.base+b] < pp.m.erases[pp.base+victim]) {
 			victim = b
 		}
 	}
