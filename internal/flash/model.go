@@ -78,6 +78,8 @@ type Counters struct {
 	Endurance   uint64       `json:"endurance"`
 	WornOut     uint64       `json:"worn_out_blocks"` // blocks at or past Endurance erases
 	EraseBlocks uint64       `json:"erase_blocks"`    // physical erase blocks modelled
+	// EndOfLife is the card's wear-out: bad blocks, spares, health (wearout.go).
+	EndOfLife *WearOut `json:"end_of_life,omitempty"`
 }
 
 // Sub returns c minus an earlier snapshot for the cumulative fields; the wear fields are c's.
@@ -143,6 +145,8 @@ type Model struct {
 	log    *pagePool
 	logAU  []uint32 // pages each AU has in the log
 	logMax int      // log pages kept before the card merges an AU out of the log
+
+	wear *wearState // each block's endurance, the spares, the card's health (wearout.go)
 }
 
 // Span is a byte range of the card.
@@ -229,6 +233,7 @@ func NewModel(p Profile, size uint64) (*Model, error) {
 	if p.CacheSize > 0 {
 		m.cacheSet = map[uint64]bool{}
 	}
+	m.initWear()
 	return m, nil
 }
 
@@ -247,6 +252,9 @@ func (m *Model) Do(r Request) (time.Duration, error) {
 		if r.Len == 0 {
 			return 0, nil // nothing reaches the card
 		}
+	}
+	if err := m.gate(r); err != nil {
+		return 0, err
 	}
 	m.lat = time.Duration(m.p.CommandTime)
 	m.merges = m.merges[:0]
@@ -271,7 +279,7 @@ func (m *Model) Do(r Request) (time.Duration, error) {
 		return 0, fmt.Errorf("unknown request type %v", r.Op)
 	}
 	m.c.BusyNs += uint64(m.lat)
-	return m.lat, nil
+	return m.lat, m.trippedErr()
 }
 
 // read charges read_page_time per page touched and, between consecutive pages, the penalty
@@ -343,6 +351,7 @@ func (m *Model) progPages(n uint64, copied bool) {
 
 func (m *Model) eraseBlock(i int) {
 	m.erases[i]++
+	m.wore(i)
 	m.c.BlocksErased++
 	m.lat += time.Duration(m.p.EraseTime)
 }
@@ -763,7 +772,7 @@ func (m *Model) Counters() Counters {
 	for _, e := range m.erases {
 		hist[e]++
 		c.MaxErases = max(c.MaxErases, e)
-		if uint64(e) >= m.p.Endurance {
+		if uint64(e) >= c.Endurance {
 			c.WornOut++
 		}
 	}
@@ -772,6 +781,8 @@ func (m *Model) Counters() Counters {
 	}
 	sort.Slice(c.Wear, func(i, j int) bool { return c.Wear[i].Erases < c.Wear[j].Erases })
 	c.EraseBlocks = uint64(len(m.erases))
+	wo := m.wear.c
+	c.EndOfLife = &wo
 	return c
 }
 
