@@ -166,8 +166,12 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 		d := m.Counters().Sub(before)
 		rp := results.Replay{Flash: results.FromFlash(d)}
 		if d.HostBytesWritten > 0 {
-			// +Inf (nothing programmed yet: still buffered in the card) is not a JSON number.
-			if y, _ := trace.Lifetime(d, p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), 1); !math.IsInf(y, 0) {
+			// +Inf (the card outlives the estimate's bound) is not a JSON number.
+			y, _, lerr := trace.Lifetime(t, p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), 1, r.env.CardState == plan.CardUsed)
+			switch {
+			case lerr != nil:
+				info.Error = lerr.Error()
+			case !math.IsInf(y, 0):
 				rp.LifetimeYears = y
 			}
 		}

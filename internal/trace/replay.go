@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
@@ -78,34 +77,35 @@ func Replay(t *Trace, p flash.Profile, size uint64) (flash.Counters, error) {
 }
 
 // Lifetime estimates how many years a card of profile p and the given size lasts when the
-// workload whose replay gave c runs perDay times a day. It returns +Inf when the run
-// programs nothing.
-func Lifetime(c flash.Counters, p flash.Profile, size uint64, perDay float64) (years float64, assumptions string) {
-	eb := uint64(p.EraseBlock)
-	blocks := c.EraseBlocks
-	blockSrc := "the model's physical erase blocks, spares included"
-	if blocks == 0 && eb > 0 {
-		blocks = size / eb
-		blockSrc = "card size ÷ erase block"
+// workload whose requests t holds runs perDay times a day, to the card's first error: the card
+// model runs t's requests over and over on a card, fresh or used, until it fails (flash.Lifetime), with
+// the profile's end of life (the blocks' endurance and its spread, the spare blocks). It
+// returns +Inf when t writes nothing, or when the card outlives the search's bound.
+func Lifetime(t *Trace, p flash.Profile, size uint64, perDay float64, used bool) (years float64, assumptions string, err error) {
+	m, err := flash.NewModel(p, size)
+	if err != nil {
+		return 0, "", fmt.Errorf("lifetime of %s on %s: %w", t.Device, p.Name, err)
 	}
-	// A replay starts on an all-erased card, so its first writes need no erase: on a card in
-	// use every programmed block was erased first. Count at least one erase per erase block
-	// of flash programmed, which is the steady state.
-	erases := float64(c.BlocksErased)
-	programmed := 0.0
-	if eb > 0 {
-		programmed = float64(c.FlashBytesWrite) / float64(eb)
+	e := p.EndOfLife
+	state := "fresh (nothing written before, as after the discard before mkfs)"
+	if used {
+		state = "used (written whole once before, no discard since)"
 	}
-	perRun := math.Max(erases, programmed)
-	var a strings.Builder
-	fmt.Fprintf(&a, "card %s (%s), %d erase blocks of %s (%s), endurance %d P/E cycles each; ",
-		p.Name, bytesize.Format(size), blocks, bytesize.Format(eb), blockSrc, p.Endurance)
-	fmt.Fprintf(&a, "per run %.1f block erases (the larger of the %d erases the replay counted and the %.1f erase blocks' worth of flash it programmed, since a used card erases before it programs); ",
-		perRun, c.BlocksErased, programmed)
-	fmt.Fprintf(&a, "perfect wear levelling (every block wears at the same rate; real cards do worse, static data is not moved); the workload runs %g times a day, 365.25 days a year; the card fails when its blocks reach the rated endurance (data retention and read disturb ignored)", perDay)
-	if perRun == 0 || perDay <= 0 {
-		return math.Inf(1), a.String()
+	assumptions = fmt.Sprintf("card %s (%s), %d erase blocks of %s with an endurance of %d erases on average (spread %g), %d spare blocks; "+
+		"the card model runs the test's block requests again and again on a %s card, until its first error (the spare blocks used up: %s), "+
+		"with its endurance scaled down to make that quick and the runs scaled back up; the workload runs %g times a day, 365.25 days a year; "+
+		"the card wears as the model's flash translation layer spreads the erases (no static wear levelling: data never rewritten keeps its blocks); retention and read disturb ignored",
+		p.Name, bytesize.Format(size), m.Counters().EraseBlocks, bytesize.Format(uint64(p.EraseBlock)), p.Endurance, e.Spread,
+		m.WearOut().SpareBlocks, state, e.Behaviour, perDay)
+	if perDay <= 0 {
+		return math.Inf(1), assumptions, nil
 	}
-	runs := float64(blocks) * float64(p.Endurance) / perRun
-	return runs / perDay / 365.25, a.String()
+	runs, ok, err := flash.Lifetime(m, Requests(t), used)
+	if err != nil {
+		return 0, assumptions, fmt.Errorf("lifetime of %s on %s (%s): %w (use a card size at least the traced device's)", t.Device, p.Name, bytesize.Format(size), err)
+	}
+	if !ok {
+		return math.Inf(1), assumptions, nil
+	}
+	return runs / perDay / 365.25, assumptions, nil
 }

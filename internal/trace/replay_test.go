@@ -104,35 +104,50 @@ func TestReplayBeyondCard(t *testing.T) {
 	}
 }
 
+// TestLifetime: the lifetime is the card model run to its first error on the trace's requests,
+// day after day. A day that rewrites two allocation units of a fresh sd-typical card: the card
+// takes each write into a fresh physical AU from the back of its free list, so all its free
+// AUs share the wear: two of its 21 physical AUs a day (four erase blocks), each AU erased
+// every 10.5 days once it has been used once. With no spread, every block lasts exactly the
+// endurance: the first error comes about 10.5 × (endurance + 1) days in, in every case
+// (spares or not: all the rotating blocks fail within a day or two).
 func TestLifetime(t *testing.T) {
-	p := profile(t, "sd-typical") // 2 MiB erase blocks, 3000 cycles
-	eb := uint64(p.EraseBlock)
+	p := profile(t, "sd-typical")
+	p.EndOfLife.Spread = 0
+	const size = 64 << 20 // 8 MiB page-mapped, 14 AUs
+	au := uint64(p.AUSize)
+	day := &Trace{Device: "loop9"}
+	for off := uint64(p.PageMappedArea); off < uint64(p.PageMappedArea)+2*au; off += 1 << 20 {
+		day.Requests = append(day.Requests, Request{Sector: off / SectorSize, Sectors: (1 << 20) / SectorSize, Op: OpWrite})
+	}
+	want := 10.5 * float64(p.Endurance+1) / 365.25
 	tests := []struct {
 		name   string
-		c      flash.Counters
 		perDay float64
 		want   float64
 	}{
-		// 100 blocks × 3000 cycles / 10 erases per run = 30000 runs; 10 a day.
-		{"erases", flash.Counters{EraseBlocks: 100, BlocksErased: 10, FlashBytesWrite: 5 * eb}, 10, 30000.0 / 10 / 365.25},
-		// No erase on the fresh card, but 20 erase blocks programmed: 20 erases per run.
-		{"programmed", flash.Counters{EraseBlocks: 100, FlashBytesWrite: 20 * eb}, 1, 15000.0 / 365.25},
-		// No block count in the counters: size / erase block = 64 MiB / 2 MiB = 32 blocks.
-		{"from size", flash.Counters{BlocksErased: 4}, 2, 32 * 3000.0 / 4 / 2 / 365.25},
-		{"nothing written", flash.Counters{EraseBlocks: 100}, 1, math.Inf(1)},
+		{"once a day", 1, want},
+		{"twice a day", 2, want / 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, why := Lifetime(tt.c, p, 64<<20, tt.perDay)
-			if math.Abs(got-tt.want) > 1e-9*tt.want && got != tt.want {
-				t.Errorf("Lifetime = %v years, want %v", got, tt.want)
+			got, why, err := Lifetime(day, p, size, tt.perDay, false)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, s := range []string{"perfect wear levelling", "3000 P/E", "sd-typical"} {
+			t.Logf("%.3f years, want %.3f", got, tt.want)
+			if math.Abs(got-tt.want) > 0.03*tt.want {
+				t.Errorf("Lifetime = %.2f years, want %.2f within 3 %%", got, tt.want)
+			}
+			for _, s := range []string{"first error", "sd-typical", "fresh"} {
 				if !strings.Contains(why, s) {
 					t.Errorf("assumptions %q do not mention %q", why, s)
 				}
 			}
 		})
+	}
+	if got, _, err := Lifetime(&Trace{Device: "loop9", Requests: []Request{{Op: OpRead, Sector: 0, Sectors: 8}}}, p, size, 1, false); err != nil || !math.IsInf(got, 1) {
+		t.Errorf("a day that writes nothing: Lifetime = %v, %v; want +Inf", got, err)
 	}
 }
 
