@@ -54,6 +54,14 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, err
 	}
 	defer card.Close()
+	if sc := cfg.EnduranceScale; (sc != 0 && sc != 1) || cfg.WearSeed != 0 {
+		if sc == 0 {
+			sc = 1
+		}
+		if err := card.Renew(cfg.WearSeed, sc); err != nil {
+			return Stats{}, err
+		}
+	}
 
 	mode := cfg.PathOffset
 	if mode == "" {
@@ -108,9 +116,9 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 		card.SetPathOffset(off, how)
 		root.endCalibration(ctx)
 	}
-	fmt.Fprintf(logw, "simcard: serving %s %s card at %s (backing %s, time scale %g, path offset %v)\n",
+	fmt.Fprintf(logw, "simcard: serving %s %s card at %s (backing %s, time scale %g, endurance scale %g, path offset %v)\n",
 		cfg.Profile.Name, bytesize.Format(cfg.Size), filepath.Join(dir, CardFile), backing, cfg.TimeScale,
-		time.Duration(card.Stats().PathOffsetNs))
+		card.WearStatus().Scale, time.Duration(card.Stats().PathOffsetNs))
 
 	done := make(chan struct{})
 	go func() { server.Wait(); close(done) }()

@@ -40,6 +40,11 @@ type Config struct {
 	UnmountTimeout time.Duration
 	// Log receives progress and problems (nil: discarded).
 	Log io.Writer
+	// EnduranceScale multiplies the endurance of every block of the card (0 or 1: as the
+	// profile says; 0.01: it wears out after a hundredth of the erases), and WearSeed draws
+	// the blocks' endurances (flash.Model.WithEndurance).
+	EnduranceScale float64
+	WearSeed       uint64
 	// PathOffset says how the card's path offset is set (Card.SetPathOffset): "auto"
 	// measures the FUSE round trip at start-up, "off" or "0" uses none, and a duration
 	// ("40us") is used as given. Empty: the environment variable PathOffsetEnv, else
@@ -126,6 +131,10 @@ type Card struct {
 	fake *fakeLayer
 	// id is what the card's registers say (device.go).
 	id identity
+	// renewals counts the fresh cards put in (Renew); wearErr is why the last wear command
+	// failed (wear.go).
+	renewals int
+	wearErr  string
 }
 
 // gapWindow is how many recent idle gaps bound the path offset: enough for their median to
@@ -263,6 +272,10 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 		c.mu.Unlock()
 		return 0, err
 	}
+	var wrong []flash.Span
+	if r.Op == flash.OpRead {
+		wrong = c.model.Corrupt(r.Off, r.Len) // a worn card's pages that read back wrong (wear.go)
+	}
 	switch r.Op {
 	case flash.OpRead:
 		c.stats.ReadSizes[r.Len]++
@@ -273,6 +286,7 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	c.mu.Unlock()
 
 	n, err := c.data(r, buf)
+	garble(buf, r.Off, wrong)
 	ready := time.Now()
 	if err != nil {
 		c.mu.Lock()

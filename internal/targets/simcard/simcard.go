@@ -50,6 +50,10 @@ type SimcardOptions struct {
 	Dir       string  // mount point, created if missing; it then holds card and stats
 	Backing   string  // sparse data file; empty: the server uses a temporary one
 	TimeScale float64 // multiplies the modelled waits (1 real time; 0.01 a hundred times faster)
+	// EnduranceScale multiplies every block's endurance (0: as the profile says; 0.01: the
+	// card wears out after a hundredth of the writes); WearSeed draws them.
+	EnduranceScale float64
+	WearSeed       uint64
 	// Command is the argv prefix that runs fsbench's command line; the default runs this
 	// executable again ("/proc/self/exe"). Tests substitute a helper that re-executes the test
 	// binary. "simcard serve ..." is appended.
@@ -114,6 +118,12 @@ func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 		"--unmount-timeout", "20s")
 	if opts.Backing != "" {
 		args = append(args, "--backing", opts.Backing)
+	}
+	if opts.EnduranceScale > 0 && opts.EnduranceScale != 1 {
+		args = append(args, "--endurance-scale", strconv.FormatFloat(opts.EnduranceScale, 'g', -1, 64))
+	}
+	if opts.WearSeed != 0 {
+		args = append(args, "--wear-seed", strconv.FormatUint(opts.WearSeed, 10))
 	}
 	args = append(args, dir)
 	// Not CommandContext: cancelling the run must not kill the server under a mounted
