@@ -2,14 +2,20 @@
 // with the suites that run it, the unit of its headline figure and which way that figure is
 // better, a title and a doc line for people, and how the report shows it.
 //
-// It is the room for a test's identity, not for running it (internal/suite does that) nor for
-// rating it against others (internal/report). It is a leaf: it imports nothing of fsbench, so
-// that the suites that record a test, the results and the report that read it and the exporters
-// that translate it all ask here instead of repeating a test name as a string literal or
-// guessing from a unit whether more is better.
+// It is the room for a test's identity, not for running it (internal/suite and the suites'
+// packages do that) nor for rating it against others (internal/verdict). It is a leaf: it
+// imports nothing of fsbench, so that the suites that record a test, the results and the report
+// that read it and the exporters that translate it all ask here instead of repeating a test name
+// as a string literal or guessing from a unit whether more is better. It holds the entries of
+// the tests the engine and the report build on (the setup, bootlin and free-electrons tests);
+// a suite's package declares its own tests' entries, which internal/suites adds here (Add).
 package catalog
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
 
 // Direction says which way a figure is better. The zero value is no direction at all: every
 // test and figure of the catalog sets one.
@@ -68,9 +74,6 @@ const (
 // Test is one named test.
 type Test struct {
 	Name string
-	// Suites are the suites that run the test, in the order of Suites(). It is filled in from
-	// the suites' lists, which say it once.
-	Suites []string
 	// Unit, Better and Quantity describe the headline figure (measurement.value).
 	Unit     string
 	Better   Direction
@@ -130,42 +133,22 @@ type Figure struct {
 	Scale               float64 // with FromValue and FromExtra: factor from the recorded figure to Unit
 }
 
-// Suite is a named, ordered set of tests.
-type Suite struct {
-	Name  string
-	Title string
-	// Flash: the suite runs on raw flash (a simulated NAND chip), where a repetition prepares
-	// its filesystem by its own tests; a block suite begins with the Setup tests.
-	Flash bool
-	// Tests are the suite's own tests, in the order they run (after Setup for a block suite).
-	Tests []string
-}
-
-// Order is every test of the suite in the order a repetition runs them: the Setup tests, then
-// the suite's own, for a block suite.
-func (s Suite) Order() []string {
-	if s.Flash {
-		return slices.Clone(s.Tests)
-	}
-	return append(Setup(), s.Tests...)
-}
-
-// Has reports whether test is one of the suite's own tests (Setup tests left out).
-func (s Suite) Has(test string) bool { return slices.Contains(s.Tests, test) }
-
 // Setup lists the tests every repetition of a block suite begins with: a fresh filesystem,
 // mounted.
 func Setup() []string { return []string{Mkfs, ModuleLoad, Mount, MountMem} }
 
-// Tests returns every test of the catalog, those of the block setup and the bootlin suite
-// first, then the other suites' in the order of Suites().
-func Tests() []Test { return slices.Clone(tests) }
-
-// Suites returns every suite, bootlin first.
-func Suites() []Suite { return slices.Clone(suites) }
+// Tests returns every test of the catalog: the setup and bootlin tests first, then the
+// free-electrons tests, then those the suites added, in the order they were added.
+func Tests() []Test {
+	mu.RLock()
+	defer mu.RUnlock()
+	return slices.Clone(tests)
+}
 
 // Lookup returns the named test.
 func Lookup(name string) (Test, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
 	i, ok := byName[name]
 	if !ok {
 		return Test{}, false
@@ -173,7 +156,8 @@ func Lookup(name string) (Test, bool) {
 	return tests[i], true
 }
 
-// Get returns the named test, which must exist: for the names declared in this package.
+// Get returns the named test, which must exist: for the names declared in this package and
+// in a suite's own.
 func Get(name string) Test {
 	t, ok := Lookup(name)
 	if !ok {
@@ -182,37 +166,35 @@ func Get(name string) Test {
 	return t
 }
 
-// SuiteNamed returns the named suite.
-func SuiteNamed(name string) (Suite, bool) {
-	i := slices.IndexFunc(suites, func(s Suite) bool { return s.Name == name })
-	if i < 0 {
-		return Suite{}, false
-	}
-	return suites[i], true
-}
-
-// MustSuite returns the named suite, which must exist: for the names declared in this package.
-func MustSuite(name string) Suite {
-	s, ok := SuiteNamed(name)
-	if !ok {
-		panic("catalog: no suite " + name)
-	}
-	return s
-}
-
-// byName indexes tests by name.
-var byName = map[string]int{}
-
-// init fills in each test's suites from the suites' lists, so that membership is said once.
-func init() {
-	for i, t := range tests {
-		byName[t.Name] = i
-	}
-	for _, s := range suites {
-		for _, name := range s.Order() {
-			if i, ok := byName[name]; ok && !slices.Contains(tests[i].Suites, s.Name) {
-				tests[i].Suites = append(tests[i].Suites, s.Name)
-			}
+// Add adds the entries of a suite's own tests. An entry already there is refused unless it is
+// the same (two suites may share a test only as one test).
+func Add(ts ...Test) error {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, t := range ts {
+		if t.Name == "" || t.Unit == "" || t.Better == 0 || t.Quantity == 0 || t.Title == "" {
+			return fmt.Errorf("test %q: a catalog entry needs a name, a unit, a direction, a quantity and a title", t.Name)
 		}
+		if i, ok := byName[t.Name]; ok {
+			if o := tests[i]; o.Unit != t.Unit || o.Better != t.Better || o.Quantity != t.Quantity || o.Title != t.Title {
+				return fmt.Errorf("test %s is already in the catalog, declared differently", t.Name)
+			}
+			continue
+		}
+		byName[t.Name] = len(tests)
+		tests = append(tests, t)
 	}
+	return nil
 }
+
+var (
+	mu sync.RWMutex
+	// byName indexes tests by name.
+	byName = func() map[string]int {
+		m := map[string]int{}
+		for i, t := range tests {
+			m[t.Name] = i
+		}
+		return m
+	}()
+)

@@ -33,7 +33,6 @@ func TestEntries(t *testing.T) {
 				{"a quantity", tc.Quantity == Time || tc.Quantity == Rate || tc.Quantity == Amount},
 				{"a title", tc.Title != ""},
 				{"a doc line", tc.Doc != ""},
-				{"a suite", len(tc.Suites) > 0},
 			}
 			for _, c := range checks {
 				if !c.ok {
@@ -41,8 +40,8 @@ func TestEntries(t *testing.T) {
 				}
 			}
 			for s, doc := range tc.SuiteDoc {
-				if !slices.Contains(tc.Suites, s) || doc == "" {
-					t.Errorf("%s has a doc line for suite %q, which does not run it, or an empty one", tc.Name, s)
+				if doc == "" {
+					t.Errorf("%s has an empty doc line for suite %q", tc.Name, s)
 				}
 			}
 			if got, ok := Lookup(tc.Name); !ok || got.Name != tc.Name {
@@ -94,46 +93,26 @@ func TestFigures(t *testing.T) {
 	}
 }
 
-// TestSuites checks that the suites name only declared tests, each once, and that every test
-// knows the suites that run it.
-func TestSuites(t *testing.T) {
-	names := map[string]bool{}
-	for _, s := range Suites() {
-		if s.Name == "" || s.Title == "" || len(s.Tests) == 0 || names[s.Name] {
-			t.Errorf("suite %+v: no name, title or tests, or declared twice", s)
-		}
-		names[s.Name] = true
-		order := s.Order()
-		for i, name := range order {
-			tc, ok := Lookup(name)
-			if !ok {
-				t.Errorf("suite %s runs %s, which the catalog does not declare", s.Name, name)
-				continue
-			}
-			if slices.Index(order, name) != i {
-				t.Errorf("suite %s runs %s twice", s.Name, name)
-			}
-			if !slices.Contains(tc.Suites, s.Name) {
-				t.Errorf("%s does not know that suite %s runs it (suites %v)", name, s.Name, tc.Suites)
-			}
-		}
-		if got, ok := SuiteNamed(s.Name); !ok || got.Name != s.Name {
-			t.Errorf("SuiteNamed(%q) = %v, %v", s.Name, got.Name, ok)
-		}
+// TestAdd checks that a suite's entries join the catalog, that the same entry may come twice
+// (a test two suites share) and that an incomplete or conflicting one is refused.
+func TestAdd(t *testing.T) {
+	e := Test{Name: "catalog_test_rate", Unit: FilesPerSec, Better: HigherIsBetter, Quantity: Rate, Title: "a rate", Doc: "a test of the catalog"}
+	if err := Add(e); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range Tests() {
-		for _, s := range tc.Suites {
-			if !slices.Contains(MustSuite(s).Order(), tc.Name) {
-				t.Errorf("%s says suite %s runs it, which it does not", tc.Name, s)
-			}
-		}
+	if got, ok := Lookup(e.Name); !ok || got.Unit != FilesPerSec {
+		t.Errorf("Lookup after Add = %+v, %v", got, ok)
 	}
-	// A block suite begins with the setup tests; the raw-flash suite prepares its own.
-	if got := MustSuite(SuiteBonnie).Order()[:len(Setup())]; !slices.Equal(got, Setup()) {
-		t.Errorf("bonnie begins with %v, want the setup tests %v", got, Setup())
+	if err := Add(e); err != nil {
+		t.Errorf("the same entry again: %v", err)
 	}
-	if got := MustSuite(SuiteFreeElectrons).Order(); got[0] != InitTime {
-		t.Errorf("free-electrons begins with %s, want init_time", got[0])
+	other := e
+	other.Unit = IOPS
+	if err := Add(other); err == nil {
+		t.Error("a conflicting entry was accepted")
+	}
+	if err := Add(Test{Name: "catalog_test_bare"}); err == nil {
+		t.Error("an entry without a unit was accepted")
 	}
 }
 
@@ -148,46 +127,6 @@ func TestDocIn(t *testing.T) {
 	for _, tc := range tests {
 		if got := Get(tc.test).DocIn(tc.suite); got != tc.want {
 			t.Errorf("%s in %s: doc %q, want %q", tc.test, tc.suite, got, tc.want)
-		}
-	}
-}
-
-// TestBonnieFields checks that the bonnie++ CSV fields belong to the bonnie suite's tests only,
-// each field to one test.
-func TestBonnieFields(t *testing.T) {
-	bonnie := MustSuite(SuiteBonnie)
-	fields := map[string]string{}
-	for _, tc := range Tests() {
-		if bonnie.Has(tc.Name) != (tc.BonnieField != "") {
-			t.Errorf("%s: bonnie++ CSV field %q, in the bonnie suite: %v", tc.Name, tc.BonnieField, bonnie.Has(tc.Name))
-		}
-		if tc.BonnieField == "" {
-			continue
-		}
-		if other, ok := fields[tc.BonnieField]; ok {
-			t.Errorf("%s and %s share the bonnie++ CSV field %s", other, tc.Name, tc.BonnieField)
-		}
-		fields[tc.BonnieField] = tc.Name
-	}
-}
-
-// TestAppClasses checks that each class has a minimum for exactly the randio tests, and that
-// a higher class asks at least as much.
-func TestAppClasses(t *testing.T) {
-	randio := MustSuite(SuiteRandIO)
-	classes := AppClasses()
-	for i, c := range classes {
-		if len(c.Min) != len(randio.Tests) {
-			t.Errorf("%s has minimums for %d tests, want the %d randio tests", c.Name, len(c.Min), len(randio.Tests))
-		}
-		for _, test := range randio.Tests {
-			v, ok := c.Min[test]
-			if !ok || v <= 0 {
-				t.Errorf("%s has no minimum for %s", c.Name, test)
-			}
-			if i > 0 && v < classes[i-1].Min[test] {
-				t.Errorf("%s asks less of %s than %s", c.Name, test, classes[i-1].Name)
-			}
 		}
 	}
 }

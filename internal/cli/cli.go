@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	_ "github.com/fsbench/fsbench/internal/suites/all"  // every suite registers itself
 	_ "github.com/fsbench/fsbench/internal/targets/all" // every kind of --target registers itself
 )
 

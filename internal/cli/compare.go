@@ -10,6 +10,8 @@ import (
 
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suites"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // warnCards warns, on stderr, about runs made on another card than the first: their figures
@@ -92,13 +94,13 @@ func compare(stdio IO, pathA, pathB string, f compareFlags) error {
 		return fmt.Errorf("B: %w", err)
 	}
 	warnCards(stdio, []*results.Run{a, b}, []string{pathA, pathB})
-	c := report.CompareRuns(a, b, pathA, pathB, f.alpha)
-	if err := c.WriteText(stdio.Out); err != nil {
+	c := verdict.CompareRuns(a, b, pathA, pathB, f.alpha, suites.Verdicts())
+	if err := report.CompareText(stdio.Out, c); err != nil {
 		return err
 	}
 	if f.html != "" {
 		var buf bytes.Buffer
-		if err := c.WriteHTML(&buf); err != nil {
+		if err := report.CompareHTML(&buf, c); err != nil {
 			return err
 		}
 		if err := os.WriteFile(f.html, buf.Bytes(), 0o644); err != nil {

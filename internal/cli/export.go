@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsbench/fsbench/internal/catalog"
-	"github.com/fsbench/fsbench/internal/report"
+	"github.com/fsbench/fsbench/internal/export"
 	"github.com/fsbench/fsbench/internal/results"
+	bonniesuite "github.com/fsbench/fsbench/internal/suites/bonnie"
 )
 
 func newExportCmd(stdio IO) *cobra.Command {
@@ -49,16 +49,16 @@ test-definitions instead (send-to-lava.sh reads them).`,
 			}
 			var buf bytes.Buffer
 			if lava {
-				if _, err := report.LAVA(&buf, r, lavaFormat); err != nil {
+				if _, err := export.LAVA(&buf, r, lavaFormat); err != nil {
 					return usagef("%v", err)
 				}
 			} else {
-				n, err := report.BonnieCSV(&buf, r, format)
+				n, err := export.BonnieCSV(&buf, r, format)
 				if err != nil {
 					return usagef("%v", err)
 				}
 				if n == 0 {
-					return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", args[0], catalog.SuiteBonnie, catalog.SuiteBonnie)
+					return fmt.Errorf("%s has no %s suite results: run fsbench with --suite %s", args[0], bonniesuite.Name, bonniesuite.Name)
 				}
 			}
 			if out == "" {
@@ -72,9 +72,9 @@ test-definitions instead (send-to-lava.sh reads them).`,
 		},
 	}
 	cmd.Flags().BoolVar(&bonnie, "bonnie-csv", false, "write bonnie++ CSV lines of the bonnie suite")
-	cmd.Flags().StringVar(&format, "format", report.BonnieCSV198, "bonnie++ CSV format version: 1.98 (bonnie++ 2.00) or 1.97")
+	cmd.Flags().StringVar(&format, "format", export.BonnieCSV198, "bonnie++ CSV format version: 1.98 (bonnie++ 2.00) or 1.97")
 	cmd.Flags().BoolVar(&lava, "lava", false, "write LAVA test results: one per variant and test")
-	cmd.Flags().StringVar(&lavaFormat, "lava-format", report.LAVACommands, "LAVA results as lava-test-case commands (commands) or Linaro test-definitions' result.txt lines (result.txt)")
+	cmd.Flags().StringVar(&lavaFormat, "lava-format", export.LAVACommands, "LAVA results as lava-test-case commands (commands) or Linaro test-definitions' result.txt lines (result.txt)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to this file instead of standard output")
 	return cmd
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/presets"
-	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites"
 	"github.com/fsbench/fsbench/internal/vm"
 )
 
@@ -99,11 +99,12 @@ func newListCmd(stdio IO) *cobra.Command {
 				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", v.Name, v.FS, strings.Join(v.MkfsArgs, " "), v.MountOptions)
 			}
 			w.Flush()
-			for _, name := range suite.SuiteNames() {
+			for _, name := range suites.Names() {
 				fmt.Fprintf(stdio.Out, "\nSUITE %s\n", name)
 				w = tabwriter.NewWriter(stdio.Out, 2, 8, 2, ' ', 0)
-				for _, t := range suite.Suites[name] {
-					fmt.Fprintf(w, "  %s\t%s\n", t.Name, catalog.Get(t.Name).DocIn(name))
+				s, _ := suites.Lookup(name)
+				for _, t := range s.Order() {
+					fmt.Fprintf(w, "  %s\t%s\n", t, catalog.Get(t).DocIn(name))
 				}
 				w.Flush()
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/targets/boards"
@@ -200,8 +201,12 @@ func runProbe(cmd *cobra.Command, stdio IO, dev string, f probeFlags) (*probe.Re
 	if f.quiet {
 		logf = nil
 	}
+	var sentinel *measure.Sentinel
+	if r.Identity != nil {
+		sentinel = measure.NewSentinel(r.Identity.Name)
+	}
 	got, err := probe.Run(cmd.Context(), d, probe.Options{Write: f.write, MaxReadBlock: maxBlock, MaxAlign: maxAlign,
-		AlignPositions: f.positions, AlignTries: f.tries, Log: logf})
+		AlignPositions: f.positions, AlignTries: f.tries, Log: logf, Sentinel: sentinel})
 	if got != nil {
 		got.Device, got.Kind, got.Identity, got.PartitionStart, got.USB, got.EMMC = r.Device, r.Kind, r.Identity, r.PartitionStart, r.USB, r.EMMC
 		got.Warnings = append(r.Warnings, got.Warnings...)

@@ -18,6 +18,7 @@ import (
 	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/runner"
 	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites"
 	"github.com/fsbench/fsbench/internal/targets/boards"
 )
 
@@ -114,7 +115,7 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 }
 
 func planOptions() plan.Options {
-	return plan.Options{KnownFS: fs.Names(), KnownTests: suite.TestNames(), KnownSuites: suite.SuiteNames(),
+	return plan.Options{KnownFS: fs.Names(), KnownTests: suites.TestNames(), KnownSuites: suites.Names(),
 		CheckMkfs: fs.CheckMkfs, CheckMount: fs.CheckMount}
 }
 

@@ -194,7 +194,7 @@ func TestLAVADefinition(t *testing.T) {
 		}
 	}
 	// The docs name the test cases as the export writes them (its golden file).
-	golden, err := os.ReadFile(filepath.Join("..", "report", "testdata", "lava-commands.golden"))
+	golden, err := os.ReadFile(filepath.Join("..", "export", "testdata", "lava-commands.golden"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,3 +32,9 @@ func Format(v float64) string {
 		return strconv.FormatFloat(v, 'f', min(2+int(math.Ceil(-math.Log10(a))), maxDecimals), 64)
 	}
 }
+
+// Ratio shows how many times one figure is another ("2.81×", "16.8×"): the same three
+// significant digits as Format, and the multiplication sign. It is the one way a ratio is
+// printed (ratings' "× the best", verdicts' "× faster than", aging's "× worse"), so that one
+// ratio never reads 1.9× in the verdict and 1.87x in a table.
+func Ratio(v float64) string { return Format(v) + "×" }

@@ -35,3 +35,23 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestRatio(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{1, "1.00×"},
+		{1.874, "1.87×"},
+		{2.1, "2.10×"},
+		{16.82, "16.8×"},
+		{123.4, "123×"},
+		{0.5, "0.500×"},
+		{math.Inf(1), "+Inf×"},
+	}
+	for _, tt := range tests {
+		if got := Ratio(tt.in); got != tt.want {
+			t.Errorf("Ratio(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -46,8 +46,8 @@ type Config struct {
 	NANDSizes []uint64  `json:"nand_sizes,omitempty"`
 	Variants  []Variant `json:"variants"`
 
-	// Params are the sizes of the bonnie, smallfiles and randio tests; results.json records
-	// those of the suites that ran.
+	// Params are the suites' sizes, each set in the suite's own table ([bonnie] files = 2048);
+	// results.json records those of the suites that ran.
 	Params SuiteParams `json:"params,omitzero"`
 	// UntilStable, when > 0, repeats each variant beyond Repetitions until the confidence
 	// interval of the median of every timed test is within ±UntilStable of the median (0.03 =

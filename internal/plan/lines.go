@@ -8,11 +8,12 @@ import (
 // keyLines says on which line each key of a configuration file is. BurntSushi/toml keeps
 // key positions in its MetaData but does not export them (only toml.ParseError has a line),
 // so scanKeyLines finds them in the text itself. Only what error messages need is kept:
-// the first component of each key at the top level and in each [[variant]] table, and the
-// line of each [[variant]] header.
+// the first component of each key at the top level, in each [[variant]] table and in each
+// [table] (the suites' sizes), and the line of each [[variant]] header.
 type keyLines struct {
-	top      map[string]int // top-level key, or table name of a [table] header → line
-	variants []tableLines   // one per [[variant]] header, in file order
+	top      map[string]int            // top-level key, or table name of a [table] header → line
+	variants []tableLines              // one per [[variant]] header, in file order
+	tables   map[string]map[string]int // [table] name → its keys' lines
 }
 
 // tableLines are the lines of one [[variant]] table.
@@ -37,6 +38,15 @@ func (kl *keyLines) variantKey(i int, key string) int {
 	return kl.variants[i].header
 }
 
+// tableKey returns the line of key in the [table] table; when that key was not found (or key
+// is ""), the line of the table's header.
+func (kl *keyLines) tableKey(table, key string) int {
+	if l, ok := kl.tables[table][key]; ok && key != "" {
+		return l
+	}
+	return kl.top[table]
+}
+
 // variantLine returns the line of the i-th [[variant]] header (see variantKey).
 func (kl *keyLines) variantLine(i int) int {
 	if i < 0 || i >= len(kl.variants) {
@@ -54,11 +64,13 @@ func (kl *keyLines) variantLine(i int) int {
 // the common escapes; keys inside inline tables are not recorded, so errors about them
 // point at the line of the enclosing key instead.
 func scanKeyLines(text string) *keyLines {
-	kl := &keyLines{top: map[string]int{}}
+	kl := &keyLines{top: map[string]int{}, tables: map[string]map[string]int{}}
+	var table string                          // the [table] whose keys follow, in inTable
 	text = strings.TrimPrefix(text, "\ufeff") // a byte order mark, as some editors write
 	const (
 		inTop = iota
 		inVariant
+		inTable
 		inOther
 	)
 	ctx := inTop
@@ -89,6 +101,12 @@ func scanKeyLines(text string) *keyLines {
 					// variant gets a key "x", which is unknown and reported at this line.
 					setOnce(kl.variants[len(kl.variants)-1].keys, path[1], lineNo)
 					ctx = inOther
+				case len(path) == 1 && !double:
+					setOnce(kl.top, path[0], lineNo)
+					table, ctx = path[0], inTable
+					if kl.tables[table] == nil {
+						kl.tables[table] = map[string]int{}
+					}
 				default:
 					setOnce(kl.top, path[0], lineNo)
 					ctx = inOther
@@ -104,6 +122,8 @@ func scanKeyLines(text string) *keyLines {
 					setOnce(kl.top, path[0], lineNo)
 				case inVariant:
 					setOnce(kl.variants[len(kl.variants)-1].keys, path[0], lineNo)
+				case inTable:
+					setOnce(kl.tables[table], path[0], lineNo)
 				}
 			}
 		}

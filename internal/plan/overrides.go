@@ -5,13 +5,18 @@ import (
 	"reflect"
 )
 
-// SetFault adds the named fault to the run's power-cut model ("" adds none). It is the one
-// place that knows the fault names, so that a flag and a config spell them alike.
+// PowerCutSuite is the suite that cuts a simulated card's power: --cuts and --fault set keys
+// of its [powercut] table, and a target whose power fsbench cannot cut refuses it.
+const PowerCutSuite = "powercut"
+
+// SetFault adds the named fault to the run's power-cut model ("" adds none): the powercut
+// suite's merge_loss. It is the one place that knows the fault names, so that a flag and a
+// config spell them alike.
 func (c *Config) SetFault(name string) error {
 	switch name {
 	case "":
 	case "merge-loss":
-		c.Params.PowerCut.MergeLoss = true
+		return c.Params.Set(PowerCutSuite, "merge_loss", true)
 	default:
 		return fmt.Errorf("%q: the known fault is merge-loss", name)
 	}

@@ -5,24 +5,6 @@ import (
 	"testing"
 )
 
-func TestSetFault(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		mergeLoss bool
-		wantErr   bool
-	}{
-		{"", false, false},
-		{"merge-loss", true, false},
-		{"merge-los", false, true},
-	} {
-		c := Default()
-		err := c.SetFault(tc.name)
-		if (err != nil) != tc.wantErr || c.Params.PowerCut.MergeLoss != tc.mergeLoss {
-			t.Errorf("SetFault(%q): err %v, MergeLoss %v; want error %v, MergeLoss %v", tc.name, err, c.Params.PowerCut.MergeLoss, tc.wantErr, tc.mergeLoss)
-		}
-	}
-}
-
 func TestApplySuiteDefaults(t *testing.T) {
 	c := Default()
 	c.Suite = Suites{FlashSuite}

@@ -77,6 +77,7 @@ func Parse(filename string, data []byte, opt Options) (Config, error) {
 	c := Default()
 	d := decoder{p: p, kl: kl}
 	d.topLevel(raw, &c)
+	d.suiteTables(data, &c)
 	var origin []int // origin[i]: index of the [[variant]] table that made c.Variants[i]
 	if raw.Variant != nil {
 		c.Variants, origin = d.variants(raw.Variant)
@@ -119,19 +120,22 @@ func addTOMLError(p *problems, err error) {
 // TOML keys are case-sensitive and fsbench documents only the lower-case ones.
 func unknownTopKeys(p *problems, md toml.MetaData, kl *keyLines) {
 	reported := map[string]bool{}
+	tables := paramTables()
+	known := append(slices.Clone(topKeys), tables...)
+	slices.Sort(known)
 	for _, keys := range [][]toml.Key{md.Undecoded(), md.Keys()} {
 		for _, k := range keys {
 			name := k[0]
-			if slices.Contains(topKeys, name) || reported[name] {
+			if slices.Contains(known, name) || reported[name] {
 				continue
 			}
 			reported[name] = true
-			hint := didYouMean(name, topKeys)
-			if suggest(name, topKeys) == "variant" {
+			hint := didYouMean(name, known)
+			if suggest(name, known) == "variant" {
 				hint = "; did you mean [[variant]] tables?"
 			}
-			p.add(kl.topKey(name), "unknown key %q at the top level%s (known keys: %s)",
-				name, hint, strings.Join(topKeys, ", "))
+			p.add(kl.topKey(name), "unknown key %q at the top level%s (known keys: %s; tables of the suites' sizes: %s)",
+				name, hint, strings.Join(topKeys, ", "), strings.Join(tables, ", "))
 		}
 	}
 }
@@ -188,6 +192,27 @@ func (d decoder) topLevel(raw rawFile, c *Config) {
 				c.NANDSizes = sizes
 			}
 		}
+	}
+}
+
+// suiteTables reads the suites' tables ([bonnie], [randio], ...: see RegisterParams) over the
+// defaults in c.Params, each key checked at its line.
+func (d decoder) suiteTables(data []byte, c *Config) {
+	var all map[string]any
+	if _, err := toml.Decode(string(data), &all); err != nil {
+		return // reported by the first decoding
+	}
+	for _, name := range paramTables() {
+		v, ok := all[name]
+		if !ok {
+			continue
+		}
+		table, ok := v.(map[string]any)
+		if !ok {
+			d.p.add(d.kl.topKey(name), "%s must be a table of the %s suite's sizes, written [%s] with a key per line, not %s", name, name, name, tomlType(v))
+			continue
+		}
+		c.Params.decodeTable(name, table, d, func(key string) int { return d.kl.tableKey(name, key) })
 	}
 }
 

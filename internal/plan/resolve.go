@@ -170,7 +170,9 @@ func (o Overrides) applyRun(cfg *Config) error {
 		if o.Cuts < 1 {
 			return fmt.Errorf("--cuts must be at least 1, not %d", o.Cuts)
 		}
-		cfg.Params.PowerCut.Cuts = o.Cuts
+		if err := cfg.Params.Set(PowerCutSuite, "cuts", o.Cuts); err != nil {
+			return fmt.Errorf("--cuts: %w", err)
+		}
 	}
 	if err := cfg.SetFault(o.Fault); err != nil {
 		return fmt.Errorf("--fault %w", err)

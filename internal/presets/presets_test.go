@@ -8,13 +8,13 @@ import (
 
 	fsk "github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
-	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites"
 )
 
 // TestEveryPresetParses parses each preset with the real registries of filesystems, tests and
 // suites, as fsbench run --preset will.
 func TestEveryPresetParses(t *testing.T) {
-	opt := plan.Options{KnownFS: fsk.Names(), KnownTests: suite.TestNames(), KnownSuites: suite.SuiteNames(),
+	opt := plan.Options{KnownFS: fsk.Names(), KnownTests: suites.TestNames(), KnownSuites: suites.Names(),
 		CheckMkfs: fsk.CheckMkfs, CheckMount: fsk.CheckMount}
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {

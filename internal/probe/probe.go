@@ -23,6 +23,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/measure"
 )
 
 // Schema is the version tag of probe.json. A change that breaks readers gets a new version.
@@ -46,6 +47,10 @@ type Options struct {
 	MaxOpenAUs int
 	// Log receives one line per step (nil: silent).
 	Log func(format string, args ...any)
+	// Sentinel, when set, watches the machine during the FAT-area test: that test reads a
+	// ratio of two write rates, which host overhead compresses toward 1 (and noise can invert),
+	// so "no FAT area" is only concluded with confidence from a quiet span. nil: not watched.
+	Sentinel *measure.Sentinel
 }
 
 func (o *Options) defaults() {

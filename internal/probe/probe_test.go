@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/measure"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -331,6 +332,35 @@ func TestAnalyzeFAT(t *testing.T) {
 			e := analyzeFAT(pts(tc.first), au)
 			if e.Value != tc.value || e.Confidence != tc.conf {
 				t.Errorf("FAT area %s %s (%s), want %s %s", formatSize(e.Value), e.Confidence, e.Evidence, formatSize(tc.value), tc.conf)
+			}
+		})
+	}
+}
+
+// TestBusyFAT: "no FAT area" measured while the machine was busy drops to low confidence and
+// says why; a FAT area found, a quiet span, and an estimate that has no value are left alone.
+func TestBusyFAT(t *testing.T) {
+	busy := measure.Noise{Busy: true, Why: "other processes up to 180 % of a CPU"}
+	for _, tc := range []struct {
+		name     string
+		in       Estimate
+		noise    measure.Noise
+		wantConf string
+		wantWhy  bool
+	}{
+		{"none found, busy", Estimate{Value: 0, Confidence: High}, busy, Low, true},
+		{"none found, quiet", Estimate{Value: 0, Confidence: High}, measure.Noise{}, High, false},
+		{"area found, busy", Estimate{Value: 8 << 20, Confidence: High}, busy, High, false},
+		{"no estimate, busy", Estimate{Confidence: None}, busy, None, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := tc.in
+			busyFAT(&e, tc.noise)
+			if e.Confidence != tc.wantConf {
+				t.Errorf("confidence %v, want %v", e.Confidence, tc.wantConf)
+			}
+			if got := strings.Contains(e.Evidence, "busy"); got != tc.wantWhy {
+				t.Errorf("evidence %q: says busy %v, want %v", e.Evidence, got, tc.wantWhy)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/flash"
+	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
@@ -125,7 +126,7 @@ func TestProbeSimcard(t *testing.T) {
 			}
 			defer closeDev()
 			start := time.Now()
-			got, err := Run(context.Background(), d, Options{Write: true, MaxReadBlock: 16 << 20})
+			got, err := Run(context.Background(), d, Options{Write: true, MaxReadBlock: 16 << 20, Sentinel: measure.NewSentinel(filepath.Base(dev))})
 			if err != nil {
 				t.Fatal(err)
 			}

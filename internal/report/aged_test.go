@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/golden"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // agedRun is a run with --age: ext4 wins read fresh and loses it aged (3.1x slower), xfs wins
@@ -44,7 +45,7 @@ func TestAgedGolden(t *testing.T) {
 }
 
 func TestAgedVerdicts(t *testing.T) {
-	ar := Aged(agedRun(), 0)
+	ar := verdict.Aged(agedRun(), 0)
 	if ar == nil || len(ar.Verdicts) != 2 {
 		t.Fatalf("verdicts: %+v", ar)
 	}
@@ -65,7 +66,7 @@ func TestAgedVerdicts(t *testing.T) {
 	// A run without --age has no section.
 	r := agedRun()
 	r.Variants = r.Variants[:1]
-	if Aged(r, 0) != nil {
+	if verdict.Aged(r, 0) != nil {
 		t.Error("a run without aged twins got an aged section")
 	}
 	// Repetitions that made different trees are flagged.
@@ -92,8 +93,8 @@ func TestAgedLeavesBusyOut(t *testing.T) {
 			r.Measurements[i].Noise = &results.Noise{Busy: true, Why: "other processes 90 % of a CPU"}
 		}
 	}
-	ar := Aged(r, 0)
-	var row *AgedRow
+	ar := verdict.Aged(r, 0)
+	var row *verdict.AgedRow
 	for i := range ar.Rows {
 		if ar.Rows[i].Test == "read" && ar.Rows[i].Fresh == "ext4" {
 			row = &ar.Rows[i]
@@ -113,7 +114,7 @@ func TestAgedLeavesBusyOut(t *testing.T) {
 }
 
 func TestVerdictsKeepAgedTwinsApart(t *testing.T) {
-	vs := Verdicts(agedRun(), 0)
+	vs := verdict.Verdicts(agedRun(), 0)
 	var fresh, aged int
 	for _, v := range vs {
 		names := []string{v.Winner, v.RunnerUp}
@@ -138,7 +139,7 @@ func TestVerdictsKeepAgedTwinsApart(t *testing.T) {
 	// A run without aged twins keeps its priorities as they were.
 	r := agedRun()
 	r.Variants = []results.Variant{r.Variants[0], r.Variants[2]}
-	for _, v := range Verdicts(r, 0) {
+	for _, v := range verdict.Verdicts(r, 0) {
 		if strings.Contains(v.Priority, "aged") {
 			t.Errorf("a run without --age got verdict %q", v.Priority)
 		}
@@ -153,7 +154,7 @@ func TestAgedHTMLGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, want := range []string{`<h2 id="aged">Aged (updates:80%:1x) against fresh</h2>`, "the ranking changed", "<td>ext4@aged80</td>", "3.04x worse"} {
+	for _, want := range []string{`<h2 id="aged">Aged (updates:80%:1x) against fresh</h2>`, "the ranking changed", "<td>ext4@aged80</td>", "3.04× worse"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

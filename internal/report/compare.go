@@ -6,169 +6,16 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/catalog"
-	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
-
-// RunComparison is two runs compared figure by figure, old (A) against new (B).
-type RunComparison struct {
-	Old, New string // labels, usually the paths given
-	Alpha    float64
-	Rows     []CompareRow
-	// OnlyIn lists "variant: only in A/B" lines for variants present in one run only.
-	OnlyIn []string
-	// Mismatches are the variants compared whose definition differs between the runs: the
-	// same name, another filesystem, mkfs arguments or mount options. Their rows compare two
-	// configurations, not one before and after a change, and both outputs say so.
-	Mismatches []Mismatch
-	// Cards lists the card profiles the two runs used with different calibrations
-	// (results.CalibrationMismatches): their card figures are of two card models.
-	Cards []string
-}
-
-// Mismatch is a variant name that both runs ran with different definitions.
-type Mismatch struct {
-	Variant string
-	// Diffs says what differs, one phrase per field: "mkfs -O ^has_journal in A, none in B".
-	Diffs []string
-}
-
-// String is the line both outputs show: "ext4: mkfs -O ^has_journal in A, none in B — not
-// the same variant".
-func (m Mismatch) String() string {
-	return m.Variant + ": " + strings.Join(m.Diffs, "; ") + " — not the same variant"
-}
 
 // mismatchNote is the footnote of every row of a mismatched variant; the lines above the
 // tables say what differs.
 const mismatchNote = "not the same variant in A and B (listed at the top): the difference is between two configurations, not a like-for-like change"
-
-// mismatch compares the definitions of variant a (in A) and b (in B) as the report shows them
-// (mkfs arguments joined by spaces); ok is false when they are the same variant. Mount
-// options are compared as written: "noatime,dirsync" and "dirsync,noatime" are reported as
-// different, since a later option can override an earlier one, and a difference named that
-// is not one costs less than a change presented as like for like that is not.
-func mismatch(a, b results.Variant) (Mismatch, bool) {
-	m := Mismatch{Variant: a.Name}
-	differs := func(what, x, y string) {
-		if x == y {
-			return
-		}
-		none := func(s string) string {
-			if s == "" {
-				return "none"
-			}
-			return s
-		}
-		m.Diffs = append(m.Diffs, fmt.Sprintf("%s %s in A, %s in B", what, none(x), none(y)))
-	}
-	differs("filesystem", a.FS, b.FS)
-	differs("mkfs", strings.Join(a.MkfsArgs, " "), strings.Join(b.MkfsArgs, " "))
-	differs("mount", a.MountOptions, b.MountOptions)
-	return m, len(m.Diffs) > 0
-}
-
-// CompareRow is one figure of one variant in both runs.
-type CompareRow struct {
-	Test, Title, Unit string
-	// Better says which way the figure is better, as the catalog or the report's concern
-	// declares it.
-	Better       catalog.Direction
-	Variant      string
-	Cmp          stats.Comparison
-	OldCI, NewCI stats.Interval
-	// AckLoss: B lost acknowledged data after power cuts in a larger share of its cuts than
-	// A. A promise broken is a regression however few samples there are.
-	AckLoss bool
-}
-
-// Regression reports whether the row is a significant change for the worse: slower, less
-// throughput, more space or memory. A figure that is not rated is never a regression.
-func (r CompareRow) Regression() bool {
-	if r.AckLoss {
-		return true
-	}
-	if !r.Cmp.Significant() {
-		return false
-	}
-	switch ch := r.Cmp.Change(); r.Better {
-	case catalog.HigherIsBetter:
-		return ch < 0
-	case catalog.LowerIsBetter:
-		return ch > 0
-	}
-	return false
-}
-
-// Regressions returns the rows that are significant changes for the worse.
-func (c RunComparison) Regressions() []CompareRow {
-	var out []CompareRow
-	for _, r := range c.Rows {
-		if r.Regression() {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// CompareRuns compares every figure charted per test (the same figures and units as the HTML
-// report) for every variant that ran in both, with the Mann-Whitney U test at alpha (0:
-// stats.DefaultAlpha). Cells without samples on either side are left out.
-func CompareRuns(a, b *results.Run, oldLabel, newLabel string, alpha float64) RunComparison {
-	if alpha <= 0 {
-		alpha = stats.DefaultAlpha
-	}
-	c := RunComparison{Old: oldLabel, New: newLabel, Alpha: alpha, Cards: results.CalibrationMismatches(a, b, "A", "B")}
-	inB := map[string]bool{}
-	for _, v := range ranVariants(b) {
-		inB[v.Name] = true
-	}
-	var both []string
-	inA := map[string]bool{}
-	defB := map[string]results.Variant{}
-	for _, v := range ranVariants(b) {
-		defB[v.Name] = v
-	}
-	for _, v := range ranVariants(a) {
-		inA[v.Name] = true
-		if inB[v.Name] {
-			both = append(both, v.Name)
-			if m, ok := mismatch(v, defB[v.Name]); ok {
-				c.Mismatches = append(c.Mismatches, m)
-			}
-		} else {
-			c.OnlyIn = append(c.OnlyIn, v.Name+": only in "+oldLabel)
-		}
-	}
-	for _, v := range ranVariants(b) {
-		if !inA[v.Name] {
-			c.OnlyIn = append(c.OnlyIn, v.Name+": only in "+newLabel)
-		}
-	}
-	compared := chartMetrics
-	if present(a, mPowerLoss) || present(b, mPowerLoss) {
-		compared = append(slices.Clone(compared), mPowerLoss, mAckLoss)
-	}
-	for _, m := range compared {
-		for _, name := range both {
-			sa, sb := samples(a, name, m), samples(b, name, m)
-			if len(sa) == 0 || len(sb) == 0 {
-				continue
-			}
-			c.Rows = append(c.Rows, CompareRow{
-				Test: m.key, Title: m.title, Unit: m.unit, Better: m.better, Variant: name,
-				Cmp:   stats.Compare(sa, sb, alpha),
-				OldCI: stats.MedianCI(sa, stats.DefaultConfidence), NewCI: stats.MedianCI(sb, stats.DefaultConfidence),
-				AckLoss: m.key == mAckLoss.key && ackLossRate(b, name) > ackLossRate(a, name),
-			})
-		}
-	}
-	return c
-}
 
 // ciText is benchstat's "± 3%" (the larger distance from the median to a bound of its 95 %
 // confidence interval), "± ∞" when there are too few samples for one.
@@ -215,7 +62,7 @@ type rowNotes struct{ Variant, Old, New, Cmp int }
 
 // annotate numbers the footnotes of every row in the order WriteText shows them (row by row,
 // left to right), so that the terminal and the page give the same note the same number.
-func (c RunComparison) annotate() ([]rowNotes, []string) {
+func annotate(c verdict.RunComparison) ([]rowNotes, []string) {
 	var fn notes
 	mismatched := map[string]bool{}
 	for _, m := range c.Mismatches {
@@ -245,9 +92,9 @@ func markText(n int) string {
 // differs between the runs, then one block per figure, a row per variant with both medians
 // and their confidence intervals, then the change ("~" when not significant) with p and n,
 // numbered notes, and the list of regressions.
-func (c RunComparison) WriteText(w io.Writer) error {
+func CompareText(w io.Writer, c verdict.RunComparison) error {
 	var b strings.Builder
-	marks, fnotes := c.annotate()
+	marks, fnotes := annotate(c)
 	fmt.Fprintf(&b, "A: %s\nB: %s\n", c.Old, c.New)
 	if len(c.Mismatches) > 0 {
 		b.WriteString("\nsame name, different variant (their rows compare two configurations, not a like-for-like change):\n")
@@ -298,7 +145,7 @@ func (c RunComparison) WriteText(w io.Writer) error {
 	if reg := c.Regressions(); len(reg) > 0 {
 		fmt.Fprintf(&b, "\nsignificant regressions (p <= %g):\n", c.Alpha)
 		for _, r := range reg {
-			fmt.Fprintf(&b, "  %s %s: %s → %s %s (%s)%s\n", r.Variant, r.Title, format(r.Cmp.Old.Median), format(r.Cmp.New.Median), r.Unit, r.Cmp.Delta(), c.mismatchSuffix(r.Variant))
+			fmt.Fprintf(&b, "  %s %s: %s → %s %s (%s)%s\n", r.Variant, r.Title, format(r.Cmp.Old.Median), format(r.Cmp.New.Median), r.Unit, r.Cmp.Delta(), mismatchSuffix(c, r.Variant))
 		}
 	} else {
 		fmt.Fprintf(&b, "\nno significant regression (p <= %g)\n", c.Alpha)
@@ -309,7 +156,7 @@ func (c RunComparison) WriteText(w io.Writer) error {
 
 // mismatchSuffix marks a regression of a variant that is not the same in A and B: it may be
 // the change of configuration, not a regression of the same thing.
-func (c RunComparison) mismatchSuffix(variant string) string {
+func mismatchSuffix(c verdict.RunComparison, variant string) string {
 	for _, m := range c.Mismatches {
 		if m.Variant == variant {
 			return " — not the same variant in A and B"
@@ -331,8 +178,8 @@ type cmpHTMLRow struct {
 // WriteHTML writes the comparison as a self-contained page (same rules as HTML: no script,
 // no external resource), with the terminal's footnotes under the same numbers and the
 // variants that differ between the runs at the top.
-func (c RunComparison) WriteHTML(w io.Writer) error {
-	marks, fnotes := c.annotate()
+func CompareHTML(w io.Writer, c verdict.RunComparison) error {
+	marks, fnotes := annotate(c)
 	var rows []cmpHTMLRow
 	for i, r := range c.Rows {
 		dir := dirArrows[r.Better]
@@ -343,9 +190,9 @@ func (c RunComparison) WriteHTML(w io.Writer) error {
 			VariantNote: mk.Variant, OldNote: mk.Old, NewNote: mk.New, PNNote: mk.Cmp}
 		switch {
 		case r.Regression():
-			row.Style = cellStyle(Bad)
+			row.Style = cellStyle(verdict.Bad)
 		case r.Cmp.Significant():
-			row.Style = cellStyle(VeryGood)
+			row.Style = cellStyle(verdict.VeryGood)
 		}
 		rows = append(rows, row)
 	}

@@ -12,32 +12,8 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 	"github.com/fsbench/fsbench/internal/testkit/golden"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
-
-func TestMismatch(t *testing.T) {
-	ext4 := results.Variant{Name: "ext4", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}, MountOptions: "noatime"}
-	tests := []struct {
-		name string
-		b    results.Variant
-		want string // "" when it is the same variant
-	}{
-		{"same", ext4, ""},
-		{"mkfs arguments dropped", results.Variant{Name: "ext4", FS: "ext4", MountOptions: "noatime"},
-			"ext4: mkfs -O ^has_journal in A, none in B — not the same variant"},
-		{"mount options changed", results.Variant{Name: "ext4", FS: "ext4", MkfsArgs: []string{"-O", "^has_journal"}, MountOptions: "noatime,dirsync"},
-			"ext4: mount noatime in A, noatime,dirsync in B — not the same variant"},
-		{"everything", results.Variant{Name: "ext4", FS: "ext3"},
-			"ext4: filesystem ext4 in A, ext3 in B; mkfs -O ^has_journal in A, none in B; mount noatime in A, none in B — not the same variant"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m, ok := mismatch(ext4, tc.b)
-			if ok != (tc.want != "") || (ok && m.String() != tc.want) {
-				t.Errorf("mismatch = %q, %v; want %q", m.String(), ok, tc.want)
-			}
-		})
-	}
-}
 
 // TestCIWarning checks that every "± ∞" has a reason to print beside it.
 func TestCIWarning(t *testing.T) {
@@ -75,9 +51,9 @@ func TestCompareGolden(t *testing.T) {
 	tests := []struct {
 		a, b, golden string
 		regressions  int
-		check        func(t *testing.T, c RunComparison)
+		check        func(t *testing.T, c verdict.RunComparison)
 	}{
-		{"a.json", "b.json", "compare_ab.golden", 2, func(t *testing.T, c RunComparison) {
+		{"a.json", "b.json", "compare_ab.golden", 2, func(t *testing.T, c verdict.RunComparison) {
 			delta := map[string]string{}
 			for _, r := range c.Rows {
 				delta[r.Variant+" "+r.Test] = r.Cmp.Delta()
@@ -98,14 +74,14 @@ func TestCompareGolden(t *testing.T) {
 				t.Errorf("btrfs space delta %q", d)
 			}
 		}},
-		{"c.json", "d.json", "compare_cd.golden", 0, func(t *testing.T, c RunComparison) {
+		{"c.json", "d.json", "compare_cd.golden", 0, func(t *testing.T, c verdict.RunComparison) {
 			if len(c.Rows) != 1 || c.Rows[0].Cmp.Delta() != "~" || c.Rows[0].Cmp.P != 0.1 {
 				t.Fatalf("rows %+v", c.Rows)
 			}
 		}},
 		// The same names, other variants: ext4 lost its -O ^has_journal and btrfs its
 		// compression between A and B, xfs is the same. B has 4 repetitions: "± ∞".
-		{"e.json", "f.json", "compare_ef.golden", 1, func(t *testing.T, c RunComparison) {
+		{"e.json", "f.json", "compare_ef.golden", 1, func(t *testing.T, c verdict.RunComparison) {
 			var got []string
 			for _, m := range c.Mismatches {
 				got = append(got, m.String())
@@ -121,13 +97,13 @@ func TestCompareGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
-			c := CompareRuns(load(tc.a), load(tc.b), "A/"+tc.a, "B/"+tc.b, 0)
+			c := verdict.CompareRuns(load(tc.a), load(tc.b), "A/"+tc.a, "B/"+tc.b, 0, nil)
 			if got := len(c.Regressions()); got != tc.regressions {
 				t.Errorf("%d regressions, want %d", got, tc.regressions)
 			}
 			tc.check(t, c)
 			var buf bytes.Buffer
-			if err := c.WriteText(&buf); err != nil {
+			if err := CompareText(&buf, c); err != nil {
 				t.Fatal(err)
 			}
 			if tc.regressions == 0 && !strings.Contains(buf.String(), "need >= 4 repetitions per side") {
@@ -135,7 +111,7 @@ func TestCompareGolden(t *testing.T) {
 			}
 			golden.Check(t, tc.golden, buf.Bytes())
 			var page bytes.Buffer
-			if err := c.WriteHTML(&page); err != nil {
+			if err := CompareHTML(&page, c); err != nil {
 				t.Fatal(err)
 			}
 			if strings.Contains(page.String(), "<script") || !strings.Contains(page.String(), "vs A") {
@@ -155,7 +131,7 @@ var (
 // checkCompareNotes checks that the terminal and the page explain alike: every "± ∞" has a
 // footnote, the same number on both, whose note both print; every variant that differs
 // between the runs is listed on both.
-func checkCompareNotes(t *testing.T, text, page string, c RunComparison) {
+func checkCompareNotes(t *testing.T, text, page string, c verdict.RunComparison) {
 	t.Helper()
 	tm, hm := infText.FindAllStringSubmatch(text, -1), infHTML.FindAllStringSubmatch(page, -1)
 	if len(tm) != len(hm) {
@@ -184,12 +160,12 @@ func checkCompareNotes(t *testing.T, text, page string, c RunComparison) {
 func TestCompareCardCalibration(t *testing.T) {
 	a := &results.Run{CardCalibrations: map[string]int{"sd-typical": 1}}
 	b := &results.Run{CardCalibrations: map[string]int{"sd-typical": 2}}
-	c := CompareRuns(a, b, "a", "b", 0)
+	c := verdict.CompareRuns(a, b, "a", "b", 0, nil)
 	var text, page bytes.Buffer
-	if err := c.WriteText(&text); err != nil {
+	if err := CompareText(&text, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WriteHTML(&page); err != nil {
+	if err := CompareHTML(&page, c); err != nil {
 		t.Fatal(err)
 	}
 	for name, out := range map[string]string{"text": text.String(), "html": page.String()} {
@@ -197,7 +173,7 @@ func TestCompareCardCalibration(t *testing.T) {
 			t.Errorf("%s output does not name the card whose calibration differs:\n%s", name, out)
 		}
 	}
-	if same := CompareRuns(a, a, "a", "a", 0); len(same.Cards) != 0 {
+	if same := verdict.CompareRuns(a, a, "a", "a", 0, nil); len(same.Cards) != 0 {
 		t.Errorf("a run against itself: card mismatches %q", same.Cards)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // feTest is one table of the Free Electrons 2010 flash-filesystem study: one test, or the sum
@@ -149,7 +150,7 @@ func freeElectrons(r *results.Run) *feSection {
 	if g == nil {
 		return nil
 	}
-	s := &feSection{Columns: g.cols, Reps: repetitions(g.run), footnoted: map[string]bool{}, noteNum: map[string]int{}}
+	s := &feSection{Columns: g.cols, Reps: verdict.Repetitions(g.run), footnoted: map[string]bool{}, noteNum: map[string]int{}}
 	for _, n := range g.sizes {
 		s.Sizes = append(s.Sizes, bytesize.Format(n))
 	}
@@ -162,7 +163,7 @@ func freeElectrons(r *results.Run) *feSection {
 	if len(s.Tables) == 0 {
 		return nil
 	}
-	if src := sources(r); src != nil {
+	if src := verdict.Sources(r); src != nil {
 		s.addSources(g, src)
 	}
 	return s
@@ -316,7 +317,7 @@ func feMedian(r *results.Run, v results.Variant, test string) feValue {
 	if v.Status == results.Skipped {
 		return feValue{text: "skipped", note: feColumn(v) + " skipped: " + v.Reason}
 	}
-	if med, ok := median(r.Values(v.Name, test)); ok {
+	if med, ok := verdict.Median(r.Values(v.Name, test)); ok {
 		return feValue{v: med, ok: true}
 	}
 	var failed *results.Measurement
@@ -392,58 +393,6 @@ func writeFreeElectrons(w io.Writer, s *feSection) {
 			fmt.Fprintln(w, "  "+src)
 		}
 	}
-}
-
-// sources maps each variant name to where it ran ("6.18.44 (host)", "6.1.0-56-amd64 (qemu
-// tcg)"), or is nil when that is the same for every variant of a run on the host, which the
-// setup line already says.
-func sources(r *results.Run) map[string]string {
-	out := map[string]string{}
-	distinct := map[string]bool{}
-	for _, v := range r.Variants {
-		out[v.Name] = ranOn(r, v)
-		distinct[out[v.Name]] = true
-	}
-	if r.Guest == nil && len(distinct) < 2 {
-		return nil
-	}
-	return out
-}
-
-// onBoards reports whether some variant of r ran on a board (a farm's merge).
-func onBoards(r *results.Run) bool {
-	for _, v := range r.Variants {
-		if v.Source != nil && v.Source.Board != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// ranOn is where v of r ran: "6.18.44 (host)", "6.1.0-56-amd64 (qemu tcg)".
-func ranOn(r *results.Run, v results.Variant) string {
-	kernel, where := r.Machine.Kernel, "host"
-	if r.Guest != nil {
-		where = "qemu " + r.Guest.Accel
-	}
-	if v.Source != nil {
-		kernel, where = v.Source.Kernel, "host"
-		if v.Source.Guest != "" {
-			where = v.Source.Guest
-		}
-	}
-	if kernel == "" {
-		kernel = "unknown kernel"
-	}
-	if v.Source != nil && v.Source.Board != "" {
-		// A board of a farm: which board, which card, which kernel.
-		s := v.Source.Board
-		if v.Source.Card != "" {
-			s += ", " + v.Source.Card
-		}
-		return s + ", " + kernel
-	}
-	return kernel + " (" + where + ")"
 }
 
 // skippedOutside are the skipped variants that the raw-flash tables do not already footnote.

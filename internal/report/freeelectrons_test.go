@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/golden"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // feRun builds runs of the free-electrons suite by hand: variants as the suite expands them
@@ -405,7 +406,7 @@ func TestSources(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sources(tc.run)
+			got := verdict.Sources(tc.run)
 			if (got == nil) != (tc.want == nil) {
 				t.Fatalf("sources = %v, want %v", got, tc.want)
 			}

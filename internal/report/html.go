@@ -11,9 +11,11 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/suites"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // FreeElectronsRules explains the raw-flash tables, for the report footer.
@@ -83,8 +85,7 @@ type htmlPage struct {
 	JSONLink, CSVLink string
 	Rules             []string
 	Legend            []htmlCell
-	Suites            []suiteTable
-	PowerCut          *powerCutTable
+	Suites            []htmlSuite
 	Aged              *htmlAged
 	Flash             *htmlFlash
 	// FE holds the raw-flash variants as the Free Electrons 2010 study's tables.
@@ -106,7 +107,7 @@ type htmlPage struct {
 // htmlVerdict is a verdict (worded by Verdict.Words, as in the terminal) with, on the first
 // verdict of a suite's own, the suite's name and title.
 type htmlVerdict struct {
-	Verdict
+	verdict.Verdict
 	SuiteHead string
 }
 
@@ -152,17 +153,17 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	p = htmlPage{JSONLink: opt.JSONLink, CSVLink: opt.CSVLink}
 	r := blockRun(full)
 	p.FE = freeElectrons(full)
-	p.ShowSource = sources(full) != nil
+	p.ShowSource = verdict.Sources(full) != nil
 	lab := labels(full)
 	p.ShowLabel, p.Runs = lab != nil, mergedRuns(full)
-	ran := ranVariants(r)
+	ran := verdict.RanVariants(r)
 	p.Title = "fsbench: which filesystem for " + deviceName(r) + "?"
 	p.question(r, ran)
 	p.Setup = setupLine(full)
-	card := CardFor(r, opt.Card)
-	p.verdicts(VerdictsFor(r, opt.Alpha, card))
-	p.Busy = BusyText(r)
-	p.Server = ServerNote(r)
+	card := verdict.CardFor(r, opt.Card)
+	p.verdicts(verdict.VerdictsFor(r, opt.Alpha, card, registered()))
+	p.Busy = verdict.BusyText(r)
+	p.Server = verdict.ServerNote(r)
 	p.matrix(full, r, ran, card, opt.Alpha)
 	if err := p.charts(r, opt.Alpha); err != nil {
 		return p, err
@@ -178,8 +179,7 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	if p.FE != nil && len(p.FE.Notes) > 0 {
 		p.NoProblems = "None outside the raw flash tables; their notes say what was skipped or failed there."
 	}
-	p.Suites = suiteTables(r)
-	p.PowerCut = powerCutDetail(r)
+	p.Suites = htmlSuites(r)
 	p.Aged = agedSection(r, opt.Alpha)
 	p.Raw = rawRows(full)
 	p.rules(full, r)
@@ -202,45 +202,46 @@ func (p *htmlPage) question(r *results.Run, ran []results.Variant) {
 }
 
 // verdicts lists the verdicts, each suite's first with the suite's heading.
-func (p *htmlPage) verdicts(vs []Verdict) {
+func (p *htmlPage) verdicts(vs []verdict.Verdict) {
 	suite := ""
 	for _, v := range vs {
 		hv := htmlVerdict{Verdict: v}
 		if v.Suite != suite {
 			suite = v.Suite
-			hv.SuiteHead = suite + ": " + catalog.MustSuite(suite).Title
+			s, _ := suites.Lookup(suite)
+			hv.SuiteHead = suite + ": " + s.Title
 		}
 		p.Verdicts = append(p.Verdicts, hv)
 	}
 }
 
 // matrix fills the matrix's heads and rows: the rated medians of the variants that ran, a
-// status where a cell has none, and the legend.
+// Status where a cell has none, and the legend.
 func (p *htmlPage) matrix(full, r *results.Run, ran []results.Variant, card string, alpha float64) {
-	src, lab := sources(full), labels(full)
-	var cols []metric
-	for _, m := range matrixFor(r, card) {
-		if present(r, m) && !(m.key == mBoot.key && !anyModuleLoad(r)) {
+	src, lab := verdict.Sources(full), labels(full)
+	var cols []verdict.Metric
+	for _, m := range verdict.MatrixFor(r, card, registered()) {
+		if verdict.Present(r, m) && !(m.Key == verdict.MBoot.Key && !anyModuleLoad(r)) {
 			cols = append(cols, m)
-			p.Head = append(p.Head, htmlHead{Title: m.label, Long: m.title, Unit: m.unit, Higher: m.higherBetter()})
+			p.Head = append(p.Head, htmlHead{Title: m.Label, Long: m.Title, Unit: m.Unit, Higher: m.HigherBetter()})
 		}
 	}
-	tables := make([]table, len(cols))
+	tables := make([]verdict.Ranking, len(cols))
 	for i, m := range cols {
-		tables[i] = evaluate(r, m, alpha)
+		tables[i] = verdict.Evaluate(r, m, alpha)
 	}
 	for _, v := range ran {
 		row := htmlRow{Variant: v.Name, Detail: variantDetail(v), Source: src[v.Name], Label: lab[v.Name]}
 		for i, t := range tables {
-			c, ok := t.cells[v.Name]
+			c, ok := t.Cells[v.Name]
 			if !ok {
-				row.Cells = append(row.Cells, htmlCell{Text: status(r, v.Name, cols[i])})
+				row.Cells = append(row.Cells, htmlCell{Text: verdict.Status(r, v.Name, cols[i])})
 				continue
 			}
-			cell := ratedCell(c, cols[i].unit)
+			cell := ratedCell(c, cols[i].Unit)
 			if mk := marks(t, v); mk != "" {
 				cell.Text += " " + mk
-				cell.Title += "; " + marksLegend([]table{t}, []results.Variant{v})
+				cell.Title += "; " + marksLegend([]verdict.Ranking{t}, []results.Variant{v})
 			}
 			row.Cells = append(row.Cells, cell)
 		}
@@ -250,19 +251,23 @@ func (p *htmlPage) matrix(full, r *results.Run, ran []results.Variant, card stri
 	if !anyModuleLoad(r) && len(ran) > 0 {
 		p.Marks = strings.TrimPrefix(p.Marks+"; boot time (module load + mount) is the mount time here: every filesystem was built in or already loaded", "; ")
 	}
-	for rt := Best; rt <= Worst; rt++ {
+	for rt := verdict.Best; rt <= verdict.Worst; rt++ {
 		p.Legend = append(p.Legend, htmlCell{Text: rt.String(), Style: cellStyle(rt)})
 	}
 }
 
 // charts draws a bar chart per charted figure that has data.
 func (p *htmlPage) charts(r *results.Run, alpha float64) error {
-	charted := chartMetrics
-	if present(r, mPowerLoss) {
-		charted = append(slices.Clone(charted), mPowerLoss)
+	charted := verdict.ChartMetrics
+	for _, s := range registered() {
+		for _, m := range s.Matrix {
+			if verdict.Present(r, m) {
+				charted = append(slices.Clone(charted), m)
+			}
+		}
 	}
 	for _, m := range charted {
-		c, ok, err := barChart(evaluate(r, m, alpha))
+		c, ok, err := barChart(verdict.Evaluate(r, m, alpha))
 		if err != nil {
 			return err
 		}
@@ -277,7 +282,7 @@ func (p *htmlPage) charts(r *results.Run, alpha float64) error {
 func (p *htmlPage) rules(full, r *results.Run) {
 	if len(p.Rows) > 0 {
 		// The rules of the matrix and verdicts, which a run of raw-flash variants only lacks.
-		p.Rules = []string{RatingRules, VerdictRules, SignificanceRules, WearRules, CardTimeRules,
+		p.Rules = []string{verdict.RatingRules, verdict.VerdictRules, SignificanceRules, verdict.WearRules, verdict.CardTimeRules,
 			"Throughputs (MB/s) are the bytes the test moved through the filesystem over its wall time; read-write variants " +
 				"store several copies of the dataset and read-only images one, so seconds would not compare but MB/s do. " +
 				"Space is the used bytes (statfs) over the logical bytes stored."}
@@ -285,11 +290,15 @@ func (p *htmlPage) rules(full, r *results.Run) {
 	if p.FE != nil {
 		p.Rules = append(p.Rules, FreeElectronsRules)
 	}
-	if hasPowerCut(r) {
-		p.Rules = append(p.Rules, PowerLossRules)
+	for _, s := range suites.All() {
+		if s.Rules != nil {
+			if rule := s.Rules(r); rule != "" {
+				p.Rules = append(p.Rules, rule)
+			}
+		}
 	}
-	if sources(full) != nil {
-		p.Rules = append(p.Rules, "Where rows ran: "+GroupRule+".")
+	if verdict.Sources(full) != nil {
+		p.Rules = append(p.Rules, "Where rows ran: "+verdict.GroupRule+".")
 	}
 	if s := r.Methods["lifetime"]; s != "" {
 		p.Rules = append(p.Rules, "Lifetime, as the run computed it: "+s+".")
@@ -297,32 +306,32 @@ func (p *htmlPage) rules(full, r *results.Run) {
 }
 
 // barChart draws t (variants best first) as a bar chart; ok is false when no variant has data.
-func barChart(t table) (htmlChart, bool, error) {
-	if len(t.order) == 0 {
+func barChart(t verdict.Ranking) (htmlChart, bool, error) {
+	if len(t.Order) == 0 {
 		return htmlChart{}, false, nil
 	}
 	var bars []Bar
-	for _, name := range t.order {
-		c := t.cells[name]
+	for _, name := range t.Order {
+		c := t.Cells[name]
 		bars = append(bars, Bar{Label: name, Median: c.Summary.Median, Min: c.Summary.Min, Max: c.Summary.Max, N: c.Summary.N, Rating: c.Rating})
 	}
 	var svg bytes.Buffer
-	if err := WriteBarChart(&svg, t.m.title, t.m.unit, t.m.higherBetter(), bars); err != nil {
+	if err := WriteBarChart(&svg, t.Metric.Title, t.Metric.Unit, t.Metric.HigherBetter(), bars); err != nil {
 		return htmlChart{}, false, err
 	}
 	// The SVG is built by WriteBarChart, which escapes every piece of text it writes.
-	return htmlChart{ID: "chart-" + t.m.key, Title: t.m.title, SVG: template.HTML(svg.String())}, true, nil
+	return htmlChart{ID: "chart-" + t.Metric.Key, Title: t.Metric.Title, SVG: template.HTML(svg.String())}, true, nil
 }
 
 // flashSection builds the charts and the per-profile table of what the flash sees; nil when
 // the run recorded no block-request trace.
 func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error) {
-	if !traced(r) {
+	if !verdict.Traced(r) {
 		return nil, nil
 	}
 	// The card rated on comes first in the table: on a phone the others scroll out of view.
-	f := &htmlFlash{Card: card, Tests: strings.Join(writeTests, ", ")}
-	cards := replayedCards(r)
+	f := &htmlFlash{Card: card, Tests: strings.Join(verdict.WriteTests, ", ")}
+	cards := verdict.ReplayedCards(r)
 	if slices.Contains(cards, card) {
 		f.Cards = append(f.Cards, card)
 	}
@@ -331,8 +340,8 @@ func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error
 			f.Cards = append(f.Cards, c)
 		}
 	}
-	for _, m := range []metric{blockAmpMetric(r), cardWAMetric(r, card)} {
-		c, ok, err := barChart(evaluate(r, m, alpha))
+	for _, m := range []verdict.Metric{verdict.BlockAmpMetric(r), verdict.CardWAMetric(r, card)} {
+		c, ok, err := barChart(verdict.Evaluate(r, m, alpha))
 		if err != nil {
 			return nil, err
 		}
@@ -353,10 +362,10 @@ func flashSection(r *results.Run, card string, alpha float64) (*htmlFlash, error
 	return f, nil
 }
 
-func ratedCell(c Rated, unit string) htmlCell {
+func ratedCell(c verdict.Rated, unit string) htmlCell {
 	title := fmt.Sprintf("median of %d; min %s, max %s", c.Summary.N, format(c.Summary.Min), format(c.Summary.Max))
 	if c.Rating != 0 {
-		title += fmt.Sprintf("; %.2f× the best", c.Ratio)
+		title += "; " + figure.Ratio(c.Ratio) + " the best"
 	}
 	if c.TiedWith != "" {
 		title += "; within noise of " + c.TiedWith
@@ -368,7 +377,7 @@ func ratedCell(c Rated, unit string) htmlCell {
 	return cell
 }
 
-func cellStyle(rt Rating) template.CSS {
+func cellStyle(rt verdict.Rating) template.CSS {
 	// Built from fixed colour constants only.
 	return template.CSS("background:" + ratingColors[rt] + ";color:" + ratingInk(rt))
 }
@@ -389,7 +398,7 @@ func setupLine(r *results.Run) string {
 		ds += fmt.Sprintf("; video %s × %d", bytesize.Format(d.VideoBytes), d.VideoCopies)
 	}
 	parts = append(parts, ds)
-	parts = append(parts, fmt.Sprintf("%d repetitions", repetitions(r)))
+	parts = append(parts, fmt.Sprintf("%d repetitions", verdict.Repetitions(r)))
 	if !r.Started.IsZero() {
 		parts = append(parts, "started "+r.Started.UTC().Format("2006-01-02 15:04 UTC"))
 	}
@@ -565,22 +574,15 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{range .Sources}}<li>{{.}}</li>
 {{end}}</ul>
 {{end}}
-{{end}}{{range .Suites}}<h2 id="suite-{{.Name}}">{{.Name}}: {{.Title}}</h2>
-<div class="scroll">
+{{end}}{{range .Suites}}<h2 id="{{.ID}}">{{.Title}}</h2>
+{{if .Caption}}<p class="muted">{{.Caption}}</p>
+{{end}}<div class="scroll">
 <table class="suite">
-<tr><th>test</th><th>variant</th><th class="num">median ↑</th><th>unit</th><th class="num">CPU %</th><th class="num">p50 ms</th><th class="num">p99 ms</th><th class="num">p99.9 ms</th><th class="num">max ms</th><th>note</th></tr>
-{{range .Rows}}<tr><td>{{.Test}}</td><td>{{.Variant}}</td><td class="num">{{.Value}}</td><td>{{.Unit}}</td><td class="num">{{.CPU}}</td><td class="num">{{.P50}}</td><td class="num">{{.P99}}</td><td class="num">{{.P999}}</td><td class="num">{{.Max}}</td><td>{{.Note}}</td></tr>
+<tr>{{range .Columns}}<th{{if .Num}} class="num"{{end}}>{{.Text}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Num}} class="num"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 </div>
-{{if .Classes}}<ul>{{range .Classes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{end}}{{with .PowerCut}}<h2 id="powercut">Power cuts</h2>
-<p class="muted">Card model {{.Model}}. {{.Caption}}.</p>
-<div class="scroll">
-<table class="suite">
-<tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-</div>
+{{if .Notes}}<ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}{{with .Aged}}<h2 id="aged">Aged ({{.Spec}}) against fresh</h2>
 <p class="muted">Each aged variant was aged before the measured tests of every repetition; medians over the repetitions.</p>
 <div class="scroll">

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/golden"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // runOf builds a run from samples of headline values by variant and test, in seconds.
@@ -40,9 +41,9 @@ func runOf(data map[string]map[string][]float64) *results.Run {
 
 func TestBarChartGolden(t *testing.T) {
 	bars := []Bar{
-		{Label: "erofs-lz4hc", Median: 210.4, Min: 180, Max: 230.2, N: 4, Rating: Best},
-		{Label: "ext4", Median: 116, Min: 110, Max: 130, N: 4, Rating: Fair},
-		{Label: "a <b> & \"c\"", Median: 12.5, Min: 12.5, Max: 12.5, N: 1, Rating: Worst},
+		{Label: "erofs-lz4hc", Median: 210.4, Min: 180, Max: 230.2, N: 4, Rating: verdict.Best},
+		{Label: "ext4", Median: 116, Min: 110, Max: 130, N: 4, Rating: verdict.Fair},
+		{Label: "a <b> & \"c\"", Median: 12.5, Min: 12.5, Max: 12.5, N: 1, Rating: verdict.Worst},
 	}
 	var buf bytes.Buffer
 	if err := WriteBarChart(&buf, "read (rootfs tree)", "MB/s", true, bars); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // noLabel stands in the run column for a row whose run was given no label in a merge where
@@ -46,7 +47,7 @@ func mergedRuns(r *results.Run) []mergedRun {
 	}
 	var out []mergedRun
 	index := map[results.Source]int{}
-	for _, v := range ranVariants(r) {
+	for _, v := range verdict.RanVariants(r) {
 		var src results.Source
 		if v.Source != nil {
 			src = *v.Source
@@ -59,7 +60,7 @@ func mergedRuns(r *results.Run) []mergedRun {
 			}
 			i = len(out)
 			index[src] = i
-			out = append(out, mergedRun{Label: label, Dir: src.Dir, Where: ranOn(r, v)})
+			out = append(out, mergedRun{Label: label, Dir: src.Dir, Where: verdict.RanOn(r, v)})
 		}
 		out[i].Variants = append(out[i].Variants, v.Name)
 	}

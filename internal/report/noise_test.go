@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // busyRun has two variants read 5 times each: ext4 fast but measured (in some or all
@@ -40,7 +41,7 @@ func TestBusyMachine(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := busyRun(tc.disturbed)
-			v := readMostly(r, 0)
+			v := readMostly(r)
 			if v.Winner != tc.winner || !strings.Contains(v.Note, tc.note) {
 				t.Errorf("winner %q note %q; want %q with %q", v.Winner, v.Note, tc.winner, tc.note)
 			}
@@ -59,10 +60,10 @@ func TestBusyMachine(t *testing.T) {
 	for i := range r.Measurements {
 		r.Measurements[i].Noise = &results.Noise{Busy: true, Why: "steal 30 %"}
 	}
-	if v := readMostly(r, 0); v.Winner != "" || !strings.Contains(v.Note, "cannot conclude") || !strings.Contains(v.Note, "steal up to 30 %") {
+	if v := readMostly(r); v.Winner != "" || !strings.Contains(v.Note, "cannot conclude") || !strings.Contains(v.Note, "steal up to 30 %") {
 		t.Errorf("all busy: winner %q note %q", v.Winner, v.Note)
 	}
-	if got := BusyText(r); !strings.Contains(got, "during 100 % of the timed tests (10 of 10): steal up to 30 %") {
+	if got := verdict.BusyText(r); !strings.Contains(got, "during 100 % of the timed tests (10 of 10): steal up to 30 %") {
 		t.Errorf("BusyText = %q", got)
 	}
 }
@@ -120,4 +121,14 @@ func TestGuestHint(t *testing.T) {
 	if GuestHint(r) != "" {
 		t.Error("a guest run offers the guest")
 	}
+}
+
+// readMostly is the read-mostly verdict of r.
+func readMostly(r *results.Run) verdict.Verdict {
+	for _, v := range verdict.Verdicts(r, 0) {
+		if v.Priority == "read-mostly rootfs" {
+			return v
+		}
+	}
+	return verdict.Verdict{}
 }

@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"math/bits"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // SizeCount is the number of requests whose size is in [Bytes, 2×Bytes).
@@ -120,4 +124,73 @@ func WriteSizeChart(w io.Writer, title string, rows []SizeRow) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSizes sums, over the write tests of the non-warm-up successful repetitions, the write
+// requests of each size bucket of each variant's traces; variants without any are left out.
+func writeSizes(r *results.Run) []SizeRow {
+	var out []SizeRow
+	for _, v := range verdict.RanVariants(r) {
+		by := map[uint64]uint64{}
+		for _, m := range r.Measurements {
+			if m.Variant != v.Name || m.Warmup || m.Status != results.OK || m.Trace == nil || !slices.Contains(verdict.WriteTests, m.Test) {
+				continue
+			}
+			for _, b := range m.Trace.Summary.Sizes {
+				if b.Writes > 0 {
+					by[b.Bytes] += b.Writes
+				}
+			}
+		}
+		if len(by) == 0 {
+			continue
+		}
+		row := SizeRow{Label: v.Name}
+		for size, n := range by {
+			row.Buckets = append(row.Buckets, SizeCount{Bytes: size, Count: n})
+		}
+		sort.Slice(row.Buckets, func(i, j int) bool { return row.Buckets[i].Bytes < row.Buckets[j].Bytes })
+		out = append(out, row)
+	}
+	return out
+}
+
+// cardRow is one variant's wear figures on every replayed card profile, for the HTML table.
+type cardRow struct {
+	Variant string
+	Cells   []cardCell
+}
+
+type cardCell struct {
+	WA, Wear, Life string
+}
+
+// cardTable evaluates in-card write amplification, wear and lifetime of every variant on every
+// replayed profile: medians as text ("" when a variant has none).
+func cardTable(r *results.Run, cards []string, alpha float64) []cardRow {
+	type three struct{ wa, wear, life verdict.Ranking }
+	ts := make([]three, len(cards))
+	for i, c := range cards {
+		ts[i] = three{verdict.Evaluate(r, verdict.CardWAMetric(r, c), alpha), verdict.Evaluate(r, verdict.WearMetric(r, c), alpha), verdict.Evaluate(r, verdict.LifetimeMetric(r, c), alpha)}
+	}
+	med := func(t verdict.Ranking, v string) string {
+		if c, ok := t.Cells[v]; ok && !math.IsNaN(c.Summary.Median) {
+			return format(c.Summary.Median)
+		}
+		return ""
+	}
+	var out []cardRow
+	for _, v := range verdict.RanVariants(r) {
+		row := cardRow{Variant: v.Name}
+		any := false
+		for _, t := range ts {
+			c := cardCell{WA: med(t.wa, v.Name), Wear: med(t.wear, v.Name), Life: med(t.life, v.Name)}
+			any = any || c.WA != "" || c.Wear != ""
+			row.Cells = append(row.Cells, c)
+		}
+		if any {
+			out = append(out, row)
+		}
+	}
+	return out
 }

@@ -1,7 +1,9 @@
-// Package report turns results into what a person reads: the terminal summary (variants ×
-// concerns, medians with units and a rating per cell), the self-contained HTML report with its
-// verdict, matrix and charts, and the comparison of two runs. Ratings and verdicts are
-// computed from the data by the rules in RatingRules and VerdictRules, never per filesystem.
+// Package report draws results for people: the terminal summary (variants × concerns, medians
+// with units and a rating per cell), the self-contained HTML page with its verdict, matrix,
+// charts and the suites' tables, the SVG charts, and the comparison of two runs. It decides
+// nothing: ratings, verdicts and comparisons are internal/verdict's, computed from the data
+// by the rules in verdict.RatingRules and verdict.VerdictRules, never per filesystem; other
+// tools' formats are internal/export's.
 package report
 
 import (
@@ -15,6 +17,7 @@ import (
 	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // SummaryOptions change how Summary writes.
@@ -33,9 +36,9 @@ func Summary(w io.Writer, r *results.Run) error {
 }
 
 // ansi colours by rating: green for the top, yellow in the middle, red at the bottom.
-var ansi = map[Rating]string{
-	Best: "\033[1;32m", VeryGood: "\033[32m", Good: "\033[36m", Fair: "\033[33m",
-	Average: "\033[33m", Bad: "\033[31m", Worst: "\033[1;31m",
+var ansi = map[verdict.Rating]string{
+	verdict.Best: "\033[1;32m", verdict.VeryGood: "\033[32m", verdict.Good: "\033[36m", verdict.Fair: "\033[33m",
+	verdict.Average: "\033[33m", verdict.Bad: "\033[31m", verdict.Worst: "\033[1;31m",
 }
 
 // SummaryWith writes the table of medians with a rating letter per cell (A excellent to G
@@ -50,29 +53,28 @@ var ansi = map[Rating]string{
 func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	r := blockRun(full)
 	fe := freeElectrons(full)
-	card := CardFor(r, opt.Card)
-	var cols []table
-	for _, m := range matrixFor(r, card) {
-		if present(r, m) && !(m.key == mBoot.key && !anyModuleLoad(r)) {
-			cols = append(cols, evaluate(r, m, stats.DefaultAlpha))
+	card := verdict.CardFor(r, opt.Card)
+	var cols []verdict.Ranking
+	for _, m := range verdict.MatrixFor(r, card, registered()) {
+		if verdict.Present(r, m) && !(m.Key == verdict.MBoot.Key && !anyModuleLoad(r)) {
+			cols = append(cols, verdict.Evaluate(r, m, stats.DefaultAlpha))
 		}
 	}
 	if r.Target.Kind != "" {
 		fmt.Fprintf(w, "measured on %s\n\n", TargetText(full))
 	}
 	writeMergedRuns(w, full)
-	ran := ranVariants(r)
+	ran := verdict.RanVariants(r)
 	if len(ran) > 0 && len(cols) > 0 {
 		writeMatrix(w, full, r, cols, ran, opt.Color)
 		writeMatrixNotes(w, r, cols, ran, card)
-		writeVerdicts(w, VerdictsFor(r, stats.DefaultAlpha, card))
+		writeVerdicts(w, verdict.VerdictsFor(r, stats.DefaultAlpha, card, registered()))
 	}
 	if fe != nil {
 		writeFreeElectrons(w, fe)
 	}
 	writeSuiteTables(w, r)
 	WriteAged(w, r)
-	writePowerCutTable(w, r)
 	writeSkippedAndFailed(w, full, fe)
 	return nil
 }
@@ -80,8 +82,8 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 // writeMatrix writes the table of medians of the block variants r of full that ran, a column
 // per figure, with the run's label and where each variant ran when those differ; color paints
 // each cell by its rating.
-func writeMatrix(w io.Writer, full, r *results.Run, cols []table, ran []results.Variant, color bool) {
-	src := sources(full)
+func writeMatrix(w io.Writer, full, r *results.Run, cols []verdict.Ranking, ran []results.Variant, color bool) {
+	src := verdict.Sources(full)
 	lab := labels(full)
 	rows := [][]string{{"variant"}, {""}}
 	if lab != nil {
@@ -90,17 +92,17 @@ func writeMatrix(w io.Writer, full, r *results.Run, cols []table, ran []results.
 	}
 	if src != nil {
 		head := "kernel"
-		if onBoards(r) {
+		if verdict.OnBoards(r) {
 			head = "board, card, kernel" // a farm's rows: see ranOn
 		}
 		rows[0], rows[1] = append(rows[0], head), append(rows[1], "")
 	}
 	first := len(rows[0]) // the index of the first figure column
 	for _, c := range cols {
-		rows[0] = append(rows[0], c.m.short)
-		rows[1] = append(rows[1], c.m.unit)
+		rows[0] = append(rows[0], c.Metric.Short)
+		rows[1] = append(rows[1], c.Metric.Unit)
 	}
-	colour := map[[2]int]Rating{}
+	colour := map[[2]int]verdict.Rating{}
 	for _, v := range ran {
 		row := []string{v.Name}
 		if lab != nil {
@@ -110,9 +112,9 @@ func writeMatrix(w io.Writer, full, r *results.Run, cols []table, ran []results.
 			row = append(row, src[v.Name])
 		}
 		for i, c := range cols {
-			cell, ok := c.cells[v.Name]
+			cell, ok := c.Cells[v.Name]
 			if !ok {
-				row = append(row, status(r, v.Name, c.m))
+				row = append(row, verdict.Status(r, v.Name, c.Metric))
 				continue
 			}
 			row = append(row, format(cell.Summary.Median)+" "+cell.Rating.Letter()+marks(c, v))
@@ -130,8 +132,8 @@ func writeMatrix(w io.Writer, full, r *results.Run, cols []table, ran []results.
 
 // writeMatrixNotes writes the legend of the matrix and the notes that say how to read its
 // figures (busy host, server, kernel groups, the card the wear is rated on).
-func writeMatrixNotes(w io.Writer, r *results.Run, cols []table, ran []results.Variant, card string) {
-	fmt.Fprintf(w, "\nmedians of up to %d repetitions (min and max: \"summary\" in results.json); higher is better for MB/s, lower for the rest.\n", repetitions(r))
+func writeMatrixNotes(w io.Writer, r *results.Run, cols []verdict.Ranking, ran []results.Variant, card string) {
+	fmt.Fprintf(w, "\nmedians of up to %d repetitions (min and max: \"summary\" in results.json); higher is better for MB/s, lower for the rest.\n", verdict.Repetitions(r))
 	fmt.Fprintln(w, "rating: A excellent, B very good, C good, D fair, E average, F bad, G worst (ratio to the best median; ties within noise share a rating).")
 	fmt.Fprintln(w, "n/a (ro): read-only filesystem.")
 	if !anyModuleLoad(r) {
@@ -140,20 +142,20 @@ func writeMatrixNotes(w io.Writer, r *results.Run, cols []table, ran []results.V
 	if legend := marksLegend(cols, ran); legend != "" {
 		fmt.Fprintln(w, legend)
 	}
-	if busy := BusyText(r); busy != "" {
+	if busy := verdict.BusyText(r); busy != "" {
 		fmt.Fprintln(w, "\nNOTE: "+busy+".")
 	}
-	if srv := ServerNote(r); srv != "" {
+	if srv := verdict.ServerNote(r); srv != "" {
 		fmt.Fprintln(w, "\nNOTE: "+srv+".")
 	}
 	for _, c := range cols {
-		if c.group != nil {
-			fmt.Fprintln(w, "kernel: "+GroupRule+".")
+		if c.Group != nil {
+			fmt.Fprintln(w, "kernel: "+verdict.GroupRule+".")
 			break
 		}
 	}
 	for _, c := range cols {
-		switch c.m.key {
+		switch c.Metric.Key {
 		case "flash_wear":
 			fmt.Fprintf(w, "wear: flash bytes programmed on %s per byte written through the filesystem (write tests; traces replayed through the card model).\n", card)
 		case "card_time":
@@ -224,12 +226,12 @@ func anyModuleLoad(r *results.Run) bool {
 
 // marks are what a cell's figure carries besides its rating: ~ when some of its repetitions
 // were measured while the machine was busy, ? when --until-stable gave up on it.
-func marks(t table, v results.Variant) string {
+func marks(t verdict.Ranking, v results.Variant) string {
 	s := ""
-	if t.busy[v.Name] > 0 {
+	if t.Busy[v.Name] > 0 {
 		s += "~"
 	}
-	for _, test := range t.m.tests {
+	for _, test := range t.Metric.Tests {
 		if slices.Contains(v.Unstable, test) {
 			s += "?"
 			break
@@ -239,7 +241,7 @@ func marks(t table, v results.Variant) string {
 }
 
 // marksLegend explains the marks the table uses, or "".
-func marksLegend(cols []table, ran []results.Variant) string {
+func marksLegend(cols []verdict.Ranking, ran []results.Variant) string {
 	var busy, unstable bool
 	for _, c := range cols {
 		for _, v := range ran {
@@ -260,7 +262,7 @@ func marksLegend(cols []table, ran []results.Variant) string {
 
 // writeVerdicts prints the verdicts, the matrix's first, then each suite's under its name
 // (Verdict.Line words them, as the HTML page does).
-func writeVerdicts(w io.Writer, vs []Verdict) {
+func writeVerdicts(w io.Writer, vs []verdict.Verdict) {
 	width := 0
 	for _, v := range vs {
 		width = max(width, len(v.Priority)+1)

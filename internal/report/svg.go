@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/fsbench/fsbench/internal/verdict"
+
 	"fmt"
 	"html"
 	"io"
@@ -12,14 +14,14 @@ import (
 // ratingColors are the fill of a rated cell or bar, best to worst: ColorBrewer's RdYlGn
 // scale. Colour alone does not carry the rating (it is lost in grey print and for colour-blind
 // readers), so every cell also says its rating in words.
-var ratingColors = map[Rating]string{
-	Best: "#1a9850", VeryGood: "#66bd63", Good: "#a6d96a", Fair: "#fee08b",
-	Average: "#fdae61", Bad: "#f46d43", Worst: "#d73027",
+var ratingColors = map[verdict.Rating]string{
+	verdict.Best: "#1a9850", verdict.VeryGood: "#66bd63", verdict.Good: "#a6d96a", verdict.Fair: "#fee08b",
+	verdict.Average: "#fdae61", verdict.Bad: "#f46d43", verdict.Worst: "#d73027",
 }
 
 // ratingInk is the text colour readable on each fill.
-func ratingInk(r Rating) string {
-	if r == Best || r == Worst {
+func ratingInk(r verdict.Rating) string {
+	if r == verdict.Best || r == verdict.Worst {
 		return "#fff"
 	}
 	return "#000"
@@ -30,7 +32,7 @@ type Bar struct {
 	Label            string
 	Median, Min, Max float64
 	N                int
-	Rating           Rating
+	Rating           verdict.Rating
 }
 
 // Chart geometry, in SVG user units (the SVG scales to the page width).

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/targets"
 )
 
@@ -26,10 +26,14 @@ func powerCutRun(t *testing.T, profile string, size uint64, cuts, ops int, scale
 	}
 	cfg := smallConfig()
 	cfg.Size = size
-	cfg.Suite = plan.Suites{catalog.SuitePowerCut}
+	cfg.Suite = plan.Suites{plan.PowerCutSuite}
 	cfg.Variants = variants
-	cfg.Params.PowerCut.Cuts = cuts
-	cfg.Params.PowerCut.Ops = ops
+	if err := cfg.Params.Set(plan.PowerCutSuite, "cuts", cuts); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Params.Set(plan.PowerCutSuite, "ops", ops); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	start := time.Now()
 	out, err := Run(context.Background(), Options{Options: targets.Options{Request: plan.Request{Config: cfg, Out: filepath.Join(dir, "res"), Target: plan.TargetSpec{Kind: plan.TargetSimcard, Profile: profile}, TimeScale: scale}, Self: []string{fsbenchBinary(t)}, Log: t.Logf}, LedgerDir: filepath.Join(dir, "ledger")})
@@ -44,7 +48,7 @@ func powerCutRun(t *testing.T, profile string, size uint64, cuts, ops int, scale
 	}
 	got := map[string]*results.PowerCut{}
 	for _, v := range variants {
-		cell := r.Cell(v.Name, catalog.PowerCut)
+		cell := r.Cell(v.Name, suite.PowerCut)
 		if len(cell) != 1 || cell[0].Status != results.OK || cell[0].PowerCut == nil || cell[0].Value == nil {
 			t.Fatalf("%s powercut = %+v", v.Name, cell)
 		}

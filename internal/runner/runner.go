@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -402,7 +401,7 @@ func runRemote(ctx context.Context, opt Options, t targets.Remote, ledgerDir str
 
 func newRun(opt Options, p *Plan) *results.Run {
 	cfg := opt.Config
-	cfg.Params = paramsFor(cfg)
+	cfg.Params = cfg.Params.Only(cfg.Suite) // results.json keeps the sizes of the suites that ran
 	cfgJSON, _ := json.Marshal(cfg)
 	r := &results.Run{
 		Schema:       results.Schema,
@@ -420,24 +419,6 @@ func newRun(opt Options, p *Plan) *results.Run {
 		r.Variants = []results.Variant{}
 	}
 	return r
-}
-
-// paramsFor keeps, for results.json, the parameters of the suites the run has.
-func paramsFor(cfg plan.Config) plan.SuiteParams {
-	var out plan.SuiteParams
-	for _, s := range cfg.Suite {
-		switch s {
-		case catalog.SuiteBonnie:
-			out.Bonnie = cfg.Params.Bonnie
-		case catalog.SuiteSmallFiles:
-			out.Smallfiles = cfg.Params.Smallfiles
-		case catalog.SuiteRandIO:
-			out.Randio = cfg.Params.Randio
-		case catalog.SuitePowerCut:
-			out.PowerCut = cfg.Params.PowerCut
-		}
-	}
-	return out
 }
 
 func machine() results.Machine {

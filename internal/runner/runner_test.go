@@ -92,8 +92,8 @@ func TestRunEveryHostVariant(t *testing.T) {
 		if _, ok := r.Tools[toolOf(v.FS)]; !ok {
 			t.Errorf("no version recorded for %s's tool", v.Name)
 		}
-		for _, test := range suite.Bootlin {
-			checkCell(t, r, v, test.Name)
+		for _, test := range append(catalog.Setup(), catalog.Bootlin()...) {
+			checkCell(t, r, v, test)
 		}
 	}
 	if !ranAny {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -106,6 +107,7 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("mount FUSE on %s: %w (needs root and /dev/fuse)", dir, err)
 	}
+	closeFUSEOnExec()
 	if root.calib != nil {
 		// Calibrated before the card file appears, so that no card request runs meanwhile.
 		off, how, err := pathOffset(ctx, mode, dir, root.calib, logw)
@@ -184,4 +186,29 @@ func pathOffset(ctx context.Context, mode, dir string, n *calibNode, logw io.Wri
 		return 0, "", err
 	}
 	return rt.Offset(), rt.String(), nil
+}
+
+// closeFUSEOnExec marks this process's /dev/fuse descriptors close-on-exec. go-fuse opens
+// /dev/fuse with syscall.Open, which (unlike os.OpenFile) does not set O_CLOEXEC, so every
+// program started afterwards by the serving process inherited the connection. The kernel keeps
+// a FUSE connection alive while any process holds its descriptor: when the server died, such a
+// child kept the card "attached" with nobody answering, and every request to the loop device
+// over it, and everything that waits for that device (sync, losetup -a, a mkfs of another loop
+// device), hung in uninterruptible sleep instead of failing (seen: a test's shell workload held
+// it; aborting the connection through fusectl freed the machine). The window between go-fuse's
+// open and this call is short; the card server starts no program in it.
+func closeFUSEOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }

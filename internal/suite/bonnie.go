@@ -22,28 +22,25 @@ import (
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/measure"
-	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suites"
 )
 
 // MinMeasure is the shortest work a rate test gives a figure for: bonnie++ prints "+++++"
 // instead of a figure for a test that took under 0.5 s.
 const MinMeasure = 500 * time.Millisecond
 
-func init() {
-	register("bonnie",
-		Test{Name: catalog.BonnieWrite, run: (*rep).bonnieWrite},
-		Test{Name: catalog.BonnieRewrite, Needs: []string{catalog.BonnieWrite}, run: (*rep).bonnieRewrite},
-		Test{Name: catalog.BonnieRead, Needs: []string{catalog.BonnieWrite}, run: (*rep).bonnieRead},
-		Test{Name: catalog.BonnieSeeks, Needs: []string{catalog.BonnieWrite}, run: (*rep).bonnieSeeks},
-		Test{Name: catalog.BonnieSeqCreate, run: (*rep).bonnieSeqCreate},
-		Test{Name: catalog.BonnieSeqStat, Needs: []string{catalog.BonnieSeqCreate}, run: (*rep).bonnieSeqStat},
-		Test{Name: catalog.BonnieSeqDelete, Needs: []string{catalog.BonnieSeqCreate}, run: (*rep).bonnieSeqDelete},
-		Test{Name: catalog.BonnieRandCreate, run: (*rep).bonnieRandCreate},
-		Test{Name: catalog.BonnieRandStat, Needs: []string{catalog.BonnieRandCreate}, run: (*rep).bonnieRandStat},
-		Test{Name: catalog.BonnieRandDelete, Needs: []string{catalog.BonnieRandCreate}, run: (*rep).bonnieRandDelete},
-	)
-}
+// bonnieSteps are how this package runs the suite's tests (Steps).
+var bonnieSteps = []suites.Test{{Test: catalog.Test{Name: BonnieWrite}, Run: step((*rep).bonnieWrite)},
+	{Test: catalog.Test{Name: BonnieRewrite}, Needs: []string{BonnieWrite}, Run: step((*rep).bonnieRewrite)},
+	{Test: catalog.Test{Name: BonnieRead}, Needs: []string{BonnieWrite}, Run: step((*rep).bonnieRead)},
+	{Test: catalog.Test{Name: BonnieSeeks}, Needs: []string{BonnieWrite}, Run: step((*rep).bonnieSeeks)},
+	{Test: catalog.Test{Name: BonnieSeqCreate}, Run: step((*rep).bonnieSeqCreate)},
+	{Test: catalog.Test{Name: BonnieSeqStat}, Needs: []string{BonnieSeqCreate}, Run: step((*rep).bonnieSeqStat)},
+	{Test: catalog.Test{Name: BonnieSeqDelete}, Needs: []string{BonnieSeqCreate}, Run: step((*rep).bonnieSeqDelete)},
+	{Test: catalog.Test{Name: BonnieRandCreate}, Run: step((*rep).bonnieRandCreate)},
+	{Test: catalog.Test{Name: BonnieRandStat}, Needs: []string{BonnieRandCreate}, Run: step((*rep).bonnieRandStat)},
+	{Test: catalog.Test{Name: BonnieRandDelete}, Needs: []string{BonnieRandCreate}, Run: step((*rep).bonnieRandDelete)}}
 
 // ---- file operations, behind an interface so that tests can count them ----
 
@@ -456,13 +453,13 @@ func (r *rep) bonnieSizing() (bonnieSizing, error) {
 		return bonnieSizing{}, err
 	}
 	s := bonnieSizing{}
-	s.fileSize, s.note = bonnieSize(r.env.Params.Bonnie.FileSize, avail, ram)
-	s.files, s.fileNote = bonnieFiles(r.env.Params.Bonnie.Files, inodes)
+	s.fileSize, s.note = bonnieSize(r.bonnieParams().FileSize, avail, ram)
+	s.files, s.fileNote = bonnieFiles(r.bonnieParams().Files, inodes)
 	return s, nil
 }
 
 // bonnieExtra records the parameters with each bonnie measurement, for the bonnie++ CSV export.
-func bonnieExtra(m *results.Measurement, s bonnieSizing, p plan.BonnieParams) {
+func bonnieExtra(m *results.Measurement, s bonnieSizing, p *BonnieParams) {
 	if m.Extra == nil {
 		m.Extra = map[string]float64{}
 	}
@@ -740,8 +737,8 @@ func seeks(ctx context.Context, ops fileOps, path string, size, chunk uint64, to
 func (r *rep) bonnieFile() string { return filepath.Join(r.env.Mountpoint, bonnieDir, "file") }
 
 func (r *rep) bonnieWrite(ctx context.Context) ([]results.Measurement, error) {
-	return r.blockTest(ctx, catalog.BonnieWrite, false, catalog.KiBps, func(s bonnieSizing) (phase, error) {
-		return blockWrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize)
+	return r.blockTest(ctx, BonnieWrite, false, catalog.KiBps, func(s bonnieSizing) (phase, error) {
+		return blockWrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.bonnieParams().ChunkSize)
 	})
 }
 
@@ -750,7 +747,7 @@ func (r *rep) bonnieWrite(ctx context.Context) ([]results.Measurement, error) {
 // the caches for the cold ones, run op inside the measurement, and turn its phase into a rate
 // in unit (KiB/s of bytes moved, or seeks/s).
 func (r *rep) blockTest(ctx context.Context, test string, cold bool, unit string, op func(bonnieSizing) (phase, error)) ([]results.Measurement, error) {
-	write := test == catalog.BonnieWrite
+	write := test == BonnieWrite
 	var keep []string
 	if !write {
 		keep = []string{bonnieDir}
@@ -793,7 +790,7 @@ func (r *rep) blockTest(ctx context.Context, test string, cold bool, unit string
 		amount = float64(p.bytes) / 1024
 	}
 	m = rate(m, p, amount, unit, s.note)
-	bonnieExtra(&m, s, r.env.Params.Bonnie)
+	bonnieExtra(&m, s, r.bonnieParams())
 	return []results.Measurement{m}, nil
 }
 
@@ -818,21 +815,21 @@ func mustRAM() uint64 {
 }
 
 func (r *rep) bonnieRewrite(ctx context.Context) ([]results.Measurement, error) {
-	return r.blockTest(ctx, catalog.BonnieRewrite, false, catalog.KiBps, func(s bonnieSizing) (phase, error) {
-		return blockRewrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize)
+	return r.blockTest(ctx, BonnieRewrite, false, catalog.KiBps, func(s bonnieSizing) (phase, error) {
+		return blockRewrite(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.bonnieParams().ChunkSize)
 	})
 }
 
 // bonnieRead is cold, unlike bonnie++, which relies on the 2 × RAM size alone.
 func (r *rep) bonnieRead(ctx context.Context) ([]results.Measurement, error) {
-	return r.blockTest(ctx, catalog.BonnieRead, true, catalog.KiBps, func(bonnieSizing) (phase, error) {
-		return blockRead(ctx, osOps{}, r.bonnieFile(), r.env.Params.Bonnie.ChunkSize)
+	return r.blockTest(ctx, BonnieRead, true, catalog.KiBps, func(bonnieSizing) (phase, error) {
+		return blockRead(ctx, osOps{}, r.bonnieFile(), r.bonnieParams().ChunkSize)
 	})
 }
 
 func (r *rep) bonnieSeeks(ctx context.Context) ([]results.Measurement, error) {
-	return r.blockTest(ctx, catalog.BonnieSeeks, true, catalog.SeeksPerSec, func(s bonnieSizing) (phase, error) {
-		return seeks(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.env.Params.Bonnie.ChunkSize, r.env.Params.Bonnie.Seeks, r.env.Params.Bonnie.Seekers, r.env.Params.Bonnie.Seed)
+	return r.blockTest(ctx, BonnieSeeks, true, catalog.SeeksPerSec, func(s bonnieSizing) (phase, error) {
+		return seeks(ctx, osOps{}, r.bonnieFile(), s.fileSize, r.bonnieParams().ChunkSize, r.bonnieParams().Seeks, r.bonnieParams().Seekers, r.bonnieParams().Seed)
 	})
 }
 
@@ -1098,12 +1095,12 @@ func shuffled(paths []string, seed uint64) []string {
 
 // createTest runs one of the six create/stat/delete tests.
 func (r *rep) createTest(ctx context.Context, test string) ([]results.Measurement, error) {
-	random := test == catalog.BonnieRandCreate || test == catalog.BonnieRandStat || test == catalog.BonnieRandDelete
+	random := test == BonnieRandCreate || test == BonnieRandStat || test == BonnieRandDelete
 	dir := bonnieSeqDir
 	if random {
 		dir = bonnieRandDir
 	}
-	create := test == catalog.BonnieSeqCreate || test == catalog.BonnieRandCreate
+	create := test == BonnieSeqCreate || test == BonnieRandCreate
 	keep := []string{dir}
 	if create {
 		keep = nil
@@ -1122,19 +1119,19 @@ func (r *rep) createTest(ctx context.Context, test string) ([]results.Measuremen
 		if err != nil {
 			return nil, fmt.Errorf("the files of the create test: %w", err)
 		}
-		if s.files, s.fileNote = n, ""; n != r.env.Params.Bonnie.Files {
-			s.fileNote = fmt.Sprintf("%d files instead of %d (scaled to the free inodes)", n, r.env.Params.Bonnie.Files)
+		if s.files, s.fileNote = n, ""; n != r.bonnieParams().Files {
+			s.fileNote = fmt.Sprintf("%d files instead of %d (scaled to the free inodes)", n, r.bonnieParams().Files)
 		}
 	}
-	set := makeFileSet(root, s.files, r.env.Params.Bonnie.Dirs, random, r.env.Params.Bonnie.Seed)
-	stat := test == catalog.BonnieSeqStat || test == catalog.BonnieRandStat
+	set := makeFileSet(root, s.files, r.bonnieParams().Dirs, random, r.bonnieParams().Seed)
+	stat := test == BonnieSeqStat || test == BonnieRandStat
 	// The random order is drawn, and the random stat's files resolved, before the timing, as
 	// bonnie++ sorts its random order before its timer starts.
 	var order []dirEntry
 	if stat && random {
 		dirs := &dirFDs{}
 		defer dirs.close()
-		if order, err = dirs.resolve(shuffled(set.paths, r.env.Params.Bonnie.Seed+1)); err != nil {
+		if order, err = dirs.resolve(shuffled(set.paths, r.bonnieParams().Seed+1)); err != nil {
 			return nil, err
 		}
 	}
@@ -1160,7 +1157,7 @@ func (r *rep) createTest(ctx context.Context, test string) ([]results.Measuremen
 		return nil, err
 	}
 	m = rate(m, p, float64(p.ops), catalog.FilesPerSec, s.fileNote)
-	bonnieExtra(&m, s, r.env.Params.Bonnie)
+	bonnieExtra(&m, s, r.bonnieParams())
 	return []results.Measurement{m}, nil
 }
 
@@ -1187,7 +1184,7 @@ func countFiles(ops fileOps, root string) (int, error) {
 // the directories themselves: statDirs, statEntries.)
 func (r *rep) orderFor(set fileSet, random bool) ([]string, error) {
 	if random {
-		return shuffled(set.paths, r.env.Params.Bonnie.Seed+1), nil
+		return shuffled(set.paths, r.bonnieParams().Seed+1), nil
 	}
 	return listFiles(osOps{}, set)
 }
@@ -1198,20 +1195,20 @@ func (r *rep) timedRate(test string, fn func() error) (results.Measurement, erro
 }
 
 func (r *rep) bonnieSeqCreate(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, catalog.BonnieSeqCreate)
+	return r.createTest(ctx, BonnieSeqCreate)
 }
 func (r *rep) bonnieSeqStat(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, catalog.BonnieSeqStat)
+	return r.createTest(ctx, BonnieSeqStat)
 }
 func (r *rep) bonnieSeqDelete(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, catalog.BonnieSeqDelete)
+	return r.createTest(ctx, BonnieSeqDelete)
 }
 func (r *rep) bonnieRandCreate(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, catalog.BonnieRandCreate)
+	return r.createTest(ctx, BonnieRandCreate)
 }
 func (r *rep) bonnieRandStat(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, catalog.BonnieRandStat)
+	return r.createTest(ctx, BonnieRandStat)
 }
 func (r *rep) bonnieRandDelete(ctx context.Context) ([]results.Measurement, error) {
-	return r.createTest(ctx, catalog.BonnieRandDelete)
+	return r.createTest(ctx, BonnieRandDelete)
 }

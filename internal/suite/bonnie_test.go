@@ -416,7 +416,7 @@ func TestLatencyBuckets(t *testing.T) {
 func TestRateTooFast(t *testing.T) {
 	p := phase{ops: 100, work: 150 * time.Millisecond}
 	p.lat.add(time.Millisecond)
-	fast := rate(results.Measurement{Test: catalog.BonnieSeqCreate, Status: results.OK, WallSeconds: 0.21, UserSeconds: 0.1, SysSeconds: 0.05}, p, 100, catalog.FilesPerSec, "scaled")
+	fast := rate(results.Measurement{Test: BonnieSeqCreate, Status: results.OK, WallSeconds: 0.21, UserSeconds: 0.1, SysSeconds: 0.05}, p, 100, catalog.FilesPerSec, "scaled")
 	if fast.Status != results.NA || fast.Value != nil || fast.Note != "too fast to measure: took 0.21 s; scaled" {
 		t.Errorf("fast: status %s value %v note %q", fast.Status, fast.Value, fast.Note)
 	}
@@ -430,8 +430,8 @@ func TestRateTooFast(t *testing.T) {
 }
 
 func TestNewSuitesRegistered(t *testing.T) {
-	for suite, first := range map[string]string{"bonnie": catalog.BonnieWrite, "smallfiles": catalog.SmallLarge, "randio": catalog.RandSeqWrite} {
-		tests := Suites[suite]
+	for suite, first := range map[string]string{"bonnie": BonnieWrite, "smallfiles": SmallLarge, "randio": RandSeqWrite} {
+		tests := append(slices.Clone(setup), Steps(suite)...)
 		if len(tests) <= len(setup) || tests[len(setup)].Name != first {
 			t.Errorf("suite %s: %v", suite, names(tests))
 			continue
@@ -442,13 +442,10 @@ func TestNewSuitesRegistered(t *testing.T) {
 					t.Errorf("%s needs %s, which does not run before it", test.Name, need)
 				}
 			}
-			if c := catalog.Get(test.Name); i >= len(setup) && (test.ReadOnly || c.Doc == "" || c.Unit == "s") {
-				t.Errorf("%s: read-only %v, unit %q, doc %q", test.Name, test.ReadOnly, c.Unit, c.Doc)
+			if i >= len(setup) && (test.ReadOnly || test.Run == nil) {
+				t.Errorf("%s: read-only %v, or it does not run", test.Name, test.ReadOnly)
 			}
 		}
-	}
-	if _, err := Select(plan.Suites{"bonnie", "smallfiles", "randio"}, nil); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -532,11 +529,18 @@ func runSuites(t testing.TB, size uint64, fsName, suites string, params func(*pl
 // down so that the run takes seconds, and checks every figure is there and plausible.
 func TestNewSuitesOnLoopDevice(t *testing.T) {
 	got := runSuites(t, 320<<20, "ext4", "bonnie,smallfiles,randio", func(p *plan.SuiteParams) {
-		p.Bonnie.FileSize, p.Bonnie.Files, p.Bonnie.Dirs = 64<<20, 4096, 4
-		p.Smallfiles.Blocks, p.Smallfiles.Files = 2000, 200
-		p.Randio.FileSize, p.Randio.Runtime = 32<<20, plan.Duration{Duration: time.Second}
+		for _, s := range []struct {
+			suite, key string
+			v          any
+		}{{"bonnie", "file_size_bytes", 64 << 20}, {"bonnie", "files", 4096}, {"bonnie", "dirs", 4},
+			{"smallfiles", "blocks", 2000}, {"smallfiles", "files", 200},
+			{"randio", "file_size_bytes", 32 << 20}, {"randio", "runtime", "1s"}} {
+			if err := p.Set(s.suite, s.key, s.v); err != nil {
+				t.Fatal(err)
+			}
+		}
 	})
-	for _, test := range append(append(names(Suites["bonnie"]), names(Suites["smallfiles"])...), names(Suites["randio"])...) {
+	for _, test := range append(append(names(Steps("bonnie")), names(Steps("smallfiles"))...), names(Steps("randio"))...) {
 		m, ok := got[test]
 		if !ok {
 			t.Errorf("%s: no measurement", test)
@@ -561,22 +565,22 @@ func TestNewSuitesOnLoopDevice(t *testing.T) {
 			t.Errorf("%s: %v ops", test, m.Extra["ops"])
 		}
 	}
-	if w := got[catalog.BonnieWrite]; w.Device == nil || w.Device.WriteBytes < 64<<20 {
+	if w := got[BonnieWrite]; w.Device == nil || w.Device.WriteBytes < 64<<20 {
 		t.Errorf("bonnie_write wrote %+v to the device, want >= 64 MiB", w.Device)
 	}
-	if n := got[catalog.BonnieSeqCreate].Extra["ops"]; n != 4096 || got[catalog.BonnieSeqStat].Extra["ops"] != n || got[catalog.BonnieSeqDelete].Extra["ops"] != n || got[catalog.BonnieRandDelete].Extra["ops"] != n {
-		t.Errorf("create/stat/delete counts differ: %v %v %v", n, got[catalog.BonnieSeqStat].Extra["ops"], got[catalog.BonnieSeqDelete].Extra["ops"])
+	if n := got[BonnieSeqCreate].Extra["ops"]; n != 4096 || got[BonnieSeqStat].Extra["ops"] != n || got[BonnieSeqDelete].Extra["ops"] != n || got[BonnieRandDelete].Extra["ops"] != n {
+		t.Errorf("create/stat/delete counts differ: %v %v %v", n, got[BonnieSeqStat].Extra["ops"], got[BonnieSeqDelete].Extra["ops"])
 	}
-	if got[catalog.SmallFsync].Extra["ops"] != 200 || got[catalog.SmallDirsync].Extra["ops"] != 200 {
-		t.Errorf("small files: %v, %v", got[catalog.SmallFsync].Extra, got[catalog.SmallDirsync].Extra)
+	if got[SmallFsync].Extra["ops"] != 200 || got[SmallDirsync].Extra["ops"] != 200 {
+		t.Errorf("small files: %v, %v", got[SmallFsync].Extra, got[SmallDirsync].Extra)
 	}
-	if m := got[catalog.SmallDirsync]; m.Device == nil || m.Device.FlushIOs == 0 {
+	if m := got[SmallDirsync]; m.Device == nil || m.Device.FlushIOs == 0 {
 		t.Errorf("smallfiles_dirsync sent no flush to the device: %+v", m.Device)
 	}
-	if m := got[catalog.RandWrite4K]; m.Status == results.OK && !strings.Contains(m.Note, "A1 ") {
+	if m := got[RandWrite4K]; m.Status == results.OK && !strings.Contains(m.Note, "A1 ") {
 		t.Errorf("randio_rand_write has no class verdict: %q", m.Note)
 	}
-	if m := got[catalog.RandRead4K]; m.Status == results.OK && (m.Device == nil || m.Device.ReadIOs < uint64(m.Extra["ops"])*9/10) {
+	if m := got[RandRead4K]; m.Status == results.OK && (m.Device == nil || m.Device.ReadIOs < uint64(m.Extra["ops"])*9/10) {
 		t.Errorf("randio_rand_read: %v reads for %v requests: O_DIRECT not reaching the device?", m.Device, m.Extra["ops"])
 	}
 }

@@ -15,26 +15,21 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/nand"
-	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
 // FreeElectrons are the tests of the 2010 study on raw NAND. They run on a simulated NAND chip
 // (Env.Flash), each repetition on a fresh one, never on a block device.
-var FreeElectrons = []Test{
-	{Name: catalog.InitTime, ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{catalog.InitMem}, run: (*rep).feInit},
-	{Name: catalog.InitMem, ReadOnly: true, Flash: true},
-	{Name: catalog.MountTime, ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{catalog.MountMem}, run: (*rep).feMount},
-	{Name: catalog.MountMem, ReadOnly: true, Flash: true},
-	{Name: catalog.UsedSpace, ReadOnly: true, Always: true, Flash: true, run: (*rep).feUsedSpace},
-	{Name: catalog.ReadTime, ReadOnly: true, Flash: true, run: (*rep).feRead},
-	{Name: catalog.RemoveTime, Flash: true, run: (*rep).feRemove},
-	{Name: catalog.WriteTime, Needs: []string{catalog.RemoveTime}, Flash: true, run: (*rep).feWrite},
-	{Name: catalog.VideoWriteTime, Flash: true, run: (*rep).feVideoWrite},
-}
-
-func init() {
-	Suites[plan.FlashSuite] = FreeElectrons
+var freeElectrons = []Test{
+	{Test: named(catalog.InitTime), ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{catalog.InitMem}, Run: step((*rep).feInit)},
+	{Test: named(catalog.InitMem), ReadOnly: true, Flash: true},
+	{Test: named(catalog.MountTime), ReadOnly: true, Always: true, Setup: true, Flash: true, Produces: []string{catalog.MountMem}, Run: step((*rep).feMount)},
+	{Test: named(catalog.MountMem), ReadOnly: true, Flash: true},
+	{Test: named(catalog.UsedSpace), ReadOnly: true, Always: true, Flash: true, Run: step((*rep).feUsedSpace)},
+	{Test: named(catalog.ReadTime), ReadOnly: true, Flash: true, Run: step((*rep).feRead)},
+	{Test: named(catalog.RemoveTime), Flash: true, Run: step((*rep).feRemove)},
+	{Test: named(catalog.WriteTime), Needs: []string{catalog.RemoveTime}, Flash: true, Run: step((*rep).feWrite)},
+	{Test: named(catalog.VideoWriteTime), Flash: true, Run: step((*rep).feVideoWrite)},
 }
 
 // flashState is a raw-flash repetition's chip and what it loaded: like the study, which reset

@@ -18,12 +18,11 @@ import (
 	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/suites"
 )
 
-func init() {
-	register(catalog.SuitePowerCut,
-		Test{Name: catalog.PowerCut, run: (*rep).powerCut})
-}
+// powerCutSteps are how this package runs the suite's tests (Steps).
+var powerCutSteps = []suites.Test{{Test: catalog.Test{Name: PowerCut}, Run: step((*rep).powerCut)}}
 
 // maxProblems bounds the broken promises kept for the report.
 const maxProblems = 20
@@ -92,7 +91,7 @@ func (c cutResult) through() string {
 // after each planned cut (see checkCut). Its headline is the share of cuts survived whole.
 func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 	card := r.env.PowerCut
-	m := results.Measurement{Test: catalog.PowerCut, Unit: catalog.Percent, Status: results.OK}
+	m := results.Measurement{Test: PowerCut, Unit: catalog.Percent, Status: results.OK}
 	if card == nil {
 		m.Status, m.Note = results.NA, NoPowerSwitch
 		return []results.Measurement{m}, nil
@@ -101,7 +100,7 @@ func (r *rep) powerCut(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	params := r.env.Params.PowerCut
+	params := r.powerCutParams()
 	model := powercut.ModelOf(prof)
 	model.MergeLoss = model.MergeLoss || params.MergeLoss
 
@@ -229,7 +228,7 @@ func (r *rep) recordWorkload(ctx context.Context, card powercut.Card) (*powercut
 	if err != nil {
 		return nil, "", err
 	}
-	params := r.env.Params.PowerCut
+	params := r.powerCutParams()
 	spec := powercut.Spec{Seed: params.Seed*1000 + uint64(r.n), Ops: params.Ops}
 	// The large writes (about one operation in twenty, kept until deleted) stay a small
 	// share of the filesystem.

@@ -17,6 +17,7 @@ import (
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suites"
 )
 
 // randioDirName is the directory of the randio suite's file.
@@ -36,13 +37,10 @@ var AppClasses = []AppClass{
 	{Name: "A2", SeqMBps: 10, WriteIOPS: 2000, ReadIOPS: 4000},
 }
 
-func init() {
-	register("randio",
-		Test{Name: catalog.RandSeqWrite, run: (*rep).randSeqWrite},
-		Test{Name: catalog.RandWrite4K, Needs: []string{catalog.RandSeqWrite}, run: (*rep).randWrite},
-		Test{Name: catalog.RandRead4K, Needs: []string{catalog.RandSeqWrite}, run: (*rep).randRead},
-	)
-}
+// randioSteps are how this package runs the suite's tests (Steps).
+var randioSteps = []suites.Test{{Test: catalog.Test{Name: RandSeqWrite}, Run: step((*rep).randSeqWrite)},
+	{Test: catalog.Test{Name: RandWrite4K}, Needs: []string{RandSeqWrite}, Run: step((*rep).randWrite)},
+	{Test: catalog.Test{Name: RandRead4K}, Needs: []string{RandSeqWrite}, Run: step((*rep).randRead)}}
 
 // alignedBuf returns n bytes aligned to 4096 in memory, as O_DIRECT requires (Go's heap does
 // not move objects, so the alignment holds).
@@ -264,10 +262,10 @@ func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	size, note := r.env.Params.Randio.FileSize, ""
+	size, note := r.randioParams().FileSize, ""
 	if limit := avail / 10 * 4; size > limit {
-		size = limit / r.env.Params.Randio.SeqBlock * r.env.Params.Randio.SeqBlock
-		note = fmt.Sprintf("file of %s instead of %s to fit on the device", bytesize.Format(size), bytesize.Format(r.env.Params.Randio.FileSize))
+		size = limit / r.randioParams().SeqBlock * r.randioParams().SeqBlock
+		note = fmt.Sprintf("file of %s instead of %s to fit on the device", bytesize.Format(size), bytesize.Format(r.randioParams().FileSize))
 	}
 	if err := os.Mkdir(filepath.Join(r.env.Mountpoint, randioDirName), 0o755); err != nil {
 		return nil, err
@@ -277,26 +275,26 @@ func (r *rep) randSeqWrite(ctx context.Context) ([]results.Measurement, error) {
 	}
 	var p phase
 	var dnote string
-	m, err := r.timed(catalog.RandSeqWrite, size, func() error {
+	m, err := r.timed(RandSeqWrite, size, func() error {
 		var err error
-		p, dnote, err = seqWriteDirect(ctx, osOps{}, r.randFile(), size, r.env.Params.Randio.SeqBlock)
+		p, dnote, err = seqWriteDirect(ctx, osOps{}, r.randFile(), size, r.randioParams().SeqBlock)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	m = rate(m, p, float64(p.bytes)/1e6, catalog.MBps, note, dnote)
-	classify(&m, catalog.RandSeqWrite)
-	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.env.Params.Randio.SeqBlock)
+	classify(&m, RandSeqWrite)
+	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.randioParams().SeqBlock)
 	return []results.Measurement{m}, nil
 }
 
 func (r *rep) randWrite(ctx context.Context) ([]results.Measurement, error) {
-	return r.randTest(ctx, catalog.RandWrite4K, true)
+	return r.randTest(ctx, RandWrite4K, true)
 }
 
 func (r *rep) randRead(ctx context.Context) ([]results.Measurement, error) {
-	return r.randTest(ctx, catalog.RandRead4K, false)
+	return r.randTest(ctx, RandRead4K, false)
 }
 
 func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.Measurement, error) {
@@ -305,7 +303,7 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	}
 	fi, err := os.Stat(r.randFile())
 	if err != nil {
-		return nil, fmt.Errorf("the file of %s: %w", catalog.RandSeqWrite, err)
+		return nil, fmt.Errorf("the file of %s: %w", RandSeqWrite, err)
 	}
 	if !write {
 		// Cold: with O_DIRECT the page cache is bypassed anyway, but a buffered fallback
@@ -319,7 +317,7 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	var dnote string
 	m, err := r.timed(test, 0, func() error {
 		var err error
-		p, dnote, err = randomIO(ctx, osOps{}, r.randFile(), size, r.env.Params.Randio.RandBlock, write, r.env.Params.Randio.Runtime.Duration, r.env.Params.Randio.MaxOps, r.env.Params.Randio.Seed)
+		p, dnote, err = randomIO(ctx, osOps{}, r.randFile(), size, r.randioParams().RandBlock, write, r.randioParams().Runtime.Duration, r.randioParams().MaxOps, r.randioParams().Seed)
 		return err
 	})
 	if err != nil {
@@ -331,7 +329,7 @@ func (r *rep) randTest(ctx context.Context, test string, write bool) ([]results.
 	}
 	m = rate(m, p, float64(p.ops), catalog.IOPS, dnote)
 	classify(&m, test)
-	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.env.Params.Randio.RandBlock)
+	m.Extra["file_bytes"], m.Extra["block_bytes"] = float64(size), float64(r.randioParams().RandBlock)
 	return []results.Measurement{m}, nil
 }
 
@@ -361,9 +359,9 @@ func classify(m *results.Measurement, test string) {
 // ClassMinimum is the minimum figure of a randio test for a class, in the test's unit.
 func ClassMinimum(c AppClass, test string) float64 {
 	switch test {
-	case catalog.RandSeqWrite:
+	case RandSeqWrite:
 		return c.SeqMBps
-	case catalog.RandWrite4K:
+	case RandWrite4K:
 		return c.WriteIOPS
 	default:
 		return c.ReadIOPS

@@ -82,13 +82,13 @@ func TestClassify(t *testing.T) {
 		value  float64
 		a1, a2 float64
 	}{
-		{catalog.RandSeqWrite, 12, 1, 1},
-		{catalog.RandSeqWrite, 9.9, 0, 0},
-		{catalog.RandWrite4K, 500, 1, 0},
-		{catalog.RandWrite4K, 2000, 1, 1},
-		{catalog.RandRead4K, 1499, 0, 0},
-		{catalog.RandRead4K, 3999, 1, 0},
-		{catalog.RandRead4K, 4000, 1, 1},
+		{RandSeqWrite, 12, 1, 1},
+		{RandSeqWrite, 9.9, 0, 0},
+		{RandWrite4K, 500, 1, 0},
+		{RandWrite4K, 2000, 1, 1},
+		{RandRead4K, 1499, 0, 0},
+		{RandRead4K, 3999, 1, 0},
+		{RandRead4K, 4000, 1, 1},
 	}
 	for _, tc := range tests {
 		m := results.Measurement{Value: results.Float(tc.value), Extra: map[string]float64{}, Unit: catalog.IOPS}
@@ -98,7 +98,7 @@ func TestClassify(t *testing.T) {
 		}
 	}
 	na := results.Measurement{Status: results.NA, Extra: map[string]float64{}}
-	classify(&na, catalog.RandRead4K)
+	classify(&na, RandRead4K)
 	if _, ok := na.Extra["a1_pass"]; ok {
 		t.Error("a measurement without a figure was classified")
 	}

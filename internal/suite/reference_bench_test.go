@@ -16,11 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/export"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/plan"
-	"github.com/fsbench/fsbench/internal/report"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
 )
@@ -69,9 +68,15 @@ func TestReferenceBench(t *testing.T) {
 	defer memLimit(t, refMemLimit)()
 	own := ownPressureGroup(t)
 	defer own.undo()
-	env.Params.Bonnie.FileSize = refFileSize
-	env.Params.Bonnie.Files = refFiles * 1024
-	env.Params.Randio.FileSize, env.Params.Randio.Runtime = 256<<20, plan.Duration{Duration: 10 * time.Second}
+	for _, s := range []struct {
+		suite, key string
+		v          any
+	}{{"bonnie", "file_size_bytes", refFileSize}, {"bonnie", "files", refFiles * 1024},
+		{"randio", "file_size_bytes", 256 << 20}, {"randio", "runtime", "10s"}} {
+		if err := env.Params.Set(s.suite, s.key, s.v); err != nil {
+			t.Fatal(err)
+		}
+	}
 	env.Sentinel = measure.NewSentinel(env.DeviceName)
 	k, _ := fs.Lookup("ext4")
 	ctx := context.Background()
@@ -144,9 +149,9 @@ func TestReferenceBench(t *testing.T) {
 		test, field string
 		sync        int // index of bonnie++'s sync(2) in the phase, or -1
 	}{
-		{catalog.BonnieWrite, "put_block", -1}, {catalog.BonnieRewrite, "rewrite", -1}, {catalog.BonnieRead, "get_block", -1}, {catalog.BonnieSeeks, "seeks", -1},
-		{catalog.BonnieSeqCreate, "seq_create", 0}, {catalog.BonnieSeqStat, "seq_stat", -1}, {catalog.BonnieSeqDelete, "seq_del", 1},
-		{catalog.BonnieRandCreate, "ran_create", 2}, {catalog.BonnieRandStat, "ran_stat", -1}, {catalog.BonnieRandDelete, "ran_del", 3},
+		{BonnieWrite, "put_block", -1}, {BonnieRewrite, "rewrite", -1}, {BonnieRead, "get_block", -1}, {BonnieSeeks, "seeks", -1},
+		{BonnieSeqCreate, "seq_create", 0}, {BonnieSeqStat, "seq_stat", -1}, {BonnieSeqDelete, "seq_del", 1},
+		{BonnieRandCreate, "ran_create", 2}, {BonnieRandStat, "ran_stat", -1}, {BonnieRandDelete, "ran_del", 3},
 	}
 	refRound := func() (side, bool) {
 		if err := fs.Mkfs(ctx, env.Run, k, env.Device, nil); err != nil {
@@ -171,7 +176,7 @@ func TestReferenceBench(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", strings.Join(cmd, " "), err)
 			}
-			recs, err := report.ParseBonnieCSV(bytes.NewReader(lastLine(out)))
+			recs, err := export.ParseBonnieCSV(bytes.NewReader(lastLine(out)))
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("bonnie++ output %q: %v", out, err)
 			}
@@ -296,7 +301,7 @@ func TestReferenceBench(t *testing.T) {
 				t.Fatal(err)
 			}
 			var mbps float64
-			busy = watched("fsbench "+catalog.RandSeqWrite, func() {
+			busy = watched("fsbench "+RandSeqWrite, func() {
 				start := time.Now()
 				p, _, err := seqWriteDirect(ctx, osOps{}, fioFile, seqSize, 512<<10)
 				if err != nil {
@@ -305,16 +310,16 @@ func TestReferenceBench(t *testing.T) {
 				mbps = float64(p.bytes) / 1e6 / time.Since(start).Seconds()
 				ourLat = append(ourLat, [2]float64{p.lat.quantile(0.5) * 1e6, p.work.Seconds() * 1e6 / float64(max(1, p.ops))})
 			}) || busy
-			return side{catalog.RandSeqWrite: mbps}
+			return side{RandSeqWrite: mbps}
 		}
 		refSeq := func() side {
 			os.Remove(fioFile)
 			var bw float64
-			busy = watched("fio "+catalog.RandSeqWrite, func() {
-				_, bw, fcmd = fio("--name="+catalog.RandSeqWrite, "--rw=write", "--bs=512k", fmt.Sprintf("--size=%dM", seqSize>>20), "--end_fsync=1")
+			busy = watched("fio "+RandSeqWrite, func() {
+				_, bw, fcmd = fio("--name="+RandSeqWrite, "--rw=write", "--bs=512k", fmt.Sprintf("--size=%dM", seqSize>>20), "--end_fsync=1")
 			}) || busy
 			refLat = append(refLat, fioClat)
-			return side{catalog.RandSeqWrite: bw / 1e6}
+			return side{RandSeqWrite: bw / 1e6}
 		}
 		if i%2 == 0 {
 			seqOurs, seqRefs = append(seqOurs, ourSeq()), append(seqRefs, refSeq())
@@ -327,7 +332,7 @@ func TestReferenceBench(t *testing.T) {
 	}
 	fmt.Println(fcmd)
 	fmt.Printf("%-24s %12s %12s %8s %18s\n", "test", "fsbench", "fio", "ratio", "range of rounds")
-	printRounds(catalog.RandSeqWrite, seqOurs, seqRefs, seqBusy)
+	printRounds(RandSeqWrite, seqOurs, seqRefs, seqBusy)
 	latCol := func(l [][2]float64, i int) string {
 		var xs []float64
 		for _, x := range l {
@@ -347,8 +352,8 @@ func TestReferenceBench(t *testing.T) {
 		write bool
 		args  []string
 	}{
-		{catalog.RandWrite4K, true, []string{"--rw=randwrite", "--end_fsync=1"}},
-		{catalog.RandRead4K, false, []string{"--rw=randread"}},
+		{RandWrite4K, true, []string{"--rw=randwrite", "--end_fsync=1"}},
+		{RandRead4K, false, []string{"--rw=randread"}},
 	} {
 		var o, r []side
 		randBusy := 0

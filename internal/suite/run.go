@@ -38,7 +38,7 @@ type Env struct {
 	// VideoCopies is the number of copies video_write makes (Bootlin: 5).
 	VideoCopies int
 	VideoBytes  uint64
-	// Params are the sizes of the bonnie, smallfiles and randio tests.
+	// Params are the suites' sizes (the configuration's tables; Rep.Params).
 	Params    plan.SuiteParams
 	Timeout   time.Duration // per test
 	Selection Selection
@@ -181,7 +181,7 @@ func RunRepetition(ctx context.Context, env *Env, job Job, n int, warmup bool, e
 	sel := env.Selection
 	aged := job.Variant.Age == ""
 	for _, s := range sel.Order {
-		if s.run == nil || !sel.Run[s.Name] {
+		if s.Run == nil || !sel.Run[s.Name] {
 			continue // produced by another test's step, or not selected
 		}
 		if s.Flash != (env.Flash != nil) {
@@ -243,7 +243,7 @@ func (r *rep) runTest(ctx context.Context, s Test) error {
 		return fmt.Errorf("%s: the filesystem is not mounted on %s (a bug in the order of tests)", s.Name, env.Mountpoint)
 	}
 	tctx, cancel := context.WithTimeout(ctx, env.Timeout)
-	ms, serr := s.run(r, tctx)
+	ms, serr := s.Run(tctx, r)
 	cancel()
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted: the half-done test is not recorded
@@ -368,3 +368,56 @@ func describe(m results.Measurement) string {
 	}
 	return s
 }
+
+// The repetition as a test sees it (suites.Rep): what a suite's package may use.
+
+// Mountpoint is where the filesystem is mounted.
+func (r *rep) Mountpoint() string { return r.env.Mountpoint }
+
+// WorkDir is scratch space off the device.
+func (r *rep) WorkDir() string { return r.env.WorkDir }
+
+// Variant is the variant being measured.
+func (r *rep) Variant() plan.Variant { return r.v }
+
+// Kind is the variant's filesystem.
+func (r *rep) Kind() fs.Kind { return r.k }
+
+// N is the repetition's number (0: the warm-up).
+func (r *rep) N() int { return r.n }
+
+// Params are the run's sizes of the named suite.
+func (r *rep) Params(suite string) any { return r.env.Params.Get(suite) }
+
+// Timed measures fn as a seconds-valued test (see timed).
+func (r *rep) Timed(test string, logical uint64, fn func() error) (results.Measurement, error) {
+	return r.timed(test, logical, fn)
+}
+
+// Clear empties the filesystem but keep (see keepOnly).
+func (r *rep) Clear(ctx context.Context, keep ...string) error { return r.keepOnly(ctx, keep...) }
+
+// Unmount unmounts the filesystem; the repetition's teardown then has nothing to unmount.
+func (r *rep) Unmount(ctx context.Context) error {
+	if !r.mounted {
+		return nil
+	}
+	if err := fs.Unmount(ctx, r.k, r.env.Mountpoint); err != nil {
+		return err
+	}
+	r.mounted = false
+	return nil
+}
+
+// Runner runs the programs a test starts.
+func (r *rep) Runner() fs.Runner { return r.env.Run }
+
+// Logf writes a line to the run's log, if it has one.
+func (r *rep) Logf(format string, args ...any) {
+	if r.env.Log != nil {
+		r.env.Log(format, args...)
+	}
+}
+
+// PowerCut is the simulated card's power switch and profile; nil and "" elsewhere.
+func (r *rep) PowerCut() (powercut.Card, string) { return r.env.PowerCut, r.env.CardProfile }

@@ -9,15 +9,13 @@ import (
 
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suites"
 )
 
-func init() {
-	register("smallfiles",
-		Test{Name: catalog.SmallLarge, run: (*rep).smallLarge},
-		Test{Name: catalog.SmallFsync, run: (*rep).smallFsync},
-		Test{Name: catalog.SmallDirsync, run: (*rep).smallDirsync},
-	)
-}
+// smallfilesSteps are how this package runs the suite's tests (Steps).
+var smallfilesSteps = []suites.Test{{Test: catalog.Test{Name: SmallLarge}, Run: step((*rep).smallLarge)},
+	{Test: catalog.Test{Name: SmallFsync}, Run: step((*rep).smallFsync)},
+	{Test: catalog.Test{Name: SmallDirsync}, Run: step((*rep).smallDirsync)}}
 
 // fitCount scales a count of equal pieces to 40 % of the free space (at least 1), with a note.
 func fitCount(want int, each, avail uint64, what string) (int, string) {
@@ -117,28 +115,28 @@ func (r *rep) smallLarge(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	blocks, note := fitCount(r.env.Params.Smallfiles.Blocks, r.env.Params.Smallfiles.Block, avail, "blocks")
+	blocks, note := fitCount(r.smallfilesParams().Blocks, r.smallfilesParams().Block, avail, "blocks")
 	var p phase
-	logical := uint64(blocks) * r.env.Params.Smallfiles.Block
-	m, err := r.timed(catalog.SmallLarge, logical, func() error {
+	logical := uint64(blocks) * r.smallfilesParams().Block
+	m, err := r.timed(SmallLarge, logical, func() error {
 		var err error
-		p, err = writeLarge(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "testing"), r.env.Params.Smallfiles.Block, blocks)
+		p, err = writeLarge(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "testing"), r.smallfilesParams().Block, blocks)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	m = rate(m, p, float64(p.bytes)/1e6, catalog.MBps, note)
-	m.Extra["block_bytes"], m.Extra["blocks"] = float64(r.env.Params.Smallfiles.Block), float64(blocks)
+	m.Extra["block_bytes"], m.Extra["blocks"] = float64(r.smallfilesParams().Block), float64(blocks)
 	return []results.Measurement{m}, nil
 }
 
 func (r *rep) smallFsync(ctx context.Context) ([]results.Measurement, error) {
-	return r.smallFiles(ctx, catalog.SmallFsync, false)
+	return r.smallFiles(ctx, SmallFsync, false)
 }
 
 func (r *rep) smallDirsync(ctx context.Context) ([]results.Measurement, error) {
-	return r.smallFiles(ctx, catalog.SmallDirsync, true)
+	return r.smallFiles(ctx, SmallDirsync, true)
 }
 
 func (r *rep) smallFiles(ctx context.Context, test string, dirsync bool) ([]results.Measurement, error) {
@@ -150,17 +148,17 @@ func (r *rep) smallFiles(ctx context.Context, test string, dirsync bool) ([]resu
 		return nil, err
 	}
 	// Each file also costs an inode and metadata blocks: count 4 KiB more per file.
-	n, note := fitCount(r.env.Params.Smallfiles.Files, r.env.Params.Smallfiles.FileBytes+4096, avail, "files")
+	n, note := fitCount(r.smallfilesParams().Files, r.smallfilesParams().FileBytes+4096, avail, "files")
 	var p phase
-	m, err := r.timed(test, uint64(n)*r.env.Params.Smallfiles.FileBytes, func() error {
+	m, err := r.timed(test, uint64(n)*r.smallfilesParams().FileBytes, func() error {
 		var err error
-		p, err = writeSmall(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "small"), n, r.env.Params.Smallfiles.FileBytes, dirsync)
+		p, err = writeSmall(ctx, osOps{}, filepath.Join(r.env.Mountpoint, "small"), n, r.smallfilesParams().FileBytes, dirsync)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	m = rate(m, p, float64(p.ops), catalog.FilesPerSec, note)
-	m.Extra["files"], m.Extra["file_bytes"] = float64(n), float64(r.env.Params.Smallfiles.FileBytes)
+	m.Extra["files"], m.Extra["file_bytes"] = float64(n), float64(r.smallfilesParams().FileBytes)
 	return []results.Measurement{m}, nil
 }

@@ -12,98 +12,95 @@ import (
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suites"
 )
 
-// Test is how this package runs one named test. What the test is (its unit, which way is
-// better, its title and doc line) is the catalog's: catalog.Get(Name), never repeated here.
-type Test struct {
-	Name string
-	// ReadOnly is true when the test applies to read-only (image-built) filesystems too.
-	ReadOnly bool
-	// Needs lists tests whose work must have happened first in the same repetition; they run
-	// (unrecorded) even when not selected.
-	Needs []string
-	// Always: the test sets up what every later test works on (mkfs and mount; on raw flash
-	// init_time, mount_time and used_space), so it runs whatever is selected.
-	Always bool
-	// Setup: the test runs before the filesystem is mounted (mkfs, module_load, mount,
-	// init_time, mount_time); every other test needs it mounted.
-	Setup bool
-	// Produces lists the tests whose figures this test's step measures too (mount gives
-	// mount_mem): they are recorded, or recorded as not run, with it.
-	Produces []string
-	// Flash: the test runs on raw flash (a simulated NAND chip), not on a block device.
-	Flash bool
-	// run performs the test in a repetition and returns its measurements. nil when another
-	// test's step produces it (see Produces).
-	run func(r *rep, ctx context.Context) ([]results.Measurement, error)
+// Test is how the engine runs one named test: suites.Test, the contract every suite's
+// package fills in. What the test is (its unit, which way is better, its title and doc line) is
+// the catalog's: catalog.Get(Name), never repeated here.
+type Test = suites.Test
+
+// step adapts one of this package's own tests (a method of the repetition in progress) to the
+// contract: the engine only ever runs it on its own *rep.
+func step(f func(r *rep, ctx context.Context) ([]results.Measurement, error)) func(context.Context, suites.Rep) ([]results.Measurement, error) {
+	return func(ctx context.Context, r suites.Rep) ([]results.Measurement, error) { return f(r.(*rep), ctx) }
 }
 
-// setup are the tests every repetition of every suite begins with: a fresh filesystem, mounted.
+// named is a test whose catalog entry the catalog itself holds.
+func named(name string) catalog.Test { return catalog.Test{Name: name} }
+
+// setup are the tests every repetition of every block suite begins with: a fresh filesystem,
+// mounted (catalog.Setup names them).
 var setup = []Test{
-	{Name: catalog.Mkfs, ReadOnly: true, Always: true, Setup: true, run: (*rep).mkfs},
+	{Test: named(catalog.Mkfs), ReadOnly: true, Always: true, Setup: true, Run: step((*rep).mkfs)},
 	// module_load always runs (recorded when selected): otherwise the mount makes the kernel
 	// load the module itself, through a modprobe it starts outside fsbench's cgroup (a usermode
 	// helper), so the mount's time would include the load and the noise sentinel would blame
 	// that modprobe's CPU on other work (2 of 8 tests of an idle guest run, each a mount, once
 	// every repetition unloads the module again).
-	{Name: catalog.ModuleLoad, ReadOnly: true, Always: true, Setup: true, run: (*rep).moduleLoad},
-	{Name: catalog.Mount, ReadOnly: true, Always: true, Setup: true, Produces: []string{catalog.MountMem}, run: (*rep).mount},
-	{Name: catalog.MountMem, ReadOnly: true},
+	{Test: named(catalog.ModuleLoad), ReadOnly: true, Always: true, Setup: true, Run: step((*rep).moduleLoad)},
+	{Test: named(catalog.Mount), ReadOnly: true, Always: true, Setup: true, Produces: []string{catalog.MountMem}, Run: step((*rep).mount)},
+	{Test: named(catalog.MountMem), ReadOnly: true},
 }
 
-// Bootlin is the suite of Bootlin's "Finding the Best Block Filesystem" (EOSS 2023) with the
-// time and memory figures of Free Electrons' flash filesystem study (ELCE 2010).
-var Bootlin = append(slices.Clone(setup),
-	Test{Name: catalog.Write, run: (*rep).write},
-	Test{Name: catalog.UsedSpace, ReadOnly: true, Needs: []string{catalog.Write}, run: (*rep).usedSpace},
-	Test{Name: catalog.Read, ReadOnly: true, Needs: []string{catalog.Write}, run: (*rep).read},
-	Test{Name: catalog.ReadRemoveWrite, Needs: []string{catalog.Write}, run: (*rep).readRemoveWrite},
-	Test{Name: catalog.Remove, Needs: []string{catalog.Write}, run: (*rep).remove},
-	Test{Name: catalog.VideoWrite, run: (*rep).videoWrite},
-	Test{Name: catalog.VideoRead, Needs: []string{catalog.VideoWrite}, run: (*rep).videoRead},
-)
-
-// Suites maps a suite name to its tests, in the order they run. Every suite begins with the
-// setup tests; a file defining another suite adds it with register in an init function.
-var Suites = map[string][]Test{"bootlin": Bootlin}
-
-// register adds a suite made of the setup tests followed by tests.
-func register(name string, tests ...Test) {
-	Suites[name] = append(slices.Clone(setup), tests...)
+// bootlin are the tests of Bootlin's "Finding the Best Block Filesystem" (EOSS 2023) with the
+// time and memory figures of Free Electrons' flash filesystem study (ELCE 2010), after setup.
+var bootlin = []Test{
+	{Test: named(catalog.Write), Run: step((*rep).write)},
+	{Test: named(catalog.UsedSpace), ReadOnly: true, Needs: []string{catalog.Write}, Run: step((*rep).usedSpace)},
+	{Test: named(catalog.Read), ReadOnly: true, Needs: []string{catalog.Write}, Run: step((*rep).read)},
+	{Test: named(catalog.ReadRemoveWrite), Needs: []string{catalog.Write}, Run: step((*rep).readRemoveWrite)},
+	{Test: named(catalog.Remove), Needs: []string{catalog.Write}, Run: step((*rep).remove)},
+	{Test: named(catalog.VideoWrite), Run: step((*rep).videoWrite)},
+	{Test: named(catalog.VideoRead), Needs: []string{catalog.VideoWrite}, Run: step((*rep).videoRead)},
 }
 
-// SuiteNames lists the known suites, sorted.
-func SuiteNames() []string {
-	var names []string
-	for n := range Suites {
-		names = append(names, n)
+// The engine's own suites: bootlin's tests make the observation matrix and its verdicts
+// (internal/verdict), free-electrons prepares its own raw NAND chip (prepareFlash) and has the
+// study's tables (internal/report); both are part of how a repetition runs.
+func init() {
+	suites.Register(suites.Suite{Name: catalog.SuiteBootlin, Rank: 10, Tests: bootlin,
+		Title: `Bootlin's "Finding the Best Block Filesystem" (EOSS 2023), with the time and memory figures of Free Electrons' flash filesystem study (ELCE 2010)`})
+	suites.Register(suites.Suite{Name: catalog.SuiteFreeElectrons, Rank: 60, Flash: true, Tests: freeElectrons,
+		Title: "Free Electrons' flash filesystem study on raw NAND (ELCE 2010)"})
+}
+
+// Steps are how this package runs the tests of the bonnie, smallfiles, randio and powercut
+// suites, whose packages (internal/suites/NAME) add their catalog entries and register them.
+func Steps(suite string) []Test {
+	switch suite {
+	case "bonnie":
+		return bonnieSteps
+	case "smallfiles":
+		return smallfilesSteps
+	case "randio":
+		return randioSteps
+	case plan.PowerCutSuite:
+		return powerCutSteps
 	}
-	slices.Sort(names)
-	return names
+	return nil
 }
 
-// TestNames lists the test names of every suite, without duplicates, in suite order.
-func TestNames() []string {
-	var names []string
-	for _, s := range SuiteNames() {
-		for _, t := range Suites[s] {
-			if !slices.Contains(names, t.Name) {
-				names = append(names, t.Name)
+// WithEntries gives steps their catalog entries, by name.
+func WithEntries(steps []Test, entries []catalog.Test) []Test {
+	out := make([]Test, len(steps))
+	for i, s := range steps {
+		for _, e := range entries {
+			if e.Name == s.Name {
+				s.Test = e
 			}
 		}
+		out[i] = s
 	}
-	return names
+	return out
 }
 
-// Lookup returns the named test of a suite.
-func Lookup(suite, name string) (Test, bool) {
-	for _, t := range Suites[suite] {
-		if t.Name == name {
-			return t, true
-		}
+// order is every test of a registered suite in the order a repetition runs them.
+func order(s suites.Suite) []Test {
+	if s.Flash {
+		return s.Tests
 	}
-	return Test{}, false
+	return append(slices.Clone(setup), s.Tests...)
 }
 
 // Selection is the set of tests a run records and the set it must perform.
@@ -114,16 +111,16 @@ type Selection struct {
 	Order []Test
 }
 
-// Select resolves the suites of a run (one, or several run one after the other on the same fresh
+// Select resolves the suites of a run (names_) (one, or several run one after the other on the same fresh
 // filesystem) and the selected test names (all when empty).
-func Select(suites plan.Suites, names []string) (Selection, error) {
+func Select(names_ plan.Suites, names []string) (Selection, error) {
 	sel := Selection{Record: map[string]bool{}, Run: map[string]bool{}}
-	for _, s := range suites {
-		tests, ok := Suites[s]
+	for _, name := range names_ {
+		s, ok := suites.Lookup(name)
 		if !ok {
-			return Selection{}, fmt.Errorf("unknown suite %q (known: %s)", s, strings.Join(SuiteNames(), ", "))
+			return Selection{}, fmt.Errorf("unknown suite %q (known: %s)", name, strings.Join(suites.Names(), ", "))
 		}
-		for _, t := range tests {
+		for _, t := range order(s) {
 			if !slices.ContainsFunc(sel.Order, func(x Test) bool { return x.Name == t.Name }) {
 				sel.Order = append(sel.Order, t)
 			}
@@ -147,7 +144,7 @@ func Select(suites plan.Suites, names []string) (Selection, error) {
 			for _, t := range sel.Order {
 				known = append(known, t.Name)
 			}
-			return Selection{}, fmt.Errorf("suite %s has no test %q (its tests: %s)", suites, n, strings.Join(known, ", "))
+			return Selection{}, fmt.Errorf("suite %s has no test %q (its tests: %s)", names_, n, strings.Join(known, ", "))
 		}
 		sel.Record[n] = true
 	}
@@ -180,4 +177,18 @@ func Select(suites plan.Suites, names []string) (Selection, error) {
 		}
 	}
 	return sel, nil
+}
+
+// Lookup returns the named test of a registered suite, as this package runs it.
+func Lookup(suiteName, test string) (Test, bool) {
+	s, ok := suites.Lookup(suiteName)
+	if !ok {
+		return Test{}, false
+	}
+	for _, t := range order(s) {
+		if t.Name == test {
+			return t, true
+		}
+	}
+	return Test{}, false
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suites"
 )
 
 func TestSelect(t *testing.T) {
@@ -24,7 +25,7 @@ func TestSelect(t *testing.T) {
 		wantRun    []string
 		wantErr    string
 	}{
-		{name: "all by default", suite: "bootlin", wantRecord: names(Bootlin), wantRun: names(Bootlin)},
+		{name: "all by default", suite: "bootlin", wantRecord: names(order(mustSuite(catalog.SuiteBootlin))), wantRun: names(order(mustSuite(catalog.SuiteBootlin)))},
 		{name: "read needs write", suite: "bootlin", tests: []string{catalog.Read}, wantRecord: []string{catalog.Read}, wantRun: []string{catalog.Mkfs, catalog.ModuleLoad, catalog.Mount, catalog.Read, catalog.Write}},
 		{name: "video_read needs video_write", suite: "bootlin", tests: []string{catalog.VideoRead, catalog.Mount}, wantRecord: []string{catalog.Mount, catalog.VideoRead}, wantRun: []string{catalog.Mkfs, catalog.ModuleLoad, catalog.Mount, catalog.VideoRead, catalog.VideoWrite}},
 		{name: "both writes empty the filesystem between them", suite: "bootlin", tests: []string{catalog.Write, catalog.VideoWrite},
@@ -59,7 +60,8 @@ func TestSelect(t *testing.T) {
 // TestNeedsComeEarlier guards the order of the suite: a test's prerequisites must run before it
 // in the same repetition.
 func TestNeedsComeEarlier(t *testing.T) {
-	for name, tests := range Suites {
+	for _, s := range suites.All() {
+		name, tests := s.Name, order(s)
 		for i, test := range tests {
 			for _, need := range test.Needs {
 				j := slices.IndexFunc(tests, func(x Test) bool { return x.Name == need })
@@ -72,11 +74,12 @@ func TestNeedsComeEarlier(t *testing.T) {
 }
 
 func TestEveryTestIsRunBySomeStep(t *testing.T) {
-	for name, tests := range Suites {
+	for _, s := range suites.All() {
+		name, tests := s.Name, order(s)
 		for _, test := range tests {
 			// mount_mem is the only figure produced by another test's step (mount), and on
 			// raw flash init_mem too (init_time's).
-			step := test.run != nil
+			step := test.Run != nil
 			produced := test.Name == catalog.MountMem
 			if name == plan.FlashSuite {
 				produced = test.Name == catalog.MountMem || test.Name == catalog.InitMem
@@ -93,8 +96,8 @@ func TestEveryTestIsRunBySomeStep(t *testing.T) {
 }
 
 func TestSelectSeveralSuites(t *testing.T) {
-	register("test-extra", Test{Name: "extra", run: (*rep).remove})
-	defer delete(Suites, "test-extra")
+	suites.Register(suites.Suite{Name: "test-extra", Rank: 1000, Tests: []Test{{Test: catalog.Test{Name: "extra", Unit: catalog.Seconds,
+		Better: catalog.LowerIsBetter, Quantity: catalog.Time, Title: "extra", Doc: "a test of Select"}, Run: step((*rep).remove)}}})
 	sel, err := Select(plan.ParseSuites("bootlin, test-extra"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +106,7 @@ func TestSelectSeveralSuites(t *testing.T) {
 	for _, x := range sel.Order {
 		got = append(got, x.Name)
 	}
-	want := append(names(Bootlin), "extra") // the shared setup tests appear once
+	want := append(names(order(mustSuite(catalog.SuiteBootlin))), "extra") // the shared setup tests appear once
 	if !slices.Equal(got, want) {
 		t.Errorf("order %v, want %v", got, want)
 	}
@@ -174,4 +177,12 @@ func TestFullHint(t *testing.T) {
 			t.Errorf("%s: %q", tc.name, got)
 		}
 	}
+}
+
+func mustSuite(name string) suites.Suite {
+	s, ok := suites.Lookup(name)
+	if !ok {
+		panic("no suite " + name)
+	}
+	return s
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/fsbench/fsbench/internal/blockdev"
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
@@ -162,7 +161,7 @@ type Skipper interface {
 // real device or board: a later change wires power switches), or cannot cut yet (an image, a
 // guest), saying why.
 func CheckNoPowerCut(cfg plan.Config, what, why string) error {
-	if cfg.Suite.Has(catalog.SuitePowerCut) {
+	if cfg.Suite.Has(plan.PowerCutSuite) {
 		return plan.Refusef("suite powercut on %s: %s; nothing was run. Cut the power of a simulated card instead: --target simcard:PROFILE", what, why)
 	}
 	return nil

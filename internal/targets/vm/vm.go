@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
@@ -97,7 +96,7 @@ func (t *vmTarget) guestServesCard(cfg plan.Config) bool {
 }
 
 func hasPowerCut(cfg plan.Config) bool {
-	return cfg.Suite.Has(catalog.SuitePowerCut)
+	return cfg.Suite.Has(plan.PowerCutSuite)
 }
 
 // Check refuses what the guest cannot do: a user's dataset (the guest sees only the results

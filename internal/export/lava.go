@@ -1,4 +1,7 @@
-package report
+// Package export writes a run's figures in other tools' formats: LAVA test results
+// (lava-test-case commands, result.txt lines) and bonnie++'s CSV. Results' own files
+// (results.json, results.csv) are internal/results'; what a person reads is internal/report's.
+package export
 
 import (
 	"fmt"

@@ -1,4 +1,9 @@
-package report
+// Package verdict judges results: pure functions of a results.Run that rate each variant's
+// figures (Rate, RatingRules), name a winner per priority or say that the data cannot tell
+// (Verdicts, TieRule), and compare two runs (CompareRuns) or a run's fresh and aged variants
+// (Aged). It draws nothing: internal/report renders what it decides, and a suite declares its
+// own verdicts with these types (internal/suites).
+package verdict
 
 import (
 	"fmt"
@@ -6,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -70,26 +76,27 @@ const VerdictRules = `Verdicts: for each priority the variants are ranked by the
 	`The bonnie, smallfiles and randio suites have a verdict per test, in its own unit (block write and read, files created and deleted per second, IOPS), by the same rule. ` +
 	`Flash wear: the least flash programmed per byte written through the filesystem, on the card profile named (see the flash-wear rule).`
 
-// Verdicts returns the verdict for each priority, in the report's order, with flash wear
-// rated on the run's own card (CardFor): VerdictsFor(r, alpha, "").
+// Verdicts returns the verdict for each priority of the observation matrix, in the report's
+// order, with flash wear rated on the run's own card (CardFor): VerdictsFor(r, alpha, "", nil).
 func Verdicts(r *results.Run, alpha float64) []Verdict {
-	return VerdictsFor(r, alpha, "")
+	return VerdictsFor(r, alpha, "", nil)
 }
 
 // VerdictsFor is Verdicts with flash wear rated on the card profile card (a built-in profile
 // name or the path the run replayed; "" for CardFor's default). The matrix's priorities
 // (Bootlin's, and the card's) come when the bootlin suite ran; then each other suite that ran
-// adds its own (suiteVerdicts). Boot/mount time is measured by every suite's setup.
-func VerdictsFor(r *results.Run, alpha float64, card string) []Verdict {
+// of suites that ran adds its own, in their order. Boot/mount time is measured by every
+// suite's setup.
+func VerdictsFor(r *results.Run, alpha float64, card string, suites []Suite) []Verdict {
 	fresh, aged := splitAged(r)
 	if aged == nil {
-		return verdictsFor(r, alpha, card)
+		return verdictsFor(r, alpha, card, suites)
 	}
 	// A fresh variant and its aged twin are two states of one filesystem, not two choices: the
 	// verdicts rank the fresh variants among themselves and the aged ones among themselves
 	// (aged.go says how each changed with age and whether the ranking did).
-	out := verdictsFor(fresh, alpha, card)
-	for _, v := range verdictsFor(aged, alpha, card) {
+	out := verdictsFor(fresh, alpha, card, suites)
+	for _, v := range verdictsFor(aged, alpha, card, suites) {
 		v.Priority += " (aged)"
 		out = append(out, v)
 	}
@@ -136,26 +143,26 @@ func splitAged(r *results.Run) (fresh, aged *results.Run) {
 	return &f, &a
 }
 
-func verdictsFor(r *results.Run, alpha float64, card string) []Verdict {
-	alpha = defaultAlpha(alpha)
+func verdictsFor(r *results.Run, alpha float64, card string, suites []Suite) []Verdict {
+	alpha = DefaultAlpha(alpha)
 	var out []Verdict
-	bootlin := suiteRan(r, catalog.SuiteBootlin)
-	if bootlin || present(r, mBoot) {
-		out = append(out, leftLoadedNote(pick("boot/mount time", evaluateClean(r, mBoot, alpha), alpha), r))
+	bootlin := Ran(r, catalog.Bootlin())
+	if bootlin || Present(r, MBoot) {
+		out = append(out, leftLoadedNote(Pick("boot/mount time", EvaluateClean(r, MBoot, alpha), alpha), r))
 	}
 	if bootlin {
 		c := CardFor(r, card)
-		out = append(out, readMostly(r, alpha), pick("write-heavy data", evaluateClean(r, mWriteMix, alpha), alpha))
+		out = append(out, readMostly(r, alpha), Pick("write-heavy data", EvaluateClean(r, mWriteMix, alpha), alpha))
 		// Card time only where it was measured: a run without traces says so once, under flash wear.
 		if hasCardTime(r, c) {
 			out = append(out, cardTimeVerdict(r, c, alpha))
 		}
-		out = append(out, pick("space", evaluate(r, mSpace, alpha), alpha), wearVerdict(r, c, alpha))
+		out = append(out, Pick("space", Evaluate(r, mSpace, alpha), alpha), wearVerdict(r, c, alpha))
 	}
-	for _, s := range suiteVerdicts {
-		if suiteRan(r, s.suite) {
-			for _, v := range s.verdicts(r, alpha) {
-				v.Suite = s.suite
+	for _, s := range suites {
+		if s.Verdicts != nil && Ran(r, s.Tests) {
+			for _, v := range s.Verdicts(r, alpha) {
+				v.Suite = s.Name
 				out = append(out, v)
 			}
 		}
@@ -163,9 +170,8 @@ func verdictsFor(r *results.Run, alpha float64, card string) []Verdict {
 	return out
 }
 
-// suiteRan reports whether any test of the named suite appears in r.
-func suiteRan(r *results.Run, suite string) bool {
-	tests := catalog.MustSuite(suite).Tests
+// Ran reports whether any of a suite's tests appears in r.
+func Ran(r *results.Run, tests []string) bool {
 	for _, m := range r.Measurements {
 		if slices.Contains(tests, m.Test) {
 			return true
@@ -174,31 +180,31 @@ func suiteRan(r *results.Run, suite string) bool {
 	return false
 }
 
-func pick(priority string, t table, alpha float64) Verdict {
-	v := Verdict{Priority: priority, Basis: t.m.title, Unit: t.m.unit}
-	if len(t.order) == 0 {
+func Pick(priority string, t Ranking, alpha float64) Verdict {
+	v := Verdict{Priority: priority, Basis: t.Metric.Title, Unit: t.Metric.Unit}
+	if len(t.Order) == 0 {
 		v.Note = "no variant has data for this"
-		if len(t.dropped) > 0 {
+		if len(t.Dropped) > 0 {
 			v.Note = "cannot conclude: every measurement of it was taken while the machine was busy with other work (" +
-				noiseWords(t.why) + "); rerun when the machine is quiet"
+				NoiseWords(t.Why) + "); rerun when the machine is quiet"
 		}
 		return v
 	}
-	return busyNote(finish(v, t, t.order[0], alpha), t)
+	return busyNote(finish(v, t, t.Order[0], alpha), t)
 }
 
 // busyNote adds to a verdict drawn from a clean table what it left out.
-func busyNote(v Verdict, t table) Verdict {
+func busyNote(v Verdict, t Ranking) Verdict {
 	n := 0
-	for _, b := range t.busy {
+	for _, b := range t.Busy {
 		n += b
 	}
 	if n == 0 {
 		return v
 	}
-	note := fmt.Sprintf("%d repetition(s) measured while the machine was busy (%s) left out", n, noiseWords(t.why))
-	if len(t.dropped) > 0 {
-		note += "; not compared at all: " + strings.Join(t.dropped, ", ")
+	note := fmt.Sprintf("%d repetition(s) measured while the machine was busy (%s) left out", n, NoiseWords(t.Why))
+	if len(t.Dropped) > 0 {
+		note += "; not compared at all: " + strings.Join(t.Dropped, ", ")
 	}
 	if v.Note != "" {
 		v.Note += "; " + note
@@ -211,20 +217,20 @@ func busyNote(v Verdict, t table) Verdict {
 // finish fills in the runner-up (the best-ranked variant other than the winner), the margin,
 // and the significance of the winner against every variant it may be compared with: those the
 // data cannot tell apart from it are Tied (TieRule).
-func finish(v Verdict, t table, winner string, alpha float64) Verdict {
+func finish(v Verdict, t Ranking, winner string, alpha float64) Verdict {
 	v.Winner = winner
-	w := t.cells[winner]
+	w := t.Cells[winner]
 	v.WinnerMedian = w.Summary.Median
-	for _, name := range t.order {
-		if name == winner || !t.sameGroup(name, winner) {
+	for _, name := range t.Order {
+		if name == winner || !t.SameGroup(name, winner) {
 			continue
 		}
-		c := t.cells[name]
-		text, sig := significance(w.Samples, c.Samples, alpha)
+		c := t.Cells[name]
+		text, sig := Significance(w.Samples, c.Samples, alpha)
 		if v.RunnerUp == "" {
 			v.RunnerUp, v.RunnerMedian = name, c.Summary.Median
 			// Below 0 when the runner-up has the better median (a second criterion chose).
-			v.Margin = ratio(c.Summary.Median, w.Summary.Median, t.m.higherBetter()) - 1
+			v.Margin = ratio(c.Summary.Median, w.Summary.Median, t.Metric.HigherBetter()) - 1
 			v.Significance, v.Significant = text, sig
 		}
 		if !sig {
@@ -238,8 +244,8 @@ func finish(v Verdict, t table, winner string, alpha float64) Verdict {
 	if v.RunnerUp != "" {
 		return v
 	}
-	if t.group != nil {
-		v.Note = "the only one on " + t.group[winner] + "; " + GroupRule
+	if t.Group != nil {
+		v.Note = "the only one on " + t.Group[winner] + "; " + GroupRule
 	}
 	return v
 }
@@ -249,14 +255,14 @@ func finish(v Verdict, t table, winner string, alpha float64) Verdict {
 const GroupRule = "times and rates are rated only against rows that ran on the same kernel and machine (a QEMU guest under TCG emulates its CPU): space and flash wear compare across them"
 
 // restrict is t with only the named variants.
-func (t table) restrict(names []string) table {
+func (t Ranking) restrict(names []string) Ranking {
 	out := t
-	out.cells = map[string]Rated{}
-	out.order = nil
-	for _, name := range t.order {
+	out.Cells = map[string]Rated{}
+	out.Order = nil
+	for _, name := range t.Order {
 		if slices.Contains(names, name) {
-			out.cells[name] = t.cells[name]
-			out.order = append(out.order, name)
+			out.Cells[name] = t.Cells[name]
+			out.Order = append(out.Order, name)
 		}
 	}
 	return out
@@ -266,13 +272,13 @@ func (t table) restrict(names []string) table {
 // from the best (TieRule) are then ranked by space, and the least space wins when it is a
 // clear winner there.
 func readMostly(r *results.Run, alpha float64) Verdict {
-	alpha = defaultAlpha(alpha)
-	rd := evaluateClean(r, mRead, alpha)
-	v := Verdict{Priority: "read-mostly rootfs", Basis: rd.m.title + ", then space", Unit: rd.m.unit}
-	if len(rd.order) == 0 {
-		return pick(v.Priority, rd, alpha)
+	alpha = DefaultAlpha(alpha)
+	rd := EvaluateClean(r, mRead, alpha)
+	v := Verdict{Priority: "read-mostly rootfs", Basis: rd.Metric.Title + ", then space", Unit: rd.Metric.Unit}
+	if len(rd.Order) == 0 {
+		return Pick(v.Priority, rd, alpha)
 	}
-	fastest := finish(v, rd, rd.order[0], alpha)
+	fastest := finish(v, rd, rd.Order[0], alpha)
 	if len(fastest.Tied) == 0 {
 		// The fastest reader is a clear winner: space does not come into it.
 		return busyNote(fastest, rd)
@@ -282,26 +288,26 @@ func readMostly(r *results.Run, alpha float64) Verdict {
 	for _, c := range fastest.Tied {
 		readers = append(readers, c.Name)
 	}
-	sp := evaluate(r, mSpace, alpha).restrict(readers)
-	if len(sp.order) == 0 {
+	sp := Evaluate(r, mSpace, alpha).restrict(readers)
+	if len(sp.Order) == 0 {
 		return busyNote(fastest, rd)
 	}
-	v = finish(Verdict{Priority: v.Priority, Basis: "space, among the variants whose " + rd.m.title + " is within noise of the best (" + fastest.Winner + ")",
-		Unit: sp.m.unit}, sp, sp.order[0], alpha)
-	rc, fc := rd.cells[v.Winner], rd.cells[fastest.Winner]
+	v = finish(Verdict{Priority: v.Priority, Basis: "space, among the variants whose " + rd.Metric.Title + " is within noise of the best (" + fastest.Winner + ")",
+		Unit: sp.Metric.Unit}, sp, sp.Order[0], alpha)
+	rc, fc := rd.Cells[v.Winner], rd.Cells[fastest.Winner]
 	if v.Winner == fastest.Winner {
-		v.Note = fmt.Sprintf("the fastest reader (%s %s)", format(rc.Summary.Median), rd.m.unit)
+		v.Note = fmt.Sprintf("the fastest reader (%s %s)", figure.Format(rc.Summary.Median), rd.Metric.Unit)
 	} else {
 		// Say how far apart the reads are, and the test that cannot tell them apart: a median
 		// half the best's with one fast repetition is within noise at 4 repetitions.
-		text, _ := significance(rc.Samples, fc.Samples, alpha)
+		text, _ := Significance(rc.Samples, fc.Samples, alpha)
 		if pn, ok := strings.CutPrefix(text, "not significant ("); ok {
 			text = strings.TrimSuffix(pn, ")")
 		}
 		v.Note = fmt.Sprintf("its read cannot be told from %s's (%s vs %s %s, %s)", fastest.Winner,
-			format(rc.Summary.Median), format(fc.Summary.Median), rd.m.unit, text)
+			figure.Format(rc.Summary.Median), figure.Format(fc.Summary.Median), rd.Metric.Unit, text)
 	}
-	if missing := len(readers) - len(sp.order); missing > 0 {
+	if missing := len(readers) - len(sp.Order); missing > 0 {
 		v.Note += fmt.Sprintf("; %d variant(s) within noise on read have no space figure", missing)
 	}
 	return busyNote(v, rd)
@@ -313,7 +319,7 @@ func (v Verdict) MarginText() string {
 	if v.RunnerUp == "" {
 		return ""
 	}
-	figures := fmt.Sprintf("(%s vs %s %s)", format(v.WinnerMedian), format(v.RunnerMedian), v.Unit)
+	figures := fmt.Sprintf("(%s vs %s %s)", figure.Format(v.WinnerMedian), figure.Format(v.RunnerMedian), v.Unit)
 	m := v.Margin
 	amount := v.Unit == "% data" || v.Unit == "x written" // less is better, and not a speed
 	var words string
@@ -322,7 +328,7 @@ func (v Verdict) MarginText() string {
 		words = "as many cuts survived as"
 	case v.Unit == catalog.Percent:
 		// A share of power cuts survived, not a speed: say it in points.
-		words = fmt.Sprintf("%s points more cuts survived than", format(v.WinnerMedian-v.RunnerMedian))
+		words = fmt.Sprintf("%s points more cuts survived than", figure.Format(v.WinnerMedian-v.RunnerMedian))
 	case m < 0.005 && amount:
 		words = "about as much as"
 	case m < 0.005:
@@ -332,7 +338,7 @@ func (v Verdict) MarginText() string {
 		what := map[string]string{"% data": "space", "x written": "flash written"}[v.Unit]
 		words = fmt.Sprintf("%s less %s than", pct(1-1/(1+m)), what)
 	case 1+m >= 1.5:
-		words = fmt.Sprintf("%.1f× faster than", 1+m)
+		words = figure.Ratio(1+m) + " faster than"
 	default:
 		words = fmt.Sprintf("%s faster than", pct(m))
 	}
@@ -382,9 +388,9 @@ func (v Verdict) Words() Words {
 	}
 	last := v.Tied[len(v.Tied)-1]
 	if last.Median == v.WinnerMedian {
-		w.Margin = fmt.Sprintf("the same median, %s %s", format(v.WinnerMedian), v.Unit)
+		w.Margin = fmt.Sprintf("the same median, %s %s", figure.Format(v.WinnerMedian), v.Unit)
 	} else {
-		w.Margin = fmt.Sprintf("medians from %s (%s) to %s %s (%s)", format(v.WinnerMedian), v.Winner, format(last.Median), v.Unit, last.Name)
+		w.Margin = fmt.Sprintf("medians from %s (%s) to %s %s (%s)", figure.Format(v.WinnerMedian), v.Winner, figure.Format(last.Median), v.Unit, last.Name)
 	}
 	return w
 }

@@ -1,13 +1,15 @@
-package report
+package export
 
 import (
+	bonniesuite "github.com/fsbench/fsbench/internal/suites/bonnie"
+
 	"bytes"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
@@ -104,8 +106,8 @@ func TestBonCSV2Txt(t *testing.T) {
 // TestBonnieFieldsMapped checks that every test of the bonnie suite lands in a rate field of
 // bonnie++'s CSV, and that those fields are the format's own.
 func TestBonnieFieldsMapped(t *testing.T) {
-	mapped := append(append([]string{}, bonnieIOTests...), bonnieFileTests...)
-	for _, test := range catalog.MustSuite(catalog.SuiteBonnie).Tests {
+	mapped := append(bonnieTests(bonnieIOFields), bonnieTests(bonnieFileFields)...)
+	for _, test := range bonniesuite.Suite.TestNames() {
 		if !slices.Contains(mapped, test) {
 			t.Errorf("%s has no field in the bonnie++ CSV", test)
 		}
@@ -148,4 +150,15 @@ func TestLAVAGolden(t *testing.T) {
 	if _, err := LAVA(&b, r, "junit"); err == nil {
 		t.Error("an unknown format was accepted")
 	}
+}
+
+// loadRun is the report's frozen real run (512 MiB loop device, 4 repetitions, the default
+// variants), which the exports translate.
+func loadRun(t *testing.T) *results.Run {
+	t.Helper()
+	r, err := results.Load(filepath.Join("..", "report", "testdata", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"strings"
@@ -38,7 +38,7 @@ func TestBootTime(t *testing.T) {
 
 // TestBootTimeLeftLoadedNote: where the kernel kept a module loaded, the boot/mount verdict
 // says whose boot time counts fewer repetitions (or none), and the figure uses only the
-// repetitions that loaded the module; a run where every repetition loaded it says nothing.
+// Repetitions that loaded the module; a run where every repetition loaded it says nothing.
 func TestBootTimeLeftLoadedNote(t *testing.T) {
 	const reps = 5
 	build := func(leftFrom map[string]int) *results.Run {
@@ -88,9 +88,9 @@ func TestBootTimeLeftLoadedNote(t *testing.T) {
 			if tc.want != nil && !strings.Contains(v.Line(), v.Note) {
 				t.Errorf("the terminal's line %q leaves out the note", v.Line())
 			}
-			tbl := evaluateClean(r, mBoot, 0.05)
+			tbl := EvaluateClean(r, MBoot, 0.05)
 			for name, n := range tc.samples {
-				if got := len(tbl.cells[name].Samples); got != n {
+				if got := len(tbl.Cells[name].Samples); got != n {
 					t.Errorf("%s: %d boot samples, want %d", name, got, n)
 				}
 			}

@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ const (
 var ratingBounds = []float64{1.05, 1.25, 1.5, 2, 3, 5}
 
 // tieSpan caps ties: medians more than 25 % apart keep their own ratings even when the
-// samples overlap, because a rating that says "excellent" for half the best speed would be
+// Samples overlap, because a rating that says "excellent" for half the best speed would be
 // read as a claim, not as noise. The verdict still says when a difference is not significant.
 const tieSpan = 1.25
 
@@ -187,8 +187,8 @@ func Distinguishable(a, b []float64, alpha float64) bool {
 	return sa.Max < sb.Min || sb.Max < sa.Min
 }
 
-// significance says in words whether winner and runner-up differ, for the verdict.
-func significance(winner, runner []float64, alpha float64) (text string, significant bool) {
+// Significance says in words whether winner and runner-up differ, for the verdict.
+func Significance(winner, runner []float64, alpha float64) (text string, significant bool) {
 	need := stats.NeedPerSide(alpha)
 	if len(winner) < need || len(runner) < need {
 		return fmt.Sprintf("cannot tell: need >= %d repetitions per side (have %s)", need, nPair(len(winner), len(runner))), false

@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func busyCardRun(busyA, busyB []float64, live, busy bool) *results.Run {
 	}{{"a", busyA}, {"b", busyB}} {
 		r.Variants = append(r.Variants, results.Variant{Name: v.name, FS: "ext4", Status: results.OK})
 		for rep, ms := range v.ms {
-			for _, test := range writeTests {
+			for _, test := range WriteTests {
 				ns := uint64(ms * 1e6 / 3)
 				m := results.Measurement{Variant: v.name, Test: test, Rep: rep + 1, Status: results.OK,
 					Value: results.Float(1), Unit: "s", WallSeconds: 1, LogicalBytes: 1 << 20}
@@ -95,8 +95,8 @@ func TestCardTimeVerdict(t *testing.T) {
 				}
 			}
 			hasCol := false
-			for _, m := range matrixFor(tc.run, CardFor(tc.run, "")) {
-				hasCol = hasCol || m.key == "card_time"
+			for _, m := range MatrixFor(tc.run, CardFor(tc.run, ""), nil) {
+				hasCol = hasCol || m.Key == "card_time"
 			}
 			if hasCol != tc.wantColumn {
 				t.Errorf("card time column %v, want %v", hasCol, tc.wantColumn)

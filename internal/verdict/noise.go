@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 )
 
-// noiseWords sums up the sentinel's reasons ("steal 15 %", "other processes 90 % of a CPU", ...)
+// NoiseWords sums up the sentinel's reasons ("steal 15 %", "other processes 90 % of a CPU", ...)
 // as the largest figure of each kind: "steal up to 23 %, other processes up to 90 % of a CPU".
-func noiseWords(why []string) string {
+func NoiseWords(why []string) string {
 	type kind struct {
 		prefix, suffix string
 		max            float64
@@ -65,5 +65,5 @@ func BusyText(r *results.Run) string {
 	}
 	return fmt.Sprintf("the machine was busy with other work during %.0f %% of the timed tests (%d of %d): %s. Those figures are unreliable: "+
 		"their cells are marked ~, and the verdicts leave them out (rerun on a quiet machine to compare them)",
-		100*float64(busy)/float64(timed), busy, timed, noiseWords(why))
+		100*float64(busy)/float64(timed), busy, timed, NoiseWords(why))
 }

@@ -1,4 +1,4 @@
-package report
+package powercut
 
 import (
 	"strings"
@@ -7,6 +7,9 @@ import (
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // rec is one recording of 20 cuts: whole cuts, cuts where the filesystem broke a promise,
@@ -28,7 +31,7 @@ func powerRun(figures map[string][]rec) *results.Run {
 				Safe: results.Proportion{Count: f.whole, Of: 20, Pct: safe}, AckLossCuts: results.Proportion{Count: f.broken, Of: 20},
 				FSBrokenCuts: results.Proportion{Count: f.broken, Of: 20}, CardDamageCuts: results.Proportion{Count: f.damaged, Of: 20},
 				CardSilent: f.silent, CardUnharmed: f.damaged - f.silent, FileCounts: results.FileCounts{AckedLost: f.broken}, FSAckLossCuts: f.broken}
-			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: catalog.PowerCut, Rep: i + 1, Status: results.OK,
+			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: suite.PowerCut, Rep: i + 1, Status: results.OK,
 				Value: &safe, Unit: catalog.Percent, PowerCut: p})
 		}
 	}
@@ -65,8 +68,8 @@ func TestPowerLossVerdict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var v Verdict
-			for _, x := range Verdicts(powerRun(tc.figures), 0) {
+			var v verdict.Verdict
+			for _, x := range verdict.VerdictsFor(powerRun(tc.figures), 0, "", suites.Verdicts()) {
 				if x.Priority == powerLossPriority {
 					v = x
 				}
@@ -129,10 +132,10 @@ func TestCompareAckLossIsRegression(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := CompareRuns(powerRun(map[string][]rec{"ext4": {tc.a}}), powerRun(map[string][]rec{"ext4": {tc.b}}), "A", "B", 0)
+			c := verdict.CompareRuns(powerRun(map[string][]rec{"ext4": {tc.a}}), powerRun(map[string][]rec{"ext4": {tc.b}}), "A", "B", 0, suites.Verdicts())
 			got := false
 			for _, r := range c.Regressions() {
-				got = got || r.Test == mAckLoss.key
+				got = got || r.Test == mAckLoss.Key
 			}
 			if got != tc.regressd {
 				t.Errorf("acknowledged-loss regression %v, want %v (rows %+v)", got, tc.regressd, c.Rows)
@@ -142,10 +145,10 @@ func TestCompareAckLossIsRegression(t *testing.T) {
 }
 
 func TestPowerCutDetail(t *testing.T) {
-	if powerCutDetail(&results.Run{}) != nil {
+	if PowerCutDetail(&results.Run{}) != nil {
 		t.Error("a run without power cuts has a power-cut table")
 	}
-	tb := powerCutDetail(powerRun(map[string][]rec{"ext4": times(3, rec{whole: 19}), "ext2": times(3, rec{whole: 2, broken: 6, damaged: 4, silent: 1})}))
+	tb := PowerCutDetail(powerRun(map[string][]rec{"ext4": times(3, rec{whole: 19}), "ext2": times(3, rec{whole: 2, broken: 6, damaged: 4, silent: 1})}))
 	if tb == nil || len(tb.Rows) != 2 {
 		t.Fatalf("table %+v, want two rows", tb)
 	}
@@ -160,18 +163,13 @@ func TestPowerCutDetail(t *testing.T) {
 	if !strings.Contains(tb.Caption, "over 3 recordings") || !strings.Contains(tb.Model, "32 KiB write buffer no flush empties, torn page") {
 		t.Errorf("caption %q, model %q", tb.Caption, tb.Model)
 	}
-	if one := powerCutDetail(powerRun(map[string][]rec{"ext4": {{whole: 19}}})); !strings.Contains(one.Caption, "Wilson interval over the cuts of one recording") {
+	if one := PowerCutDetail(powerRun(map[string][]rec{"ext4": {{whole: 19}}})); !strings.Contains(one.Caption, "Wilson interval over the cuts of one recording") {
 		t.Errorf("one recording's caption %q", one.Caption)
 	}
 	// A filesystem without a checker (nilfs2) says so in the fsck column, not 0 % clean.
 	nc := powerRun(map[string][]rec{"ext4": {{whole: 19}}})
 	nc.Measurements[0].PowerCut.NoChecker = 20
-	if got := strings.Join(powerCutDetail(nc).Rows[0], "|"); !strings.Contains(got, "|no checker|") {
+	if got := strings.Join(PowerCutDetail(nc).Rows[0], "|"); !strings.Contains(got, "|no checker|") {
 		t.Errorf("row without a checker %q", got)
-	}
-	var b strings.Builder
-	writePowerCutTable(&b, powerRun(map[string][]rec{"ext4": {{whole: 19}}}))
-	if !strings.Contains(b.String(), "power cuts (card model sd-typical") {
-		t.Errorf("terminal table:\n%s", b.String())
 	}
 }

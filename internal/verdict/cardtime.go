@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/results"
 )
 
@@ -32,11 +33,11 @@ func cardBusyNs(r *results.Run, m results.Measurement, card string) (uint64, boo
 
 // cardTimeMetric is the card time of the write tests on card, in seconds (CardTimeRules). It
 // is counted, not timed: Amount, so busy repetitions and guest rows take part.
-func cardTimeMetric(r *results.Run, card string) metric {
+func cardTimeMetric(r *results.Run, card string) Metric {
 	tests := runWriteTests(r)
-	return metric{key: "card_time", title: "card time of the write tests on " + card + " (modelled from the requests)",
-		short: "card", label: "card time", unit: "s", better: catalog.LowerIsBetter, quantity: catalog.Amount, tests: tests,
-		combine: func(by map[string]results.Measurement) (float64, bool) {
+	return Metric{Key: "card_time", Title: "card time of the write tests on " + card + " (modelled from the requests)",
+		Short: "card", Label: "card time", Unit: "s", Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: tests,
+		Combine: func(by map[string]results.Measurement) (float64, bool) {
 			if len(tests) == 0 {
 				return 0, false
 			}
@@ -69,7 +70,7 @@ func hasCardTime(r *results.Run, card string) bool {
 	return false
 }
 
-func isWriteTest(test string) bool { return slices.Contains(writeTests, test) }
+func isWriteTest(test string) bool { return slices.Contains(WriteTests, test) }
 
 // cardTimeVerdict names the variant whose write tests keep card busy the shortest time.
 func cardTimeVerdict(r *results.Run, card string, alpha float64) Verdict {
@@ -77,7 +78,7 @@ func cardTimeVerdict(r *results.Run, card string, alpha float64) Verdict {
 	if !hasCardTime(r, card) {
 		return Verdict{Priority: priority, Note: "not measured in this run (no traced write test on " + card + ")"}
 	}
-	v := pick(priority, evaluate(r, cardTimeMetric(r, card), alpha), alpha)
+	v := Pick(priority, Evaluate(r, cardTimeMetric(r, card), alpha), alpha)
 	if v.Winner != "" {
 		note := "modelled on " + card + " from the requests: a busy host does not change it"
 		if v.Note != "" {
@@ -119,5 +120,5 @@ func ServerNote(r *results.Run) string {
 	}
 	return fmt.Sprintf("the simulated card's server replied late to %d of %d requests (%s s in all; late by more than 1 %% of the card's time in %s): "+
 		"the host could not keep up with the card model, so those tests' wall-clock figures are slower than the card would be; "+
-		"card times are not affected", late, reqs, format(float64(lateNs)/1e9), strings.Join(names, ", "))
+		"card times are not affected", late, reqs, figure.Format(float64(lateNs)/1e9), strings.Join(names, ", "))
 }

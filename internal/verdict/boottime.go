@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 )
 
 // leftLoadedNote adds to the boot/mount time verdict which variants' figure leaves out
-// repetitions that were no cold boot: their module_load found the module an earlier
+// Repetitions that were no cold boot: their module_load found the module an earlier
 // repetition had loaded, because the kernel would not unload it ("left_loaded"). Their boot
 // time is that of the repetitions that did load it; the reader is told, so that a median over
 // fewer repetitions (or none) is not taken for one over all of them.

@@ -1,16 +1,18 @@
-package report
+package powercut
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
+	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/verdict"
 )
 
 // powerLossPriority is the powercut suite's verdict, in its own terms.
@@ -18,15 +20,15 @@ const powerLossPriority = "whole after a cut"
 
 // mPowerLoss is the power-loss concern: per recording (repetition), the share of power cuts a
 // variant came through whole (mounted without repair, fsck clean, no promise broken).
-var mPowerLoss = func() metric {
-	m := testMetric(catalog.PowerCut)
+var mPowerLoss = func() verdict.Metric {
+	m := verdict.FigureMetric(entry)
 	// At the same share of whole cuts, the variant that broke fewer promises of its own (on
 	// cuts the card did not damage) is the safer one.
-	m.tiebreak = func(r *results.Run, variant string) float64 { return ackLossRate(r, variant) }
+	m.Tiebreak = func(r *results.Run, variant string) float64 { return ackLossRate(r, variant) }
 	return m
 }()
 
-// PowerLossRules explains the power-loss concern, for the report footer.
+// PowerLossRules explains the power-loss concern, for the report footer (Suite.Rules).
 const PowerLossRules = `Power cuts: the share of power cuts of the simulated card after which the filesystem ` +
 	`mounted without repair, its checker found it clean, and it kept every promise: what it acknowledged (fsync, fdatasync, syncfs) ` +
 	`read back, acknowledged deletions stayed deleted, and an atomic replace in flight showed the old or the new file. ` +
@@ -54,7 +56,7 @@ func hasPowerCut(r *results.Run) bool {
 // powerCutRecordings is a variant's powercut figures, one per recording (repetition).
 func powerCutRecordings(r *results.Run, variant string) []*results.PowerCut {
 	var out []*results.PowerCut
-	for _, m := range r.Cell(variant, catalog.PowerCut) {
+	for _, m := range r.Cell(variant, suite.PowerCut) {
 		if m.PowerCut != nil && !m.Warmup {
 			out = append(out, m.PowerCut)
 		}
@@ -88,9 +90,10 @@ func ackLossRate(r *results.Run, variant string) float64 {
 
 // mAckLoss is, per repetition, the share of power cuts where the filesystem broke a promise
 // of its own: compare's regression that needs no significance.
-var mAckLoss = metric{key: "acked_loss", title: "power cuts where the filesystem broke a promise", short: "broken", unit: catalog.Percent,
-	better: catalog.LowerIsBetter, quantity: catalog.Amount, tests: []string{catalog.PowerCut},
-	combine: single(catalog.PowerCut, func(m results.Measurement) (float64, bool) {
+var mAckLoss = verdict.Metric{Regressed: func(a, b *results.Run, variant string) bool { return ackLossRate(b, variant) > ackLossRate(a, variant) },
+	Key: "acked_loss", Title: "power cuts where the filesystem broke a promise", Short: "broken", Unit: catalog.Percent,
+	Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: []string{suite.PowerCut},
+	Combine: verdict.Single(suite.PowerCut, func(m results.Measurement) (float64, bool) {
 		if m.PowerCut == nil || m.PowerCut.Cuts == 0 {
 			return 0, false
 		}
@@ -107,7 +110,7 @@ type share struct {
 
 // String is "94.0 (89.0-96.8)".
 func (s share) String() string {
-	return fmt.Sprintf("%s (%s-%s)", format(s.pct), format(s.lo), format(s.hi))
+	return fmt.Sprintf("%s (%s-%s)", figure.Format(s.pct), figure.Format(s.lo), figure.Format(s.hi))
 }
 
 // recordingShare pools per-recording counts ks of ns cuts. Cuts of one recording share its
@@ -186,17 +189,17 @@ func sumRecordings(recs []*results.PowerCut) variantCuts {
 		ns = append(ns, p.Cuts)
 	}
 	v.whole, v.broken = recordingShare(wk, ns), recordingShare(bk, ns)
-	v.recoveryP50, _ = median(p50)
-	v.unsyncedP50, _ = median(p50u)
+	v.recoveryP50, _ = verdict.Median(p50)
+	v.unsyncedP50, _ = verdict.Median(p50u)
 	return v
 }
 
 // powerLossVerdict names the variant that came through the most cuts whole, or every variant
 // the recordings cannot tell from the best ("no clear winner"); then whose fault the broken
 // promises were: the filesystems' own, and how each came through the card's damage.
-func powerLossVerdict(r *results.Run, alpha float64) Verdict {
-	t := evaluate(r, mPowerLoss, alpha)
-	v := pick(powerLossPriority, t, alpha)
+func powerLossVerdict(r *results.Run, alpha float64) verdict.Verdict {
+	t := verdict.Evaluate(r, mPowerLoss, alpha)
+	v := verdict.Pick(powerLossPriority, t, alpha)
 	v.Basis = "share of power cuts come through whole, per recording"
 	if v.Winner == "" {
 		return v
@@ -204,9 +207,9 @@ func powerLossVerdict(r *results.Run, alpha float64) Verdict {
 	var notes []string
 	if v.RunnerUp != "" && !v.Significant {
 		tied := []string{v.Winner}
-		best := t.cells[v.Winner].Samples
-		for _, name := range t.order {
-			if _, sig := significance(best, t.cells[name].Samples, alpha); name != v.Winner && t.sameGroup(name, v.Winner) && !sig {
+		best := t.Cells[v.Winner].Samples
+		for _, name := range t.Order {
+			if _, sig := verdict.Significance(best, t.Cells[name].Samples, alpha); name != v.Winner && t.SameGroup(name, v.Winner) && !sig {
 				tied = append(tied, name)
 			}
 		}
@@ -215,7 +218,7 @@ func powerLossVerdict(r *results.Run, alpha float64) Verdict {
 	}
 	var broken, card []string
 	var model *results.PowerCut
-	for _, rv := range ranVariants(r) {
+	for _, rv := range verdict.RanVariants(r) {
 		recs := powerCutRecordings(r, rv.Name)
 		if len(recs) == 0 {
 			continue
@@ -280,26 +283,26 @@ func throughWords(s results.PowerCut) string {
 	return strings.Join(parts, ", ")
 }
 
-// powerCutTable is the power-cut figures of every variant, over its recordings: the detail
+// PowerCutTable is the power-cut figures of every variant, over its recordings: the detail
 // behind the matrix's power-loss column.
-type powerCutTable struct {
+type PowerCutTable struct {
 	Model   string // the card's power-loss model, in words
 	Caption string // what the columns mean
 	Header  []string
 	Rows    [][]string
 }
 
-// powerCutDetail builds the table; nil when the run has no powercut figures.
-func powerCutDetail(r *results.Run) *powerCutTable {
+// PowerCutDetail builds the table; nil when the run has no powercut figures.
+func PowerCutDetail(r *results.Run) *PowerCutTable {
 	if !hasPowerCut(r) {
 		return nil
 	}
-	t := &powerCutTable{Header: []string{"variant", "recordings", "cuts", "whole %", "mounted %", "fsck clean %", "unrecoverable %",
+	t := &PowerCutTable{Header: []string{"variant", "recordings", "cuts", "whole %", "mounted %", "fsck clean %", "unrecoverable %",
 		"broken by the fs", "ack'd lost / corrupt / unreadable", "torn renames", "deletes undone", "zero tails",
 		"card damage", "through it: unharmed / detected / repaired / silent", "recovery p50 / max s", "unsynced lost p50 / max s", "leaked blocks"}}
 	most := 0
 	var full []string
-	for _, v := range ranVariants(r) {
+	for _, v := range verdict.RanVariants(r) {
 		recs := powerCutRecordings(r, v.Name)
 		if len(recs) == 0 {
 			continue
@@ -338,7 +341,7 @@ func powerCutDetail(r *results.Run) *powerCutTable {
 			fmt.Sprintf("%d of %d", c.broken.k, s.Cuts),
 			fmt.Sprintf("%d / %d / %d", s.AckedLost, s.AckedCorrupt, s.AckedUnreadable), fmt.Sprint(s.TornRenames),
 			fmt.Sprint(s.Resurrected), fmt.Sprint(s.ZeroTails), fmt.Sprintf("%d of %d", s.CardDamageCuts.Count, s.Cuts), through,
-			format(c.recoveryP50) + " / " + format(s.RecoveryMaxSeconds), format(c.unsyncedP50) + " / " + format(s.UnsyncedMaxSeconds), leaked})
+			figure.Format(c.recoveryP50) + " / " + figure.Format(s.RecoveryMaxSeconds), figure.Format(c.unsyncedP50) + " / " + figure.Format(s.UnsyncedMaxSeconds), leaked})
 	}
 	t.Caption = fmt.Sprintf("%% of the cuts (%s) the filesystem came through whole (mounted without repair, checked clean, every promise kept), "+
 		"mounted without repair, checked clean, could not be repaired; cuts where the filesystem broke a promise the card did not make it break; "+
@@ -383,14 +386,4 @@ func modelWords(p *results.PowerCut) string {
 		return p.Profile + ": loses nothing it received"
 	}
 	return p.Profile + ": " + strings.Join(rules, ", ")
-}
-
-// writePowerCutTable prints the power-cut detail in the terminal summary.
-func writePowerCutTable(w io.Writer, r *results.Run) {
-	t := powerCutDetail(r)
-	if t == nil {
-		return
-	}
-	fmt.Fprintf(w, "\npower cuts (card model %s): %s:\n", t.Model, t.Caption)
-	writeTableLeft(w, append([][]string{t.Header}, t.Rows...), 1, func(_, _ int, s string) string { return s })
 }
