@@ -172,3 +172,37 @@ func TestHealthFollowsBadBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestCardSaveRestore: a card saved and restored is the card as it was: its data, its counters
+// and its wear, whatever was written after the save.
+func TestCardSaveRestore(t *testing.T) {
+	c := wornTestCard(t, flash.EOLReadOnly)
+	for off := uint64(0); off < c.Size(); off += 1 << 20 {
+		if _, err := c.Do(flash.Request{Op: flash.OpWrite, Off: off, Len: 1 << 20}, pattern(off, 1<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if err := c.WearCommand("save " + dir); err != nil {
+		t.Fatal(err)
+	}
+	saved := c.Stats().Counters
+	if err := wearOut(t, c); !errors.Is(err, flash.ErrReadOnly) {
+		t.Fatalf("wearing out after the save: %v", err)
+	}
+	if err := c.WearCommand("restore " + dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Stats().Counters; got.BlocksErased != saved.BlocksErased || got.HostBytesWritten != saved.HostBytesWritten || c.WearStatus().Health != flash.Healthy {
+		t.Errorf("restored: erased %d, written %d, health %q; saved: %d, %d, healthy", got.BlocksErased, got.HostBytesWritten, c.WearStatus().Health, saved.BlocksErased, saved.HostBytesWritten)
+	}
+	buf := make([]byte, 1<<20)
+	for off := uint64(0); off < c.Size(); off += 1 << 20 {
+		if _, err := c.Do(flash.Request{Op: flash.OpRead, Off: off, Len: 1 << 20}, buf); err != nil || !bytes.Equal(buf, pattern(off, 1<<20)) {
+			t.Fatalf("restored data at %d: %v, equal %v", off, err, bytes.Equal(buf, pattern(off, 1<<20)))
+		}
+	}
+	if err := c.WearCommand("restore " + t.TempDir()); err == nil {
+		t.Error("restored from an empty directory")
+	}
+}
