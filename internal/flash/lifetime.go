@@ -120,3 +120,18 @@ func Lifetime(m *Model, day []Request, used bool) (days float64, ok bool, err er
 	}
 	return d / scale, true, nil
 }
+
+// DayLifetime is how many years a fresh (or used) card of profile p and size bytes lasts when
+// the requests of day run once a day: Lifetime in years. +Inf when day writes nothing or the
+// card outlives the estimate's bound.
+func DayLifetime(p Profile, size uint64, day []Request, used bool) (years float64, err error) {
+	m, err := NewModel(p, size)
+	if err != nil {
+		return 0, err
+	}
+	days, ok, err := Lifetime(m, day, used)
+	if err != nil || !ok {
+		return math.Inf(1), err
+	}
+	return days / 365.25, nil
+}

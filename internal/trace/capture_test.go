@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/flash"
 )
 
 func TestFindTracefs(t *testing.T) {
@@ -294,7 +296,7 @@ func TestCaptureExt4(t *testing.T) {
 				if err != nil {
 					t.Fatalf("replaying the captured trace: %v", err)
 				}
-				years, _, err := Lifetime(tr, p, 128<<20, 1, false)
+				years, err := flash.DayLifetime(p, 128<<20, Requests(tr), false)
 				if err != nil {
 					t.Fatalf("lifetime of the captured trace: %v", err)
 				}

@@ -3,7 +3,6 @@ package trace
 import (
 	"fmt"
 	"iter"
-	"math"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
@@ -74,38 +73,4 @@ func Replay(t *Trace, p flash.Profile, size uint64) (flash.Counters, error) {
 		i++
 	}
 	return m.Counters(), nil
-}
-
-// Lifetime estimates how many years a card of profile p and the given size lasts when the
-// workload whose requests t holds runs perDay times a day, to the card's first error: the card
-// model runs t's requests over and over on a card, fresh or used, until it fails (flash.Lifetime), with
-// the profile's end of life (the blocks' endurance and its spread, the spare blocks). It
-// returns +Inf when t writes nothing, or when the card outlives the search's bound.
-func Lifetime(t *Trace, p flash.Profile, size uint64, perDay float64, used bool) (years float64, assumptions string, err error) {
-	m, err := flash.NewModel(p, size)
-	if err != nil {
-		return 0, "", fmt.Errorf("lifetime of %s on %s: %w", t.Device, p.Name, err)
-	}
-	e := p.EndOfLife
-	state := "fresh (nothing written before, as after the discard before mkfs)"
-	if used {
-		state = "used (written whole once before, no discard since)"
-	}
-	assumptions = fmt.Sprintf("card %s (%s), %d erase blocks of %s with an endurance of %d erases on average (spread %g), %d spare blocks; "+
-		"the card model runs the test's block requests again and again on a %s card, until its first error (the spare blocks used up: %s), "+
-		"with its endurance scaled down to make that quick and the runs scaled back up; the workload runs %g times a day, 365.25 days a year; "+
-		"the card wears as the model's flash translation layer spreads the erases (no static wear levelling: data never rewritten keeps its blocks); retention and read disturb ignored",
-		p.Name, bytesize.Format(size), m.Counters().EraseBlocks, bytesize.Format(uint64(p.EraseBlock)), p.Endurance, e.Spread,
-		m.WearOut().SpareBlocks, state, e.Behaviour, perDay)
-	if perDay <= 0 {
-		return math.Inf(1), assumptions, nil
-	}
-	runs, ok, err := flash.Lifetime(m, Requests(t), used)
-	if err != nil {
-		return 0, assumptions, fmt.Errorf("lifetime of %s on %s (%s): %w (use a card size at least the traced device's)", t.Device, p.Name, bytesize.Format(size), err)
-	}
-	if !ok {
-		return math.Inf(1), assumptions, nil
-	}
-	return runs / perDay / 365.25, assumptions, nil
 }

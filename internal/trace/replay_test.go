@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -101,53 +100,6 @@ func TestReplayBeyondCard(t *testing.T) {
 	_, err := Replay(tr, profile(t, "sd-typical"), 64<<20)
 	if err == nil || !strings.Contains(err.Error(), "card size") {
 		t.Errorf("Replay beyond the card = %v, want an error telling to use a larger card", err)
-	}
-}
-
-// TestLifetime: the lifetime is the card model run to its first error on the trace's requests,
-// day after day. A day that rewrites two allocation units of a fresh sd-typical card: the card
-// takes each write into a fresh physical AU from the back of its free list, so all its free
-// AUs share the wear: two of its 21 physical AUs a day (four erase blocks), each AU erased
-// every 10.5 days once it has been used once. With no spread, every block lasts exactly the
-// endurance: the first error comes about 10.5 × (endurance + 1) days in, in every case
-// (spares or not: all the rotating blocks fail within a day or two).
-func TestLifetime(t *testing.T) {
-	p := profile(t, "sd-typical")
-	p.EndOfLife.Spread = 0
-	const size = 64 << 20 // 8 MiB page-mapped, 14 AUs
-	au := uint64(p.AUSize)
-	day := &Trace{Device: "loop9"}
-	for off := uint64(p.PageMappedArea); off < uint64(p.PageMappedArea)+2*au; off += 1 << 20 {
-		day.Requests = append(day.Requests, Request{Sector: off / SectorSize, Sectors: (1 << 20) / SectorSize, Op: OpWrite})
-	}
-	want := 10.5 * float64(p.Endurance+1) / 365.25
-	tests := []struct {
-		name   string
-		perDay float64
-		want   float64
-	}{
-		{"once a day", 1, want},
-		{"twice a day", 2, want / 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, why, err := Lifetime(day, p, size, tt.perDay, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%.3f years, want %.3f", got, tt.want)
-			if math.Abs(got-tt.want) > 0.03*tt.want {
-				t.Errorf("Lifetime = %.2f years, want %.2f within 3 %%", got, tt.want)
-			}
-			for _, s := range []string{"first error", "sd-typical", "fresh"} {
-				if !strings.Contains(why, s) {
-					t.Errorf("assumptions %q do not mention %q", why, s)
-				}
-			}
-		})
-	}
-	if got, _, err := Lifetime(&Trace{Device: "loop9", Requests: []Request{{Op: OpRead, Sector: 0, Sectors: 8}}}, p, size, 1, false); err != nil || !math.IsInf(got, 1) {
-		t.Errorf("a day that writes nothing: Lifetime = %v, %v; want +Inf", got, err)
 	}
 }
 
