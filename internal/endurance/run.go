@@ -226,6 +226,11 @@ func (r *Runner) round(ctx context.Context) error {
 		end = firstOf(end, "the filesystem no longer mounts: "+err.Error())
 		if isIO(err) {
 			r.ioError(n, 1, st.Logical+p.Logical, "mount: "+err.Error())
+		} else {
+			// It refused what it found on the card (wrong data where its metadata was): an
+			// error the host saw, if nothing came before it.
+			st.Result.Unmountable = true
+			r.first(results.Milestone{Round: float64(n), Bytes: st.Logical + p.Logical, DeviceBytes: st.Device, What: "the filesystem refused to mount: " + err.Error()})
 		}
 	} else {
 		// Every promise read back from the card, without writing to it (see Check.file).

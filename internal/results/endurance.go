@@ -42,13 +42,16 @@ type Endurance struct {
 	// refused to read (it noticed the damage), lost, or gave back wrong without a warning
 	// (the verifier caught it); its own error and checksum-failure counters at the end (-1:
 	// it keeps none).
-	IOErrors   int      `json:"io_errors,omitempty"`
-	Unreadable int      `json:"unreadable,omitempty"`
-	Missing    int      `json:"missing,omitempty"`
-	Wrong      int      `json:"wrong,omitempty"`
-	FSErrors   int64    `json:"fs_errors"`
-	Corruption int64    `json:"corruption"`
-	Problems   []string `json:"problems,omitempty"`
+	IOErrors int `json:"io_errors,omitempty"`
+	// Unmountable: the filesystem refused to mount what the card gave back (not an I/O error:
+	// it found its own metadata wrong).
+	Unmountable bool     `json:"unmountable,omitempty"`
+	Unreadable  int      `json:"unreadable,omitempty"`
+	Missing     int      `json:"missing,omitempty"`
+	Wrong       int      `json:"wrong,omitempty"`
+	FSErrors    int64    `json:"fs_errors"`
+	Corruption  int64    `json:"corruption"`
+	Problems    []string `json:"problems,omitempty"`
 	// SpeedFirst and SpeedLast are the first and last complete rounds' write rates (MB/s
 	// through the filesystem): how fast the card still was.
 	SpeedFirst float64 `json:"speed_first_mbps,omitempty"`

@@ -110,7 +110,7 @@ func fullRun() *Run {
 					End:        Milestone{Round: 22, Bytes: 8 << 30, DeviceBytes: 9 << 30, What: "the card turned read-only"},
 					BadBlocks:  []Milestone{{Round: 15, What: "1 bad blocks"}, {Round: 18}, {Round: 20}}, SpareBlocks: 4,
 					PredictedRounds: 23.4, PredictedEach: []float64{23.4, 22.9, 24}, PredictedYears: 6.4, PredictedFrom: "day_lifetime_years of round 1",
-					IOErrors: 3, Unreadable: 1, Missing: 1, Wrong: 1, FSErrors: 2, Corruption: 1, Problems: []string{"round 22: video-1.bin: missing"},
+					IOErrors: 3, Unmountable: true, Unreadable: 1, Missing: 1, Wrong: 1, FSErrors: 2, Corruption: 1, Problems: []string{"round 22: video-1.bin: missing"},
 					SpeedFirst: 52.5, SpeedLast: 48.6, Resumed: 1,
 					Series: []EndurancePoint{{Round: 1, Bytes: 4e8, CardBytes: 4.2e8, Seconds: 7.5, MBps: 53.3, BadBlocks: 1, SpareLeft: 3, Health: "read-only"}}}},
 		},

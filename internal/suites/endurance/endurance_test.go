@@ -45,9 +45,14 @@ func quick(t *testing.T, bin, out string, extra ...string) *exec.Cmd {
 
 // quickOn is quick on another target, variant and size.
 func quickOn(t *testing.T, bin, out, target, variant, size string, extra ...string) *exec.Cmd {
+	return quickDay(t, bin, out, target, variant, size, "logging", "4M", extra...)
+}
+
+// quickDay is quickOn with another workload and day.
+func quickDay(t *testing.T, bin, out, target, variant, size, workload, day string, extra ...string) *exec.Cmd {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "endurance.toml")
-	if err := os.WriteFile(cfg, []byte("[endurance]\nworkload = \"logging\"\nday_bytes = \"4M\"\nsnapshot_every = \"0s\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[endurance]\nworkload = %q\nday_bytes = %q\nsnapshot_every = \"0s\"\n", workload, day)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p, _ := flash.Lookup("sd-typical")
@@ -108,6 +113,51 @@ func TestEnduranceSimcard(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "first error predicted at round") {
 		t.Errorf("the log says no estimate:\n%s", log.String())
+	}
+}
+
+// TestEnduranceEnds: the card's other ends, through the same path. A wrong-data card answers
+// every request: the filesystem goes on, and only the verifier, reading back what was promised,
+// finds the wrong data; the run stops the card some rounds after. (The update day: its data
+// outweighs ext4's metadata, so that a worn block holds a promised file before it holds the
+// filesystem's superblock, which ext4 refuses to mount: the logging day on 128 MiB ended
+// that way.) A dead card's first error is the host's I/O error, and its end the card stopping
+// (FSBENCH_SLOW=1 only: make test runs the wrong-data card).
+func TestEnduranceEnds(t *testing.T) {
+	needCard(t)
+	bin, _ := simcardtest.Binary(t)
+	for _, tt := range []struct {
+		profile, workload, day string
+		slow                   bool
+		check                  func(t *testing.T, c *results.Endurance)
+	}{
+		{"testdata/sd-typical-wrong-data.toml", "update", "8M", false, func(t *testing.T, c *results.Endurance) {
+			if !c.WrongData.Reached() || c.Wrong == 0 || c.FirstError != c.WrongData || c.IOError.Reached() {
+				t.Errorf("wrong data %+v (%d files), first error %+v, I/O error %+v: want the verifier's catch as the first error, no I/O error", c.WrongData, c.Wrong, c.FirstError, c.IOError)
+			}
+			if !strings.Contains(c.End.What, "after the first error") {
+				t.Errorf("end %q: want the run's end after the first error", c.End.What)
+			}
+		}},
+		{"testdata/sd-typical-dead.toml", "logging", "4M", true, func(t *testing.T, c *results.Endurance) {
+			if !c.IOError.Reached() || c.FirstError != c.IOError || c.End.What != "the card stopped responding" {
+				t.Errorf("I/O error %+v, first error %+v, end %q: want the card's refusal first, and its stopping the end", c.IOError, c.FirstError, c.End.What)
+			}
+		}},
+	} {
+		t.Run(tt.profile, func(t *testing.T) {
+			if tt.slow && !slow.Enabled() {
+				t.Log("reduced: this end runs with FSBENCH_SLOW=1 (make test-slow)")
+				return
+			}
+			out := filepath.Join(t.TempDir(), "res")
+			if b, err := quickDay(t, bin, out, "simcard:"+tt.profile, "ext4", "64M", tt.workload, tt.day).CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, b)
+			}
+			c := card(t, out)
+			t.Logf("first error %+v; end %+v", c.FirstError, c.End)
+			tt.check(t, c)
+		})
 	}
 }
 

@@ -194,7 +194,7 @@ func tables(r *results.Run) []suites.Table {
 
 // fsDid says what the filesystem did over its cards: the promises it broke and how.
 func fsDid(cs []*results.Endurance) string {
-	var unreadable, missing, wrong, ioErr int
+	var unreadable, missing, wrong, ioErr, unmountable int
 	var fsErr, corrupt int64 = -1, -1
 	ro := 0
 	for _, c := range cs {
@@ -206,10 +206,16 @@ func fsDid(cs []*results.Endurance) string {
 		if c.FSReadOnly.Reached() {
 			ro++
 		}
+		if c.Unmountable {
+			unmountable++
+		}
 	}
 	var parts []string
 	if ro > 0 {
 		parts = append(parts, fmt.Sprintf("remounted itself read-only on %d of %d cards", ro, len(cs)))
+	}
+	if unmountable > 0 {
+		parts = append(parts, fmt.Sprintf("refused to mount what the card gave back on %d of %d cards (noticed its metadata wrong)", unmountable, len(cs)))
 	}
 	if ioErr > 0 {
 		parts = append(parts, fmt.Sprintf("%d I/O errors", ioErr))
