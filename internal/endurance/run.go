@@ -152,13 +152,14 @@ func (r *Runner) start(ctx context.Context) error {
 	return r.st.save(r.Dir)
 }
 
-// make makes the fresh filesystem. A device still held a while after the last card's end
-// (seen once after btrfs ended on a card that turned read-only: the device stayed busy for
-// longer than the engine's wait, held by nothing a process table shows) is waited for a
-// little longer before the card's run gives up.
+// make makes the fresh filesystem. A device still held a while after the last card's end is
+// waited for, up to about five minutes, before the card's run gives up: seen on a machine
+// running other tests, after btrfs ended on a card that turned read-only, the unmounted
+// filesystem stayed alive for three minutes (the kernel said its last unmount then), held by
+// nothing a process table shows, the device busy all that time.
 func (r *Runner) make(ctx context.Context) error {
 	var err error
-	for try := 0; try < 4; try++ {
+	for try := 0; try < 15; try++ {
 		if err = r.FS.Make(ctx); err == nil || !errors.Is(err, syscall.EBUSY) {
 			return err
 		}

@@ -246,6 +246,11 @@ func (r *rep) discardDevice(ctx context.Context) error {
 		return fmt.Errorf("opening %s to discard it: %w", r.env.Device, err)
 	}
 	defer f.Close()
+	// A write error the previous filesystem left on the device and nobody saw (a worn card's
+	// refusals, written back after it was unmounted) is reported to the next opener's fsync
+	// (errseq): seen here, where the device is emptied, it does not fail the next mkfs
+	// (mkfs.btrfs said "Operation not permitted" on a fresh card after ext4 ended on the last).
+	_ = f.Sync()
 	size, err := blockdev.SizeBytes(f)
 	if err != nil {
 		return err

@@ -116,6 +116,33 @@ func TestEnduranceSimcard(t *testing.T) {
 	}
 }
 
+// TestEnduranceNextCard: a card after another's end. ext4 ends on its card (read-only, its
+// last writes refused), and btrfs gets a fresh card on the same loop device: mkfs.btrfs must
+// not be told of ext4's refused writes (the device's unseen write error, which its fsync
+// reported: "Operation not permitted", every time, before the engine took it first). Two cards:
+// FSBENCH_SLOW=1 only.
+func TestEnduranceNextCard(t *testing.T) {
+	needCard(t)
+	if !slow.Enabled() {
+		t.Skip("two cards to their end: FSBENCH_SLOW=1 (make test-slow)")
+	}
+	bin, _ := simcardtest.Binary(t)
+	out := filepath.Join(t.TempDir(), "res")
+	if b, err := quickOn(t, bin, out, "simcard:sd-typical", "ext4,btrfs", "128M", "--order", "grouped").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"ext4", "btrfs"} {
+		cell := r.Cell(v, Test)
+		if len(cell) != 1 || cell[0].Status != results.OK || cell[0].Endurance == nil || !cell[0].Endurance.FirstError.Reached() {
+			t.Errorf("%s endurance = %+v: want its card run to an error", v, cell)
+		}
+	}
+}
+
 // TestEnduranceEnds: the card's other ends, through the same path. A wrong-data card answers
 // every request: the filesystem goes on, and only the verifier, reading back what was promised,
 // finds the wrong data; the run stops the card some rounds after. (The update day: its data
