@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test test-slow test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-endurance bench-nand bench-farm run clean docs-check
+.PHONY: all build cross test test-slow test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-class bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-endurance bench-nand bench-farm run clean docs-check
 
 all: build
 
@@ -100,14 +100,19 @@ fuzz:
 
 # Every way a run can be given bad input, be killed or find its disk full, replayed through the
 # binary (the simulated card and the QEMU guest included); prints a table of the cases. make test
-# runs the quick ones. Then the jail's own cases: every escape route tried from inside it, and
-# the property test (a few hundred generated words per mkfs tool run in the jail beside a decoy
-# device), with its table. pipefail: the grep must not hide a failed test.
+# runs the quick ones. Then the jail's own cases: every escape route tried from inside it, the
+# system call filter (open_tree_attr, a call newer than the filter), a daemon's jail, the property
+# tests (a few hundred generated words per mkfs tool, and per filesystem's mount, run in the jail
+# beside a decoy device), raw NAND's image builders, a card swapped between repetitions, UUIDs
+# read from superblocks, results directories' markers; then in the QEMU guest the share's mapping
+# (mknod in the guest makes nothing on the host) and the jail's tests on f2fs, vfat and nilfs2.
+# pipefail: the grep must not hide a failed test.
 test-faults: SHELL := /bin/bash
 test-faults: .SHELLFLAGS := -o pipefail -c
 test-faults:
 	FSBENCH_SLOW=1 FSBENCH_FAULTS=full $(GO) test -count=1 -run 'TestFaults' -v -timeout 40m ./cmd/fsbench/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
-	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestConfinedWords|TestConfinedIssueWords' -v -timeout 20m ./internal/confine/ ./internal/fs/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
+	$(GO) test -count=1 -run 'TestEscapes|TestFilter|TestMount|TestStartDaemon|TestConfinedWords|TestConfinedIssueWords|TestConfinedMountWords|TestConfinedFlashMakers|TestFingerprintSwap|TestReadFSID|TestClaim|TestDeviceSwappedBetweenRepetitions' -v -timeout 30m ./internal/confine/ ./internal/fs/ ./internal/blockdev/ ./internal/session/ ./internal/runner/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)\|confine_property_test.go:[0-9]*: mk'
+	FSBENCH_SLOW=1 $(GO) test -count=1 -run 'TestGuestShareMknod|TestGuestConfined' -v -timeout 40m ./internal/vm/ | grep -v '^=== RUN\|^    --- \(PASS\|SKIP\)'
 
 # Unit tests only (no root needed, nothing mounted).
 unit:
@@ -140,15 +145,25 @@ bench-calibration:
 bench-probe:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchProbeVsTools' -v -timeout 20m ./internal/probe/
 
+# The SD application class three ways on every simulated card, side by side: fsbench probe
+# --class on the raw device (queue depth 1 and 32), fsbench's randio suite at queue depth 32
+# through ext4, and Raspberry Pi's own card test (agnostics' data/sd_bench.fio, fio with
+# libaio at iodepth 32, judged by its data/sdtest.sh) through ext4. agnostics is not part of
+# fsbench: clone github.com/raspberrypi-ui/agnostics outside this repository and point
+# AGNOSTICS at it (the fio part is skipped, saying so, without it). Root, fio, about 30 min.
+bench-class:
+	FSBENCH_BENCH=1 AGNOSTICS=$(AGNOSTICS) $(GO) test -count=1 -run 'TestBenchClass' -v -timeout 90m ./internal/probe/ 2>&1 | grep -E '^CLASS|FAIL|^ok|--- '
+
 # What the jail costs: mkfs (vfat, ext4) and mount (ext4) jailed vs not, in alternating pairs on
 # one loop device, medians and the pairwise ratio with its spread.
 bench-confine:
 	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestBenchConfine' -v -timeout 20m ./internal/fs/ | grep -E '^BENCH|FAIL|ok'
 
 # fsbench's bonnie and randio suites against bonnie++ and fio on the same filesystem, with the
-# commands used (needs the Debian packages bonnie++ and fio).
+# commands used (needs the Debian packages bonnie++ and fio). Each suite's package has its half;
+# -p 1 runs them one after the other, as two benchmarks at once would disturb each other.
 bench-reference:
-	FSBENCH_BENCH=1 $(GO) test -count=1 -run 'TestReferenceBench' -v -timeout 90m ./internal/suite/
+	FSBENCH_BENCH=1 $(GO) test -p 1 -count=1 -run 'TestReferenceBench' -v -timeout 90m ./internal/suites/bonnie/ ./internal/suites/randio/
 
 # fsbench probe --capacity against f3probe (Debian package f3) on every counterfeit and genuine
 # simulated card: verdict, usable size, bytes the card saw written, card and wall time (root).
@@ -186,7 +201,7 @@ bench-endurance: build
 # >= 95 %. REPLAY_LOG: a static replay-log, built from xfstests' src/log-writes outside this
 # tree (gcc -static -o replay-log replay-log.c log-writes.c; see docs/powercut.md).
 bench-powercut-reference:
-	CGO_ENABLED=0 FSBENCH_BENCH=1 REPLAY_LOG=$(REPLAY_LOG) $(GO) test -count=1 -run 'TestBenchPowerCutReference' -v -timeout 5h ./internal/suite/ 2>&1 | grep -E 'bench-powercut-reference|reference |FAIL|^ok'
+	CGO_ENABLED=0 FSBENCH_BENCH=1 REPLAY_LOG=$(REPLAY_LOG) $(GO) test -count=1 -run 'TestBenchPowerCutReference' -v -timeout 5h ./internal/suites/powercut/ 2>&1 | grep -E 'bench-powercut-reference|reference |FAIL|^ok'
 
 # The Free Electrons 2010 study in full: jffs2, ubifs and squashfs on UBI at 8, 32, 128 and
 # 252 MiB on a simulated NAND chip in a QEMU guest, 3 repetitions (CI runs 8 MiB once).

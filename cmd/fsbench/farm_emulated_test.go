@@ -28,12 +28,11 @@ type emulatedFarm struct {
 	Startup time.Duration
 }
 
-// startEmulatedFarm starts the farm, or skips saying what is missing. The boards boot once
-// for the whole test (a TCG boot is 10-60 s on a busy 2-core machine).
-func startEmulatedFarm(t *testing.T, places ...string) *emulatedFarm {
+// emulatedFarmParts finds labgrid, QEMU and ssh, or skips saying what is missing, and
+// cross-builds the arm64 fsbench the boards run: labgrid's bin directory, the board's
+// architecture and the binary.
+func emulatedFarmParts(t *testing.T) (string, board.Arch, string) {
 	t.Helper()
-	slow.Need(t, "boots emulated boards behind a labgrid farm")
-	needRoot(t)
 	bin, err := labfarm.FindLabgrid()
 	if err != nil {
 		t.Skip(err)
@@ -53,6 +52,16 @@ func startEmulatedFarm(t *testing.T, places ...string) *emulatedFarm {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("cross-building fsbench for arm64: %v\n%s", err, out)
 	}
+	return bin, arch, armBin
+}
+
+// startEmulatedFarm starts the farm, or skips saying what is missing. The boards boot once
+// for the whole test (a TCG boot is 10-60 s on a busy 2-core machine).
+func startEmulatedFarm(t *testing.T, places ...string) *emulatedFarm {
+	t.Helper()
+	slow.Need(t, "boots emulated boards behind a labgrid farm")
+	needRoot(t)
+	bin, arch, armBin := emulatedFarmParts(t)
 	// Two boards are one test's emulated machines: no other test's QEMU at the same time.
 	emulock.Hold(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)

@@ -356,6 +356,67 @@ func decoyWords(name, fsName, words string, must ...string) faultCase {
 		}}
 }
 
+// decoyMount is a case of a configuration whose ext4 mount options name the decoy (NODE: a node
+// of it made on the root filesystem, outside /dev; NUMBER: its device number, as ext4's
+// journal_dev= takes it): refused at once (exit 2), naming the line, the decoy byte-identical.
+func decoyMount(name, opts string, must ...string) faultCase {
+	return faultCase{name: name, want: 2,
+		run: func(t *testing.T, dir string) result {
+			dev, same := decoy(t)
+			var st unix.Stat_t
+			if err := unix.Stat(dev, &st); err != nil {
+				t.Fatal(err)
+			}
+			node := filepath.Join(t.TempDir(), "journal")
+			if err := unix.Mknod(node, unix.S_IFBLK|0o600, int(st.Rdev)); err != nil {
+				t.Fatal(err)
+			}
+			// ext4's journal_dev= is new_encode_dev(): minor's low 8 bits, major, minor's rest.
+			maj, min := unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
+			number := strconv.FormatUint(uint64(min&0xff|maj<<8|(min&^0xff)<<12), 10)
+			expand := strings.NewReplacer("NODE", node, "NUMBER", number)
+			cfg := writeFile(t, filepath.Join(dir, "m.toml"), fmt.Sprintf("size = \"320M\"\n[[variant]]\nfs = \"ext4\"\nmount = %q\n", expand.Replace(opts)))
+			r := fsb(t, "run", "-c", cfg, "-o", filepath.Join(dir, "res"))
+			if !same() {
+				t.Errorf("the decoy %s changed", dev)
+			}
+			for i, m := range must {
+				must[i] = expand.Replace(m)
+			}
+			return r
+		},
+		check: func(t *testing.T, dir string, r result) {
+			mustContain(t, r.out, append([]string{"m.toml:4:"}, must...)...)
+			absent(t, filepath.Join(dir, "res"))
+		}}
+}
+
+// decoyUUID is a configuration whose ext4 mkfs words copy the UUID of another device (the decoy,
+// which carries an ext4 of its own): refused before anything is made (exit 2), naming the device,
+// the decoy byte-identical.
+func decoyUUID() faultCase {
+	const uuid = "6a1c7d2e-0b3f-4e59-8a77-3c2d1e0f9b84"
+	var dev string
+	return faultCase{name: "ext4 mkfs -U <UUID of another device>", want: 2,
+		run: func(t *testing.T, dir string) result {
+			dev = testdev.Loop(t, 64<<20, "")
+			if out, err := exec.Command("mkfs.ext4", "-q", "-F", "-U", uuid, "-L", "users-data", dev).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			before := testdev.Sum(t, dev)
+			cfg := writeFile(t, filepath.Join(dir, "m.toml"), "size = \"320M\"\n[[variant]]\nfs = \"ext4\"\nmkfs = \"-U "+strings.ToUpper(uuid)+"\"\n")
+			r := fsb(t, "run", "-c", cfg, "-o", filepath.Join(dir, "res"))
+			if testdev.Sum(t, dev) != before {
+				t.Errorf("the decoy %s changed", dev)
+			}
+			return r
+		},
+		check: func(t *testing.T, dir string, r result) {
+			mustContain(t, r.out, "already carries", dev+" (ext4)")
+			absent(t, filepath.Join(dir, "res"))
+		}}
+}
+
 // fsbIn runs fsbench to completion in dir.
 func fsbIn(t *testing.T, dir string, a ...string) result {
 	t.Helper()
@@ -464,6 +525,13 @@ func faultCases() []faultCase {
 		decoyWords("ext4 -Fz/path (an undo file outside the run)", "ext4", "-FzOUTSIDE", "option -z is refused"),
 		decoyWords("a positional device word", "ext4", "DECOY", `"DECOY" is not an option`),
 		decoyWords("mksquashfs -p (a pseudo file's command)", "squashfs", `-p 'x f 644 0 0 dd if=/dev/zero of=DECOY'`, "run a program"),
+		// Raw NAND's image builders take no words (TestConfinedFlashMakers runs them through
+		// the jail with a device word, which is what the jail alone holds).
+		decoyWords("jffs2 mkfs -o /dev/X", "jffs2", "-o DECOY", "jffs2 takes no mkfs words"),
+		decoyWords("ubifs mkfs -x zlib", "ubifs", "-x zlib", "ubifs takes no mkfs words"),
+		decoyMount("ext4 mount journal_path= a node of the decoy outside /dev", "journal_path=NODE", "journal_path=NODE is refused"),
+		decoyMount("ext4 mount journal_dev= the decoy's number", "journal_dev=NUMBER", "journal_dev=NUMBER is refused"),
+		decoyUUID(),
 		refused("mount option names another device", 2, func(t *testing.T, dir string) []string {
 			return args(small, "-o", out(dir), "-c", config(t, dir, "[[variant]]\nfs = \"btrfs\"\nmount = \"device=/dev/loop4\"\n"))
 		}, "m.toml:3:", "device=/dev/loop4 is refused"),
@@ -492,6 +560,55 @@ func faultCases() []faultCase {
 				return r
 			},
 			check: func(t *testing.T, dir string, r result) { mustContain(t, r.out, "files fsbench did not write") }},
+		{name: "run -o on a user's file and an empty .fsbench", want: 2,
+			run: func(t *testing.T, dir string) result {
+				keep := writeFile(t, filepath.Join(out(dir), "thesis.tex"), "mine")
+				writeFile(t, filepath.Join(out(dir), ".fsbench"), "")
+				r := fsb(t, args(small, "-o", out(dir))...)
+				if b, _ := os.ReadFile(keep); string(b) != "mine" {
+					t.Error("the user's file was changed")
+				}
+				return r
+			},
+			check: func(t *testing.T, dir string, r result) { mustContain(t, r.out, ".fsbench is empty") }},
+		{name: "run -o through a .fsbench linked to a user's file", want: 2,
+			run: func(t *testing.T, dir string) result {
+				keep := writeFile(t, filepath.Join(t.TempDir(), "thesis.tex"), "mine")
+				if err := os.MkdirAll(out(dir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(keep, filepath.Join(out(dir), ".fsbench")); err != nil {
+					t.Fatal(err)
+				}
+				r := fsb(t, args(small, "-o", out(dir))...)
+				if b, _ := os.ReadFile(keep); string(b) != "mine" {
+					t.Error("the file the link leads to was changed")
+				}
+				return r
+			},
+			check: func(t *testing.T, dir string, r result) { mustContain(t, r.out, "symbolic link") }},
+		{name: "merge -o on a user's file and an empty .fsbench", want: 2,
+			run: func(t *testing.T, dir string) result {
+				var runs []string
+				for _, name := range []string{"run1", "run2"} {
+					run := filepath.Join(dir, name)
+					if r := fsb(t, args(small, "-o", run, "--tests", "mkfs")...); r.code != 0 {
+						t.Fatalf("a run to merge: exit %d:\n%s", r.code, tail(r.out, 20))
+					}
+					runs = append(runs, run)
+				}
+				keep := writeFile(t, filepath.Join(out(dir), "thesis.tex"), "mine")
+				writeFile(t, filepath.Join(out(dir), ".fsbench"), "")
+				r := fsb(t, append([]string{"merge", "-o", out(dir)}, runs...)...)
+				if b, _ := os.ReadFile(keep); string(b) != "mine" {
+					t.Error("the user's file was changed")
+				}
+				if b, _ := os.ReadFile(filepath.Join(out(dir), ".fsbench")); len(b) != 0 {
+					t.Errorf("the empty .fsbench was written: %q", b)
+				}
+				return r
+			},
+			check: func(t *testing.T, dir string, r result) { mustContain(t, r.out, ".fsbench is empty") }},
 		{name: "--force never deletes what fsbench did not write", want: 0,
 			run: func(t *testing.T, dir string) result {
 				marked(t, out(dir))

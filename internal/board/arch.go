@@ -88,7 +88,7 @@ var requiredPackages = map[string]bool{"busybox-static": true, "dropbear-bin": t
 // bootModules are loaded by /init: the network card (SSH), the SD host controller and card
 // (/dev/mmcblk0), loop devices, and crc32c before ext4 and jbd2, which ask for it through an
 // alias the kernel resolves only once a provider is loaded.
-var bootModules = []string{"virtio_net", "virtio_pci", "sdhci_pci", "mmc_block", "loop", "crc32c_generic", "libcrc32c"}
+var bootModules = []string{"virtio_net", "virtio_pci", "virtio_blk", "sdhci_pci", "mmc_block", "loop", "crc32c_generic", "libcrc32c"}
 
 // fsModules are the filesystems' modules (and what vfat's default code pages need): fsbench on
 // the board loads them itself (its module_load test measures that).

@@ -48,6 +48,13 @@ type Options struct {
 	Card string
 	// CardSize is the size of a card image Up makes (default DefaultCardSize).
 	CardSize uint64
+	// CardBus is how the board sees its card: "" or CardSD, QEMU's SD card (/dev/mmcblk0,
+	// which has no cache: Linux sends it no flush), or CardVirtio, a virtio disk with a
+	// volatile write cache (/dev/vda: the guest's flushes reach the card file as fsync, as an
+	// eMMC's cache flushes do; QEMU 7.2 has no eMMC device). NoCardLock: QEMU does not lock
+	// the card file (a card served over FUSE by the simulated card).
+	CardBus    string
+	NoCardLock bool
 	// Partitions, when 1 to 4, gives a card image Up makes an MBR with that many equal Linux
 	// partitions: the board's kernel scans it and shows /dev/mmcblk0p1..n, as a real board's
 	// card split with fdisk.
@@ -123,6 +130,14 @@ type State struct {
 
 // Device is the board's SD card.
 const Device = "/dev/mmcblk0"
+
+// The buses a board's card can be on (Options.CardBus), and the device each gives it.
+const (
+	CardSD     = "sd"
+	CardVirtio = "virtio"
+	// VirtioDevice is the card on CardVirtio.
+	VirtioDevice = "/dev/vda"
+)
 
 // Target is the --target that runs fsbench on the board's SD card.
 func (s State) Target() string {
@@ -286,21 +301,32 @@ func build(ctx context.Context, o Options) (Image, string, error) {
 
 // qemuArgs is QEMU's command line for a board.
 func qemuArgs(o Options, img Image, s *State, pidfile string) []string {
-	return []string{
+	// QEMU splits -drive at commas: a comma in the card's path is written twice.
+	drive := "if=none,id=sd,format=raw,file=" + strings.ReplaceAll(s.Card, ",", ",,")
+	if o.NoCardLock {
+		drive += ",file.locking=off"
+	}
+	// The SD card: an SDHCI controller on PCI and a card on its bus, /dev/mmcblk0; or a
+	// virtio disk, /dev/vda.
+	card := []string{"-device", "sdhci-pci", "-device", "sd-card,drive=sd"}
+	if o.CardBus == CardVirtio {
+		card = []string{"-device", "virtio-blk-pci,drive=sd"}
+	}
+	args := []string{
 		"-M", o.Arch.Machine, "-cpu", o.Arch.CPU, "-smp", strconv.Itoa(o.SMP), "-m", strconv.Itoa(o.Mem),
 		"-kernel", img.Kernel, "-initrd", img.Initramfs,
 		// panic=-1 with -no-reboot: a kernel panic ends QEMU instead of hanging the board.
 		"-append", "console=" + o.Arch.Console + " panic=-1 rdinit=/init",
 		"-no-reboot", "-display", "none", "-monitor", "none", "-serial", "file:" + s.Console,
-		// The SD card: an SDHCI controller on PCI and a card on its bus, /dev/mmcblk0.
-		"-drive", "if=none,id=sd,format=raw,file=" + s.Card,
-		"-device", "sdhci-pci", "-device", "sd-card,drive=sd",
+		"-drive", drive}
+	args = append(args, card...)
+	return append(args,
 		// User networking, isolated (restrict=on: the board reaches nothing), with the board's
 		// SSH forwarded to a port of the host's loopback address only.
 		"-netdev", fmt.Sprintf("user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22", s.Port),
 		"-device", "virtio-net-pci,netdev=net0",
 		"-daemonize", "-pidfile", pidfile,
-	}
+	)
 }
 
 // waitSSH polls the board's SSH until a command runs there.

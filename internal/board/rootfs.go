@@ -36,7 +36,7 @@ type Image struct {
 const imageManifest = "image.json"
 
 // imageFormat changes whenever what goes into the image changes.
-const imageFormat = 3
+const imageFormat = 4
 
 // skipPrefixes are parts of the packages a board does not need: documentation, manuals,
 // translations. Dropping them makes the initramfs smaller, which the guest unpacks under TCG
@@ -332,8 +332,9 @@ for m in ` + strings.Join(bootModules, " ") + `; do modprobe $m 2>/dev/null || s
 ip link set lo up
 ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2 || say "no network"
 i=0
-while [ ! -b /dev/mmcblk0 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
-[ -b /dev/mmcblk0 ] || say "no /dev/mmcblk0 after 30 s"
+# The card: QEMU's SD card, or a virtio disk (a card with a cache the host flushes).
+while [ ! -b /dev/mmcblk0 ] && [ ! -b /dev/vda ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+[ -b /dev/mmcblk0 ] || [ -b /dev/vda ] || say "no /dev/mmcblk0 after 30 s"
 # -R makes the host keys at the first connection (the host's client takes whatever key it is
 # shown: the board is on loopback and new at each boot); -s: keys only, no passwords.
 dropbear -R -s -p 22 || say "` + sshdFailed + `"

@@ -204,3 +204,22 @@ func TestEnsureCard(t *testing.T) {
 		t.Errorf("a card of 3000 bytes was accepted")
 	}
 }
+
+// TestQEMUArgsCardWithComma: QEMU splits -drive at commas, so a card whose path holds one (a
+// test's temporary directory named after a subtest) has it doubled, and the virtio bus and the
+// unlocked card of a simulated card say so on the command line.
+func TestQEMUArgsCardWithComma(t *testing.T) {
+	a, _ := LookupArch("arm64")
+	o := Options{Arch: a, CacheDir: "/cache", CardBus: CardVirtio, NoCardLock: true}
+	o.fill()
+	s := &State{Port: 2222, Card: "/tmp/a,b/card", Console: "/cache/console.log"}
+	got := strings.Join(qemuArgs(o, Image{Kernel: "/k", Initramfs: "/i"}, s, "/p"), " ")
+	for _, want := range []string{"file=/tmp/a,,b/card,file.locking=off", "-device virtio-blk-pci,drive=sd"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("QEMU's arguments %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "sd-card") {
+		t.Errorf("a virtio card still has an SD card: %q", got)
+	}
+}

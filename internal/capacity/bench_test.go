@@ -32,7 +32,8 @@ type benchRow struct {
 }
 
 // TestBenchCapacity is make bench-capacity: fsbench probe --capacity and f3probe (Debian's f3)
-// side by side on every counterfeit profile and every genuine one, each served as a 2 GiB card:
+// side by side on every counterfeit profile and every genuine one, each served as a 2 GiB card,
+// like for like first (no reset on either side, as on every real card in a reader or slot):
 // the verdict and usable size each finds (ok: the right class and the real size within one AU),
 // the bytes the card saw written, and the time, as the card's modelled busy time (independent
 // of this host's load) and as wall time (this host's, card waits off). fsbench runs twice: with
@@ -118,29 +119,31 @@ func TestBenchCapacity(t *testing.T) {
 			lines = append(lines, l)
 		})
 	}
+	// Like for like: neither tool resets the card (f3probe cannot reset a loop device; a real
+	// card in a reader or slot gives neither a reset), so both write past any cache.
 	var b bytes.Buffer
 	w := tabwriter.NewWriter(&b, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "card (2 GiB announced)\tis\t")
-	for _, tool := range tools {
+	fmt.Fprintf(w, "LIKE FOR LIKE, no reset on either side\t\t")
+	for _, tool := range []string{"f3probe", "fsbench --no-reset"} {
 		fmt.Fprintf(w, "%s: verdict\tusable\tok\twritten MiB\tcard s\twall s\t", tool)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "fsbench writes\tcard time\t\n")
+	fmt.Fprintf(w, "card (2 GiB announced)\tis\t\t\t\t\t\t\t\t\t\t\t\t\t÷ f3probe's\t÷ f3probe's\t\n")
 	var fewerBytes, lessTime, asRight, n int
+	var more []string
 	for _, l := range lines {
 		fmt.Fprintf(w, "%s\t%s\t", l.profile, l.truth)
-		for _, tool := range tools {
+		for _, tool := range []string{"f3probe", "fsbench --no-reset"} {
 			r := l.rows[tool]
-			ok := map[bool]string{true: "ok", false: "WRONG"}[r.ok]
-			if r.note != "" {
-				ok += ", " + r.note
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t", r.verdict, mb(r.usable), ok, float64(r.written)/(1<<20), r.card.Seconds(), r.wall.Seconds())
+			fmt.Fprintf(w, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t", r.verdict, mb(r.usable), okText(r), float64(r.written)/(1<<20), r.card.Seconds(), r.wall.Seconds())
 		}
-		fmt.Fprintln(w)
-		fs, f3r := l.rows["fsbench"], l.rows["f3probe"]
+		fs, f3r := l.rows["fsbench --no-reset"], l.rows["f3probe"]
+		fmt.Fprintf(w, "%.2f\t%.2f\t\n", float64(fs.written)/float64(max(f3r.written, 1)), fs.card.Seconds()/max(f3r.card.Seconds(), 1e-9))
 		n++
-		if fs.written <= f3r.written {
+		if fs.written < f3r.written {
 			fewerBytes++
+		} else {
+			more = append(more, fmt.Sprintf("%s (%.2f vs %.2f MiB)", l.profile, float64(fs.written)/(1<<20), float64(f3r.written)/(1<<20)))
 		}
 		if fs.card <= f3r.card {
 			lessTime++
@@ -153,8 +156,33 @@ func TestBenchCapacity(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
 		t.Logf("bench-capacity: %s", line)
 	}
-	t.Logf("bench-capacity: fsbench (with the card's reset) is at least as right as f3probe on %d of %d cards, writes no more on %d, takes no more card time on %d", asRight, n, fewerBytes, lessTime)
+	t.Logf("bench-capacity: like for like, fsbench --no-reset is at least as right as f3probe on %d of %d cards, writes fewer bytes on %d, takes no more card time on %d", asRight, n, fewerBytes, lessTime)
+	if len(more) > 0 {
+		t.Logf("bench-capacity: fsbench --no-reset writes no fewer bytes than f3probe on: %s", strings.Join(more, ", "))
+	}
+
+	// With the card's reset (the simulated card's power switch; a host that can cycle a card's
+	// power): fsbench's own method, which needs no writing past a cache.
+	b.Reset()
+	w = tabwriter.NewWriter(&b, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "WITH THE CARD'S RESET (fsbench only)\tis\tverdict\tusable\tok\twritten MiB\tcard s\twall s\t\n")
+	for _, l := range lines {
+		r := l.rows["fsbench"]
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t\n", l.profile, l.truth, r.verdict, mb(r.usable), okText(r), float64(r.written)/(1<<20), r.card.Seconds(), r.wall.Seconds())
+	}
+	w.Flush()
+	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		t.Logf("bench-capacity: %s", line)
+	}
 	t.Logf("bench-capacity: %s; cards served with waits off (wall time is this host's); load average %s before, %s after", strings.TrimSpace(strings.SplitN(string(f3ver), "\n", 2)[0]), load0, loadavg())
+}
+
+func okText(r benchRow) string {
+	ok := map[bool]string{true: "ok", false: "WRONG"}[r.ok]
+	if r.note != "" {
+		ok += ", " + r.note
+	}
+	return ok
 }
 
 func readStats(t *testing.T, p string) simcard.Stats {

@@ -37,8 +37,9 @@ func TestSimcardHelperProcess(t *testing.T) {
 }
 
 // TestKillHelperProcess is not a test: it probes the device in $FSBENCH_CAPACITY_KILL_HELPER
-// ("DEVICE POINT N") and SIGKILLs itself the Nth time the probe reaches POINT, leaving what a
-// crash there would leave.
+// ("DEVICE POINT N [noreset]") and SIGKILLs itself the Nth time the probe reaches POINT, leaving
+// what a crash there would leave; with noreset, on the path every real card takes (no reset:
+// writing past the cache).
 func TestKillHelperProcess(t *testing.T) {
 	spec := os.Getenv(killHelperEnv)
 	if spec == "" {
@@ -61,7 +62,7 @@ func TestKillHelperProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
-	r, err := Probe(context.Background(), tg, Options{})
+	r, err := Probe(context.Background(), tg, Options{NoReset: len(f) > 3 && f[3] == "noreset"})
 	fmt.Fprintf(os.Stderr, "the probe was not killed: %+v %v\n", r, err)
 	os.Exit(3)
 }
@@ -81,11 +82,15 @@ func sumFile(t *testing.T, p string) string {
 }
 
 // TestKillThenCleanup kills the probe (SIGKILL, no chance to clean up) at three points, on a
-// counterfeit and a genuine simulated card served through FUSE and a loop device, and runs the
-// real `fsbench cleanup` after each: the card must end byte for byte as it began (sha256 of what
-// it stores), and the undo log must be gone. The points: right after the first undo record is
-// synced (nothing overwritten yet), after the second batch of writes (blocks overwritten), and
-// halfway through the final restore.
+// counterfeit and a genuine simulated card served through FUSE and a loop device, on the
+// simulated card's reset path and on the path every real card takes (no reset: the probe writes
+// past the card's cache, each block saved in the undo log first), and runs the real `fsbench
+// cleanup` after each: the card must end byte for byte as it began (sha256 of what it stores),
+// and the undo log must be gone. The points: right after the first undo record is synced
+// (nothing overwritten yet), after a later batch of writes (blocks overwritten; without a reset,
+// 30 batches in: the probe's blocks and over 64 MiB written past the cache, with an undo log as
+// large), and halfway through the final restore (without a reset the log then holds all the
+// volume written past the cache as well).
 func TestKillThenCleanup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: serves cards, attaches loop devices, builds fsbench")
@@ -100,19 +105,37 @@ func TestKillThenCleanup(t *testing.T) {
 		t.Skipf("needs FUSE: %v", err)
 	}
 	bin := buildFsbench(t)
+	type point struct {
+		name    string
+		n       int
+		changed bool   // the card differs before the cleanup
+		minLog  uint64 // the undo log at the kill holds at least this much
+	}
 	for _, c := range []struct {
 		profile string
 		size    uint64
-	}{{"fake-chain-cache", 1 << 30}, {"sd-typical", 256 << 20}} {
-		t.Run(c.profile, func(t *testing.T) {
+		noReset bool
+		points  []point
+	}{
+		{"fake-chain-cache", 1 << 30, false, []point{{"logged", 1, false, 0}, {"written", 2, true, 0}, {"restoring", 1, true, 0}}},
+		{"sd-typical", 256 << 20, false, []point{{"logged", 1, false, 0}, {"written", 2, true, 0}, {"restoring", 1, true, 0}}},
+		// sd-typical at 256 MiB writes past caches of up to 128 MiB (half the card).
+		{"sd-typical", 256 << 20, true, []point{{"logged", 1, false, 0}, {"written", 30, true, 64 << 20}, {"restoring", 1, true, 64 << 20}}},
+		{"fake-limbo-cache", 1 << 30, true, []point{{"logged", 1, false, 0}, {"written", 6, true, 0}, {"restoring", 1, true, 0}}},
+	} {
+		name := c.profile
+		if c.noReset {
+			name += "/noreset"
+		}
+		t.Run(name, func(t *testing.T) {
 			_, dev, backing, before := randomCard(t, c.profile, c.size)
-			for _, point := range []struct {
-				name    string
-				n       int
-				changed bool // the card differs before the cleanup
-			}{{"logged", 1, false}, {"written", 2, true}, {"restoring", 1, true}} {
+			for _, point := range c.points {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelperProcess$")
-				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d", killHelperEnv, dev, point.name, point.n))
+				spec := fmt.Sprintf("%s %s %d", dev, point.name, point.n)
+				if c.noReset {
+					spec += " noreset"
+				}
+				cmd.Env = append(os.Environ(), killHelperEnv+"="+spec)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
 				err := cmd.Run()
@@ -124,16 +147,25 @@ func TestKillThenCleanup(t *testing.T) {
 				if len(logs) != 1 {
 					t.Fatalf("%s: undo logs of pid %d: %v", point.name, cmd.Process.Pid, logs)
 				}
+				st, err := os.Stat(logs[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if uint64(st.Size()) < point.minLog {
+					t.Errorf("%s #%d: undo log of %d MiB, want at least %d MiB", point.name, point.n, st.Size()>>20, point.minLog>>20)
+				}
 				mid := sumFile(t, backing)
 				if point.changed && mid == before {
 					t.Errorf("%s: the card is unchanged after the kill: nothing for the cleanup to prove", point.name)
 				}
+				start := time.Now()
 				out, err := exec.Command(bin, "cleanup").CombinedOutput()
 				if err != nil {
 					t.Fatalf("%s: fsbench cleanup: %v\n%s", point.name, err, out)
 				}
 				after := sumFile(t, backing)
-				t.Logf("%s #%d: sha256 %s before, %s after the kill, %s after fsbench cleanup:\n%s", point.name, point.n, before, mid, after, out)
+				t.Logf("%s #%d: undo log %.1f MiB; sha256 %s before, %s after the kill, %s after fsbench cleanup (%v):\n%s", point.name, point.n,
+					float64(st.Size())/(1<<20), before, mid, after, time.Since(start).Round(time.Millisecond), out)
 				if after != before {
 					t.Errorf("%s: the card differs after fsbench cleanup", point.name)
 				}
@@ -160,12 +192,18 @@ func buildFsbench(t *testing.T) string {
 // serveLoop serves a simulated card without waiting and attaches a direct-I/O loop device.
 func serveLoop(t *testing.T, dir, profile string, size uint64, backing string) string {
 	t.Helper()
+	return serveLoopScale(t, dir, profile, size, backing, 0.0001)
+}
+
+// serveLoopScale is serveLoop at a time scale.
+func serveLoopScale(t *testing.T, dir, profile string, size uint64, backing string, scale float64) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	argv, env := simcardtest.Command("TestSimcardHelperProcess", simcardHelperEnv)
 	var log bytes.Buffer
 	sc, err := simkind.StartSimcard(ctx, simkind.SimcardOptions{Profile: profile, Size: size, Dir: filepath.Join(dir, "sim"),
-		Backing: backing, TimeScale: 0.0001, Command: argv, Env: env, Log: &log, PathOffset: "off"})
+		Backing: backing, TimeScale: scale, Command: argv, Env: env, Log: &log, PathOffset: "off"})
 	if err != nil {
 		t.Fatalf("serve %s: %v\n%s", profile, err, log.String())
 	}

@@ -57,10 +57,13 @@ type Options struct {
 	// NoReset leaves the card's power alone even where the host can cycle it.
 	NoReset bool
 	// NoUndo neither saves nor puts back what the probe overwrites: for a caller that destroys
-	// the card's data anyway (a run with --destroy formats it next). It needs no room for an
-	// undo log, which a board whose root filesystem is in RAM may not have for a whole card's
-	// probe.
+	// the card's data anyway (a run with --destroy formats it next, probe --capacity --destroy).
+	// It needs no room for an undo log, which a board whose root filesystem is in RAM may not
+	// have for a whole card's probe, and reads nothing before it writes.
 	NoUndo bool
+	// Announce receives, before anything is written, what the check will cost (Cost.String);
+	// may be nil.
+	Announce func(string)
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 }
@@ -83,9 +86,14 @@ type Result struct {
 	CacheBound uint64 `json:"cache_bound_bytes,omitempty"`
 	BlockSize  uint64 `json:"block_bytes"`
 	// BytesWritten counts the probe's writes and the restore's; BytesRead its reads.
-	BytesWritten uint64  `json:"bytes_written"`
-	BytesRead    uint64  `json:"bytes_read"`
-	Seconds      float64 `json:"seconds"`
+	// BytesCopied is the part of BytesWritten that wrote back what the card held (the volume
+	// written past a cache; see writeExtents): it needs no restore.
+	BytesWritten uint64 `json:"bytes_written"`
+	BytesRead    uint64 `json:"bytes_read"`
+	BytesCopied  uint64 `json:"bytes_copied,omitempty"`
+	// Estimate is what the check said it would cost before it wrote (Cost).
+	Estimate Cost    `json:"estimate"`
+	Seconds  float64 `json:"seconds"`
 	// Why says in one line what decided the verdict; Steps say what was written where and
 	// what came back.
 	Why   string `json:"why"`
@@ -164,13 +172,66 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 			logf("%s", a)
 		}
 	}
+	p, resol, err := newProber(ctx, t, opt, logf, start)
+	if err != nil {
+		return nil, err
+	}
+	B, N, meta := p.B, p.N, p.meta
+	res = &Result{Device: t.Path, Announced: t.Size, BlockSize: B, NotSaved: opt.NoUndo,
+		Estimate: estimate(N, B, p.fanout, resol, p.maxCache, p.reset, opt.NoUndo)}
+	if opt.Announce != nil {
+		opt.Announce(res.Estimate.String())
+	}
+	if !opt.NoUndo {
+		if p.undo, err = createUndo(opt.UndoDir, meta); err != nil {
+			return nil, err
+		}
+		res.UndoLog = p.undo.path
+	}
+	if p.reset {
+		res.Method = "flush, then a reset of the card: " + t.ResetHow
+	} else {
+		res.Method = fmt.Sprintf("flush, then writing past any write cache of up to %s (%s)", size(p.maxCache), t.ResetHow)
+	}
+	p.res = res
+	defer func() {
+		res.Seconds = time.Since(start).Seconds()
+		if p.undo == nil {
+			return // NoUndo: nothing was saved, nothing is put back
+		}
+		if rerr := p.restore(); rerr != nil {
+			res.RestoreError = rerr.Error()
+			// A VerdictError, whatever else failed: the command exits 6 (ExitNotRestored),
+			// which says that the card holds the probe's blocks and its undo log is kept.
+			err = errors.Join(err, VerdictError{R: res})
+			return
+		}
+		res.Restored = true
+		res.UndoLog = ""
+		res.Seconds = time.Since(start).Seconds()
+	}()
+	if err := p.run(resol); err != nil {
+		var f *ioFault
+		if !errors.As(err, &f) {
+			return res, err
+		}
+		// A card that refuses I/O twice at a place is damaged there: said with the place
+		// (f3 issues #119, #228: "damaged" without saying where).
+		res.Verdict, res.Why = VerdictDamaged, f.Error()
+	}
+	return res, nil
+}
+
+// newProber is the probe's state before anything is written: the block size, the volume, the
+// resolution of the search, the fan-out of each round and the undo log's header.
+func newProber(ctx context.Context, t *Target, opt Options, logf func(string, ...any), start time.Time) (*prober, uint64, error) {
 	B := max(opt.Block, t.BlockSize, 4096)
 	if B&(B-1) != 0 {
-		return nil, fmt.Errorf("block size %d is not a power of two", B)
+		return nil, 0, fmt.Errorf("block size %d is not a power of two", B)
 	}
 	N := t.Size / B * B
 	if N < 4<<20 {
-		return nil, fmt.Errorf("%s has %d bytes: the capacity check needs at least 4 MiB (it leaves the first MiB alone)", t.Path, t.Size)
+		return nil, 0, fmt.Errorf("%s has %d bytes: the capacity check needs at least 4 MiB (it leaves the first MiB alone)", t.Path, t.Size)
 	}
 	resol := opt.Resolution
 	if resol == 0 {
@@ -192,52 +253,18 @@ func Probe(ctx context.Context, t *Target, opt Options) (res *Result, err error)
 	}
 	var nb [8]byte
 	if _, err := rand.Read(nb[:]); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	p.nonce = binary.LittleEndian.Uint64(nb[:])
 	self, err := procid.Self()
 	if err != nil {
-		return nil, fmt.Errorf("capacity check: who is writing the undo log: %w", err)
+		return nil, 0, fmt.Errorf("capacity check: who is writing the undo log: %w", err)
 	}
 	meta := undoMeta{PID: self.PID, StartTime: self.StartTime, BootID: self.BootID, Created: time.Now().UTC().Truncate(time.Second), Nonce: p.nonce, BlockSize: B, Device: t.ID}
 	p.meta = meta
-	res = &Result{Device: t.Path, Announced: t.Size, BlockSize: B, NotSaved: opt.NoUndo}
-	if !opt.NoUndo {
-		if p.undo, err = createUndo(opt.UndoDir, meta); err != nil {
-			return nil, err
-		}
-		res.UndoLog = p.undo.path
-	}
-	if p.reset {
-		res.Method = "flush, then a reset of the card: " + t.ResetHow
-	} else {
-		res.Method = fmt.Sprintf("flush, then writing past any write cache of up to %s (%s)", size(p.maxCache), t.ResetHow)
-	}
-	p.res = res
-	defer func() {
-		res.Seconds = time.Since(start).Seconds()
-		if p.undo == nil {
-			return // NoUndo: nothing was saved, nothing is put back
-		}
-		if rerr := p.restore(); rerr != nil {
-			res.RestoreError = rerr.Error()
-			err = errors.Join(err, fmt.Errorf("the card was NOT put back as it was: %w; its undo log %s is kept: fsbench cleanup replays it", rerr, p.undo.path))
-			return
-		}
-		res.Restored = true
-		res.UndoLog = ""
-		res.Seconds = time.Since(start).Seconds()
-	}()
-	if err := p.run(resol); err != nil {
-		var f *ioFault
-		if !errors.As(err, &f) {
-			return res, err
-		}
-		// A card that refuses I/O twice at a place is damaged there: said with the place
-		// (f3 issues #119, #228: "damaged" without saying where).
-		res.Verdict, res.Why = VerdictDamaged, f.Error()
-	}
-	return res, nil
+	p.start = start
+	p.lastProgress = start
+	return p, resol, nil
 }
 
 // ioFault is an I/O error the card gave twice at one place.
@@ -288,6 +315,9 @@ type prober struct {
 	flushAlt   bool
 	batch      uint32 // the next batch's number in the undo log
 	firstBad   Observation
+	scratch    [sectorSize]byte
+	// start and lastProgress pace the progress lines (progress).
+	start, lastProgress time.Time
 }
 
 const mib = 1 << 20
@@ -529,14 +559,24 @@ func (p *prober) write(pos []uint64) error {
 		ext[i] = extent{o, p.B}
 		p.probeSet[o] = true
 	}
-	return p.writeExtents(ext)
+	return p.writeExtents(ext, false)
 }
 
 type extent struct{ off, n uint64 }
 
-// writeExtents saves and then stamps extents (multiples of the block), in batches of at most
+// writeExtents saves and then writes extents (multiples of the block), in batches of at most
 // 4 MiB: each batch is read, logged and synced before it is written.
-func (p *prober) writeExtents(ext []extent) error {
+//
+// The probe's own blocks get its stamp. The volume written past a cache (copy) gets back what
+// it held: what a cache must be made to forget is only that the card saw writes, not what
+// they held, and a block written back as it was needs no restore at the end, which halves
+// what the card sees written (f3probe writes such a volume twice: its blocks, then the saved
+// data back). It is logged all the same: a power loss while the card programs a block can tear
+// it, old data or not, and the log puts it back after a crash. Two exceptions take a stamp:
+// an extent that reads back as one of this run's own stamps (a loose cache returns another
+// block's data there: written back, it would keep that block cached), and, without an undo
+// log (a run that destroys the card next), every block, since nothing is read first.
+func (p *prober) writeExtents(ext []extent, copyBack bool) error {
 	const batch = 4 << 20
 	for len(ext) > 0 {
 		var cur []extent
@@ -558,7 +598,7 @@ func (p *prober) writeExtents(ext []extent) error {
 				}
 			}
 			p.res.BytesRead += e.n
-			recs[i] = record{off: e.off, data: buf, batch: p.batch}
+			recs[i] = record{off: e.off, data: buf, batch: p.batch, copy: copyBack && !p.holdsOwnStamp(buf)}
 		}
 		start := len(p.records)
 		if p.undo != nil {
@@ -570,9 +610,15 @@ func (p *prober) writeExtents(ext []extent) error {
 		p.batch++
 		hook("logged")
 		for i, e := range cur {
-			buf := alignedBuf(int(e.n))
-			for o := uint64(0); o < e.n; o += p.B {
-				fillStamp(buf[o:o+p.B], p.nonce, e.off+o)
+			var buf []byte
+			if p.undo != nil && recs[i].copy {
+				buf = recs[i].data
+				p.res.BytesCopied += e.n
+			} else {
+				buf = alignedBuf(int(e.n))
+				for o := uint64(0); o < e.n; o += p.B {
+					fillStamp(buf[o:o+p.B], p.nonce, e.off+o)
+				}
 			}
 			if _, err := p.dev.WriteAt(buf, int64(e.off)); err != nil {
 				// Retried once, as a card may fail a write transiently; a second failure is
@@ -589,9 +635,43 @@ func (p *prober) writeExtents(ext []extent) error {
 			p.res.BytesWritten += e.n
 		}
 		hook("written")
+		p.progress()
 	}
 	return nil
 }
+
+// holdsOwnStamp says whether any sector of b holds one of this run's stamps.
+func (p *prober) holdsOwnStamp(b []byte) bool {
+	for s := 0; s+sectorSize <= len(b); s += sectorSize {
+		if string(b[s:s+len(stampMagic)]) == stampMagic && sectorIsOurs(b[s:s+sectorSize], p.nonce, p.scratch[:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// progress logs what the probe has written so far, at most every progressEvery, with the
+// rate the card has shown and the time left by the estimate.
+func (p *prober) progress() {
+	now := time.Now()
+	if now.Sub(p.lastProgress) < progressEvery {
+		return
+	}
+	p.lastProgress = now
+	el := now.Sub(p.start)
+	line := fmt.Sprintf("capacity: %s written, %s read in %v", size(p.res.BytesWritten), size(p.res.BytesRead), el.Round(time.Second))
+	if el > 0 && p.res.BytesWritten > 0 {
+		rate := float64(p.res.BytesWritten+p.res.BytesRead) / el.Seconds()
+		line += fmt.Sprintf(" (%.1f MB/s read and written)", rate/1e6)
+		if left := float64(p.res.Estimate.Written+p.res.Estimate.Read) - float64(p.res.BytesWritten+p.res.BytesRead); left > 0 {
+			line += fmt.Sprintf("; a genuine card needs about %v more", (time.Duration(left/rate) * time.Second).Round(time.Second))
+		}
+	}
+	p.logf("%s", line)
+}
+
+// progressEvery is the longest the probe stays silent while it writes or restores.
+const progressEvery = 10 * time.Second
 
 // read reads back the block at off.
 func (p *prober) read(off uint64) (Observation, error) {
@@ -653,7 +733,8 @@ func (p *prober) check(pos []uint64, outrun bool) ([]Observation, string, error)
 	}
 	vol := uint64(0)
 	seen := anyBad(obs)
-	for v := uint64(mib); v <= p.maxCache; v *= 2 {
+	atOnce := obs // what came back before anything was written past a cache
+	for v := uint64(firstFlush); v <= p.maxCache; v *= 2 {
 		// Only the new part: what counts is how much the card saw since the probe's blocks.
 		if err := p.flushRange(p.below(v), p.below(vol)); err != nil {
 			return nil, "", err
@@ -661,6 +742,15 @@ func (p *prober) check(pos []uint64, outrun bool) ([]Observation, string, error)
 		vol = v
 		if obs, err = p.readAll(pos); err != nil {
 			return nil, "", err
+		}
+		if seen && anyBad(atOnce) && sameLosses(atOnce, obs) {
+			// Every loss showed before anything was written past a cache, and writing past
+			// the smallest volume showed no other: no cache held the round's lost blocks,
+			// the last ones it wrote (a cache keeps those, and the volume evicts them). The
+			// later rounds only flush, and are cheap: as narrow as with a reset.
+			p.cacheKnown, p.cacheBound, p.flushAlt = true, 0, true
+			p.fanout = min(p.fanout, 16)
+			return obs, fmt.Sprintf("flushed, %s written past any cache: the lost blocks showed before it and no other after it: no cache holds them", size(vol)), nil
 		}
 		if seen {
 			break // one more round after the first loss
@@ -673,6 +763,23 @@ func (p *prober) check(pos []uint64, outrun bool) ([]Observation, string, error)
 		return obs, fmt.Sprintf("flushed, %s written past any cache: none up to that size hides a loss", size(vol)), nil
 	}
 	return obs, fmt.Sprintf("flushed, %s written past the cache (lost blocks showed)", size(vol)), nil
+}
+
+// firstFlush is the first volume written past a cache: a sixteenth of a MiB, so that a card
+// whose losses show at once (no cache) costs little more than the probe's own blocks.
+const firstFlush = 64 << 10
+
+// sameLosses says whether two readings of the same blocks lost the same ones.
+func sameLosses(a, b []Observation) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Good() != b[i].Good() {
+			return false
+		}
+	}
+	return true
 }
 
 func anyBad(obs []Observation) bool {
@@ -716,17 +823,25 @@ func (p *prober) flushRange(from, to uint64) error {
 			ext = append(ext, extent{o, p.B})
 		}
 	}
-	return p.writeExtents(ext)
+	return p.writeExtents(ext, true)
 }
 
-// restore replays the undo log (in reverse) and removes it.
+// restore replays the undo log (in reverse) and removes it. The blocks written back as they
+// were (copy records) hold their data already: only the stamped ones are written.
 func (p *prober) restore() error {
-	half := len(replayOrder(p.records)) / 2
-	err := replay(p.dev, p.meta, p.records, false, func(done int, r record) {
+	var stamped []record
+	for _, r := range p.records {
+		if !r.copy {
+			stamped = append(stamped, r)
+		}
+	}
+	half := len(replayOrder(stamped)) / 2
+	err := replay(p.dev, p.meta, stamped, false, func(done int, r record) {
 		p.res.BytesWritten += uint64(len(r.data))
 		if done == half {
 			hook("restoring")
 		}
+		p.progress()
 	})
 	if err != nil {
 		return err

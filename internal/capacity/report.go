@@ -45,7 +45,11 @@ func Explain(w io.Writer, r *Result) error {
 			fmt.Fprintf(&b, "    → %s\n", s.Note)
 		}
 	}
-	fmt.Fprintf(&b, "cost: %s written (probe and restore), %s read, %.2f s\n", size(r.BytesWritten), size(r.BytesRead), r.Seconds)
+	fmt.Fprintf(&b, "cost: %s written (probe and restore", size(r.BytesWritten))
+	if r.BytesCopied > 0 {
+		fmt.Fprintf(&b, "; %s of it past the write cache, each block written back with what it held", size(r.BytesCopied))
+	}
+	fmt.Fprintf(&b, "), %s read, %.2f s; a genuine card was estimated beforehand at %s written, %s read\n", size(r.BytesRead), r.Seconds, size(r.Estimate.Written), size(r.Estimate.Read))
 	if r.Restored {
 		b.WriteString("the card holds again what it held before the check\n")
 	} else {
@@ -90,7 +94,7 @@ type VerdictError struct{ R *Result }
 
 func (e VerdictError) Error() string {
 	if !e.R.Restored && !e.R.NotSaved {
-		return fmt.Sprintf("the card was not restored (%s): run fsbench cleanup", e.R.RestoreError)
+		return fmt.Sprintf("the card %s was NOT put back as it was (%s); its undo log %s is kept: fsbench cleanup replays it", e.R.Device, e.R.RestoreError, e.R.UndoLog)
 	}
 	return fmt.Sprintf("%s is %s: %s", e.R.Device, e.R.Verdict, e.R.Why)
 }

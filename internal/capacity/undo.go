@@ -55,6 +55,11 @@ type record struct {
 	off   uint64
 	data  []byte
 	batch uint32
+	// copy: the block was written back with data (the volume written past a cache), so the
+	// end of a probe that was not interrupted need not write it again; after a crash every
+	// record is replayed, which puts back a block the crash tore. Not in the file: replay
+	// after a crash writes all.
+	copy bool
 }
 
 // undoLog is an undo log being written.

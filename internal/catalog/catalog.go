@@ -199,3 +199,18 @@ var (
 		return m
 	}()
 )
+
+// AppClass is an SD Association application performance class (SD 5.1 / 6.0): the minimum
+// sequential write and 4 KiB random IOPS a card must sustain. The randio suite judges a
+// filesystem's figures by it, the probe's class test a raw card's.
+type AppClass struct {
+	Name                string
+	SeqMBps             float64
+	WriteIOPS, ReadIOPS float64
+}
+
+// AppClasses are A1 and A2, lowest first; a card in A2 is in A1 too.
+var AppClasses = []AppClass{
+	{Name: "A1", SeqMBps: 10, WriteIOPS: 500, ReadIOPS: 1500},
+	{Name: "A2", SeqMBps: 10, WriteIOPS: 2000, ReadIOPS: 4000},
+}

@@ -69,7 +69,7 @@ and the bytes and requests that reach the device.`,
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
 	root.AddCommand(newRunCmd(stdio), newListCmd(stdio), newCleanupCmd(stdio), newSimcardCmd(stdio), newReportCmd(stdio), newCompareCmd(stdio), newProbeCmd(stdio), newAdviseCmd(stdio), newExportCmd(stdio), newMergeCmd(stdio),
-		newFetchCmd(stdio), newFactsCmd(stdio), newPackCmd(stdio), newBoardCmd(stdio), newPurgeRunCmd(stdio))
+		newFetchCmd(stdio), newFactsCmd(stdio), newPackCmd(stdio), newBoardCmd(stdio), newPurgeRunCmd(stdio), newPowercutAgentCmd(stdio))
 	return root
 }
 

@@ -20,7 +20,7 @@ func TestRunFlagsFillEveryRequestSetting(t *testing.T) {
 		"--kernel", "/boot/k", "--ssh-config", "/tmp/sshcfg", "--ssh-option", "ConnectTimeout=9",
 		"--remote-binary", "/tmp/fsb", "--remote-dir", "/tmp/rd", "--link-timeout", "40s",
 		"--labgrid-coordinator", "127.0.0.1:20408", "--labgrid-client", "/opt/lg/labgrid-client",
-		"--power-cycle", "--boot-timeout", "7m", "--size", "512M",
+		"--power-cycle", "--boot-timeout", "7m", "--size", "512M", "--power-off", "relay 0 off", "--power-on", "relay 0 on",
 	}
 	opt, err := parseRunOptions(t, args)
 	if err != nil {
@@ -34,7 +34,7 @@ func TestRunFlagsFillEveryRequestSetting(t *testing.T) {
 		SSHOptions:   []string{"-F", "/tmp/sshcfg", "-o", "ConnectTimeout=9"},
 		RemoteBinary: "/tmp/fsb", RemoteDir: "/tmp/rd", LinkTimeout: 40 * time.Second,
 		LabgridCoordinator: "127.0.0.1:20408", LabgridClient: "/opt/lg/labgrid-client",
-		PowerCycle: true, BootTimeout: 7 * time.Minute,
+		PowerCycle: true, BootTimeout: 7 * time.Minute, PowerOff: "relay 0 off", PowerOn: "relay 0 on",
 	}
 	if r.Config.Size != 512<<20 {
 		t.Errorf("--size: config size %d", r.Config.Size)

@@ -27,6 +27,8 @@ type probeFlags struct {
 	positions, tries int
 	board            boardFlags
 	capacity         capacityFlags
+	class            classFlags
+	sustained        sustainedFlags
 }
 
 // probeHelp is the help of the probe flags in one command: what --write, --destroy and --out
@@ -43,12 +45,8 @@ func (f *probeFlags) register(fl *pflag.FlagSet, h probeHelp) {
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
 
-func newProbeCmd(stdio IO) *cobra.Command {
-	var f probeFlags
-	cmd := &cobra.Command{
-		Use:   "probe [flags] DEVICE",
-		Short: "Measure a flash device's geometry: page, allocation unit, open AUs, FAT area",
-		Long: `probe times I/O on DEVICE (a block device, a partition or an image file) the way flashbench
+// probeLong is probe's help.
+const probeLong = `probe times I/O on DEVICE (a block device, a partition or an image file) the way flashbench
 does and estimates the card's geometry, each estimate with its evidence and a confidence:
 
   - a read sweep: O_DIRECT reads at block sizes 512 B ... 64 MiB;
@@ -63,14 +61,40 @@ It writes probe.json (schema fsbench.probe/v1), probe.txt and SVG charts into --
 the summary. Without --write it only reads. fsbench advise turns probe.json into settings.
 
 With --capacity it checks instead that the card holds what it announces (counterfeit cards
-drop, wrap or cache what lies beyond their real flash): it writes a few blocks, each saved in
-an undo log and synced before it is overwritten, and puts them all back; after a crash or a
-kill, the next probe or fsbench cleanup does. It prints the verdict, the usable size and what
-was written where and what came back, and exits 0 (genuine), 4 (counterfeit), 5 (damaged)
-or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identity.md.`,
+drop, wrap or cache what lies beyond their real flash). It writes a few blocks of its own and,
+on a card the host cannot reset (every real card in a reader or slot), a volume past any write
+cache of up to --max-cache (default 1 GiB, at most half the card): on a genuine card 1 GiB
+written (each block written back with what it held), 1 GiB read, an undo log of 1 GiB on this
+host, about 2-4 minutes at 10-20 MB/s. It says what it will cost before it writes and shows
+its progress. Every block is saved in the undo log and synced before it is overwritten, and
+its own blocks are put back; after a crash or a kill, the next probe or fsbench cleanup does.
+With --destroy DEVICE (the same device) nothing is saved or put back and no undo log is kept.
+It prints the verdict, the usable size and what was written where and what came back, and
+exits 0 (genuine), 4 (counterfeit), 5 (damaged) or 6 (the card could not be restored: run
+fsbench cleanup). See docs/card-identity.md.
+
+With --class (DESTROYS the first 256 MiB, needs --destroy DEVICE) it measures the SD application
+class instead: the area written first, its sequential write, random 4 KiB writes and reads in
+it at queue depth 1 and 32, the host's queue and cache state from sysfs, and A1/A2 verdicts
+with those conditions. See docs/probe.md.
+
+With --sustained (DESTROYS THE DATA, needs --destroy) it writes the whole card, or --bytes of
+it, in 1 MiB direct writes and finds the burst rate, the size of the cache the card writes
+into (an SLC cache), the rate once it is full, and after --idle how much of it came back; it
+writes sustained.json, sustained.txt and sustained.svg (rate against position). See
+docs/probe.md.`
+
+func newProbeCmd(stdio IO) *cobra.Command {
+	var f probeFlags
+	cmd := &cobra.Command{
+		Use:   "probe [flags] DEVICE",
+		Short: "Measure a flash device's geometry: page, allocation unit, open AUs, FAT area",
+		Long:  probeLong,
 		Example: `  fsbench probe /dev/mmcblk0
   fsbench probe --write --destroy /dev/sdb /dev/sdb -o card-probe
-  fsbench probe --capacity /dev/sdb`,
+  fsbench probe --capacity /dev/sdb
+  fsbench probe --sustained --destroy /dev/sdb /dev/sdb --bytes 8G -o card-sustained
+  fsbench probe --class --destroy /dev/sdb /dev/sdb`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("probe takes one device (got %d arguments)", len(args))
@@ -80,6 +104,12 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.capacity.enabled {
 				return runCapacity(cmd, stdio, args[0], f)
+			}
+			if f.class.enabled {
+				return runClass(cmd, stdio, args[0], f)
+			}
+			if f.sustained.enabled {
+				return runSustained(cmd, stdio, args[0], f)
 			}
 			if strings.HasPrefix(args[0], "ssh://") {
 				r, dir, err := remoteProbe(cmd, stdio, args[0], f)
@@ -113,13 +143,15 @@ or 6 (the card could not be restored: run fsbench cleanup). See docs/card-identi
 	fl := cmd.Flags()
 	f.register(fl, probeHelp{
 		write:   "also run the write tests: DESTROYS ALL DATA on the device (needs --destroy)",
-		destroy: "the device again, to confirm that --write may destroy it",
+		destroy: "the device again, to confirm that --write or --sustained may destroy it (with --capacity: keep no undo log, put nothing back)",
 		out:     "directory for probe.json and the charts (default ./fsbench-probe/<time>)",
 	})
 	fl.IntVar(&f.positions, "align-positions", 0, "boundaries read per alignment (default 64; more resolve smaller steps)")
 	fl.IntVar(&f.tries, "align-tries", 0, "reads per boundary, the fastest kept (default 6)")
 	f.board.register(fl, nil)
 	f.capacity.register(fl)
+	f.class.register(fl)
+	f.sustained.register(fl)
 	return cmd
 }
 

@@ -23,7 +23,7 @@ type capacityFlags struct {
 }
 
 func (c *capacityFlags) register(fl *pflag.FlagSet) {
-	fl.BoolVar(&c.enabled, "capacity", false, "check that the card holds what it announces (counterfeit cards do not): writes a few blocks, saved first and put back (exit 0 genuine, 4 counterfeit, 5 damaged, 6 not restored)")
+	fl.BoolVar(&c.enabled, "capacity", false, "check that the card holds what it announces (counterfeit cards do not): on a card the host cannot reset (every real one) it writes past any write cache of up to --max-cache (1 GiB of a genuine card's own data written back, an undo log as large, minutes), saves and puts back its own blocks; it says what it will cost before it writes (exit 0 genuine, 4 counterfeit, 5 damaged, 6 not restored)")
 	fl.BoolVar(&c.noReset, "no-reset", false, "with --capacity: never reset the card, even where the host can (write past its cache instead)")
 	fl.StringVar(&c.maxCache, "max-cache", "", "with --capacity and no reset: the largest write cache to write past (default 1G, at most half the card)")
 	fl.StringVar(&c.undoDir, "undo-dir", capacity.DefaultUndoDir, "with --capacity: where the undo log of the overwritten blocks is kept until they are put back")
@@ -38,7 +38,16 @@ func runCapacity(cmd *cobra.Command, stdio IO, dev string, f probeFlags) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("fsbench probe --capacity needs root: it opens %s for direct I/O and writes to it", dev)
 	}
-	opt := capacity.Options{UndoDir: f.capacity.undoDir, NoReset: f.capacity.noReset}
+	opt := capacity.Options{UndoDir: f.capacity.undoDir, NoReset: f.capacity.noReset,
+		Announce: func(s string) { stdio.logf("%s", s) }}
+	if f.destroy != "" {
+		// The card's data is the user's to lose: nothing is saved, nothing put back, and no undo
+		// log is needed (a board whose root filesystem is in RAM has no room for one).
+		if err := checkWritable(dev, f.destroy); err != nil {
+			return err
+		}
+		opt.NoUndo = true
+	}
 	if f.capacity.maxCache != "" {
 		v, err := bytesize.Parse(f.capacity.maxCache)
 		if err != nil {
@@ -66,6 +75,7 @@ func runCapacity(cmd *cobra.Command, stdio IO, dev string, f probeFlags) error {
 		}
 	}
 	if err != nil {
+		// A card that could not be put back carries exit 6 in err (capacity.VerdictError).
 		return err
 	}
 	if r.ExitCode() != capacity.ExitGenuine {

@@ -111,7 +111,9 @@ ext4, ext4-nojournal, ext2, ext3, xfs, btrfs, f2fs, nilfs2, vfat, squashfs-lzo, 
 	fl.DurationVar(&f.opt.LinkTimeout, "link-timeout", boards.DefaultLinkTimeout, "for a board (ssh://..., labgrid:...): how long the board's run goes on without hearing from this host before it stops in order and cleans up (this host writes to it every quarter of that)")
 	fl.BoolVar(&f.opt.PowerCycle, "power-cycle", false, "for a labgrid place: power-cycle its board (labgrid-client power cycle) before each variant and wait for its SSH server: every variant starts from a cold board")
 	fl.StringVar(&f.over.Age, "age", "", "also run every variant aged: before each repetition's tests, age the filesystem by a seeded churn: [PROFILE:]FULLNESS%[:CHURNx] (profiles: "+strings.Join(aging.Profiles, ", ")+"; e.g. 80% or updates:80%:1x) or a preset ("+strings.Join(aging.PresetNames(), ", ")+"); see docs/aging.md")
-	fl.DurationVar(&f.opt.BootTimeout, "boot-timeout", 0, "with --power-cycle: how long the board's SSH server may take to answer after the power cycle (default 5m)")
+	fl.DurationVar(&f.opt.BootTimeout, "boot-timeout", 0, "with --power-cycle or --suite powercut on a board: how long the board's SSH server may take to answer after its power comes on (default 5m)")
+	fl.StringVar(&f.opt.PowerOff, "power-off", "", "for an ssh:// board with --suite powercut: the command (run here with sh -c) that switches the board's power off: a USB relay, a PDU, a lab script")
+	fl.StringVar(&f.opt.PowerOn, "power-on", "", "for an ssh:// board with --suite powercut: the command (run here with sh -c) that switches the board's power on")
 	f.board.register(fl, &f.opt.Request)
 	return cmd
 }

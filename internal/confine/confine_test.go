@@ -7,8 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -158,7 +161,7 @@ func TestPrivileges(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"fd", "full", filepath.Base(dut), "null", "random", "stderr", "stdin", "stdout", "urandom", "zero"}
+	want := []string{"fd", "full", filepath.Base(dut), "null", "random", "shm", "stderr", "stdin", "stdout", "urandom", "zero"}
 	lines := strings.Split(out, "\n")
 	var dev []string
 	for _, l := range lines {
@@ -216,9 +219,10 @@ func TestNoOtherMounts(t *testing.T) {
 			if !strings.Contains(opts, "ro") || strings.Contains(opts, "nodev") {
 				t.Errorf("/dev: %s", l)
 			}
-		case mp == dir:
+		case mp == dir, mp == "/dev/shm":
+			// The working directory and the jail's own tmpfs for POSIX semaphores.
 			if !strings.HasPrefix(opts, "rw") || !strings.Contains(opts, "nodev") {
-				t.Errorf("working directory: %s", l)
+				t.Errorf("%s: %s", mp, l)
 			}
 		default:
 			if !strings.HasPrefix(opts, "ro") || !strings.Contains(opts, "nodev") {
@@ -283,7 +287,19 @@ func TestMount(t *testing.T) {
 	mnt := t.TempDir()
 	link := filepath.Join(t.TempDir(), "card")
 	os.Symlink(decoy, link)
-	for _, data := range []string{"journal_path=" + decoy, "journal_path=" + link, "journal_path=/proc/1/root" + decoy, "journal_path=/proc/self/root" + decoy} {
+	// A node of the decoy on the root filesystem, outside /dev: ext4 takes the device number of
+	// what journal_path= names and opens that device without the nodev check of an open(2), so
+	// only a jail whose root holds no such node stops it.
+	var st unix.Stat_t
+	if err := unix.Stat(decoy, &st); err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(t.TempDir(), "journal-node")
+	if err := unix.Mknod(node, unix.S_IFBLK|0o600, int(st.Rdev)); err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range []string{"journal_path=" + decoy, "journal_path=" + link, "journal_path=/proc/1/root" + decoy, "journal_path=/proc/self/root" + decoy,
+		"journal_path=" + node, "journal_path=../../../.." + node} {
 		err := Mount(dut, mnt, "ext4", 0, data)
 		var me *MountError
 		if !errors.As(err, &me) {
@@ -299,12 +315,14 @@ func TestMount(t *testing.T) {
 	if m, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(m), " "+mnt+" ") {
 		t.Fatalf("%s is mounted after refused mounts", mnt)
 	}
-	// The control: outside the jail the same option reaches the decoy.
-	if err := unix.Mount(dut, mnt, "ext4", 0, "journal_path="+decoy); err != nil {
-		t.Fatalf("the same mount outside the jail: %v: the refusals above prove nothing", err)
+	// The controls: outside the jail the same options reach the decoy.
+	for _, p := range []string{decoy, node} {
+		if err := unix.Mount(dut, mnt, "ext4", 0, "journal_path="+p); err != nil {
+			t.Fatalf("the same mount outside the jail: %v: the refusals above prove nothing", err)
+		}
+		unix.Unmount(mnt, 0)
+		t.Logf("outside the jail, journal_path=%s mounts", p)
 	}
-	unix.Unmount(mnt, 0)
-	t.Logf("outside the jail, journal_path=%s mounts", decoy)
 
 	// A plain mount through the jail is a mount in this namespace, usable and unmountable.
 	plain := loopDev(t, 32<<20, "\x00")
@@ -327,15 +345,129 @@ func TestMount(t *testing.T) {
 }
 
 // probeEnv makes the test binary, started in the jail by TestFilter, try the calls the filter
-// denies and print what each returned.
-const probeEnv = "FSBENCH_CONFINE_TEST_PROBE"
+// denies and print what each returned; probeAbove names a call above the highest the filter
+// knows that the kernel has, and probeDev the device under test (its fd gets the passthrough
+// ioctls).
+const (
+	probeEnv   = "FSBENCH_CONFINE_TEST_PROBE"
+	probeAbove = "FSBENCH_CONFINE_TEST_ABOVE"
+	probeDev   = "FSBENCH_CONFINE_TEST_DEV"
+)
+
+// mqEnv makes the test binary, started in a jail by TestStartDaemon, make a POSIX message queue
+// and wait ("serve"), or open that queue and exit 0 if it could ("open").
+const mqEnv = "FSBENCH_CONFINE_TEST_MQ"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(probeEnv) != "" {
 		probeCalls()
 		os.Exit(0)
 	}
+	switch os.Getenv(mqEnv) {
+	case "serve":
+		// The queue lives in the jail's IPC namespace; the daemon's own fork into the
+		// background is left out (the init's reaping is what the daemon mode adds).
+		if _, err := mqOpen("/fsbench-test", unix.O_RDWR|unix.O_CREAT); err != nil {
+			fmt.Println("mq_open:", err)
+			os.Exit(1)
+		}
+		fmt.Println("serving")
+		time.Sleep(time.Hour)
+	case "open":
+		if _, err := mqOpen("/fsbench-test", unix.O_RDWR); err != nil {
+			fmt.Println("mq_open:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+// mqOpen is mq_open(3): the system call takes the name without its leading slash.
+func mqOpen(name string, flags int) (int, error) {
+	p, err := unix.BytePtrFromString(strings.TrimPrefix(name, "/"))
+	if err != nil {
+		return -1, err
+	}
+	fd, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), uintptr(flags), 0o600, 0, 0, 0)
+	return int(fd), errnoErr(e)
+}
+
+// TestStartDaemon starts programs in the background with Start: a shell that leaves a sleep
+// behind and exits (a daemon's fork) keeps its sleep running until Stop; a program in a jail
+// sharing another's IPC namespace reaches that jail's message queue, and one in a jail of its
+// own does not.
+func TestStartDaemon(t *testing.T) {
+	needRoot(t)
+	dut := loopDev(t, 1<<20, "x")
+	spec := Spec{Devices: []string{dut}, Dir: t.TempDir(), Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}}
+	p, err := Start(spec, "/bin/sh", "-c", "sleep 600 & exit 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if !p.Running() {
+		t.Fatalf("the jail ended when its program forked into the background and exited: %s", p.Output())
+	}
+	start := time.Now()
+	if err := p.Stop(10 * time.Second); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if p.Running() || time.Since(start) > 5*time.Second {
+		t.Errorf("the background sleep outlived SIGTERM for %v", time.Since(start))
+	}
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := spec
+	srv.Env = []string{mqEnv + "=serve"}
+	server, err := Start(srv, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Stop(time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(server.Output(), "serving") && server.Running() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(server.Output(), "serving") {
+		t.Fatalf("the queue's server: %s", server.Output())
+	}
+	cl := spec
+	cl.Env = []string{mqEnv + "=open"}
+	cl.ShareIPC = server
+	if out, err := CombinedOutput(context.Background(), cl, self); err != nil {
+		t.Errorf("in a jail sharing the server's IPC namespace, the queue: %v: %s", err, out)
+	}
+	cl.ShareIPC = nil
+	if out, err := CombinedOutput(context.Background(), cl, self); err == nil {
+		t.Errorf("in a jail of its own, the other jail's queue opened: %s", out)
+	} else {
+		t.Logf("in a jail of its own: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+}
+
+// Passthrough and partition ioctls a confined program must not make on the device under test
+// (include/uapi/linux/nvme_ioctl.h, scsi/sg.h, mmc/ioctl.h, fs.h).
+const (
+	ioctlNVMeAdmin = 0xc0484e41 // NVME_IOCTL_ADMIN_CMD
+	ioctlNVMeIO    = 0xc0484e43 // NVME_IOCTL_IO_CMD
+	ioctlSGIO      = 0x2285     // SG_IO
+	ioctlMMCCmd    = 0xc048b300 // MMC_IOC_CMD
+	ioctlBLKPG     = 0x1269     // BLKPG
+	ioctlBLKRRPART = 0x125f     // BLKRRPART
+	ioctlFIFREEZE  = 0xc0045877
+)
+
+// openTreeAttr calls open_tree_attr(2) (Linux 6.15) on / with a clone: the copy of a mount it
+// returns could be given read-only and nodev cleared.
+func openTreeAttr() (int, error) {
+	dirfd := unix.AT_FDCWD
+	fd, _, e := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(dirfd), uintptr(unsafe.Pointer(&[]byte("/\x00")[0])),
+		uintptr(unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC), 0, 0, 0)
+	return int(fd), errnoErr(e)
 }
 
 // probeCalls prints "name: errno" for each call a jailed program must not make.
@@ -357,6 +489,27 @@ func probeCalls() {
 	try("sethostname", unix.Sethostname([]byte("jail")))
 	fd, _ := unix.Open("/", unix.O_RDONLY, 0)
 	try("ioctl FIFREEZE", unix.IoctlSetInt(fd, ioctlFIFREEZE, 0))
+	_, err = openTreeAttr()
+	try("open_tree_attr", err)
+	if n, err := strconv.Atoi(os.Getenv(probeAbove)); err == nil && n > 0 {
+		_, _, e = unix.Syscall6(uintptr(n), 0, 0, 0, 0, 0, 0)
+		try(fmt.Sprintf("system call %d", n), errnoErr(e))
+	}
+	_, _, e = unix.Syscall(1023, 0, 0, 0)
+	try("system call 1023", errnoErr(e))
+	if dev, err := unix.Open(os.Getenv(probeDev), unix.O_RDWR, 0); err == nil {
+		var buf [128]byte
+		for _, r := range []struct {
+			name string
+			req  uintptr
+		}{{"NVME_IOCTL_ADMIN_CMD", ioctlNVMeAdmin}, {"NVME_IOCTL_IO_CMD", ioctlNVMeIO}, {"SG_IO", ioctlSGIO}, {"MMC_IOC_CMD", ioctlMMCCmd},
+			{"BLKPG", ioctlBLKPG}, {"BLKRRPART", ioctlBLKRRPART}} {
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(dev), r.req, uintptr(unsafe.Pointer(&buf[0])))
+			try("ioctl "+r.name+" on the device", errnoErr(e))
+		}
+	} else {
+		try("open the device under test", err)
+	}
 	_, _, e = unix.Syscall(unix.SYS_CLONE3, 0, 0, 0)
 	try("clone3", errnoErr(e))
 }
@@ -368,8 +521,25 @@ func errnoErr(e unix.Errno) error {
 	return e
 }
 
+// aboveFilter finds a system call above the highest the filter names that this kernel has:
+// called with zero arguments outside the jail it answers something else than ENOSYS (EFAULT,
+// EBADF: the kernel ran it). 0 when the kernel has none above.
+func aboveFilter() (int, error) {
+	for n := HighestKnown() + 1; n < HighestKnown()+64; n++ {
+		_, _, e := unix.Syscall6(uintptr(n), 0, 0, 0, 0, 0, 0)
+		if e != unix.ENOSYS {
+			return int(n), errnoErr(e)
+		}
+	}
+	return 0, nil
+}
+
 // TestFilter runs this test binary in the jail, with and without CAP_SYS_ADMIN (mkfs.xfs keeps
-// it), and checks that each call the filter denies is refused.
+// it), and checks that each call the filter denies is refused: the mount API, namespaces, nodes,
+// sockets, io_uring, open_tree_attr (which a denylist written before Linux 6.15 let through), a
+// call above the highest the filter names, passthrough and partition ioctls on the device under
+// test. Outside the jail open_tree_attr and the call above the filter's highest work: the
+// refusals are the filter's.
 func TestFilter(t *testing.T) {
 	needRoot(t)
 	dut := loopDev(t, 1<<20, "x")
@@ -377,14 +547,35 @@ func TestFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The controls, outside the jail.
+	fd, err := openTreeAttr()
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		t.Logf("this kernel has no open_tree_attr (Linux 6.15): the jail's refusal of it proves less here")
+	case err != nil:
+		t.Errorf("open_tree_attr outside the jail: %v, want a detached copy of /", err)
+	default:
+		unix.Close(fd)
+		t.Logf("outside the jail, open_tree_attr cloned / (fd %d)", fd)
+	}
+	above, aboveErr := aboveFilter()
+	if above == 0 {
+		t.Logf("this kernel has no system call above %d, the filter's highest: only number 1023 (unknown to the kernel too) probes the default", HighestKnown())
+	} else {
+		t.Logf("outside the jail, system call %d (above the filter's highest, %d) runs: %v", above, HighestKnown(), aboveErr)
+	}
 	for _, sysAdmin := range []bool{false, true} {
 		out, err := CombinedOutput(context.Background(), Spec{Devices: []string{dut}, Dir: t.TempDir(), SysAdmin: sysAdmin,
-			Env: []string{probeEnv + "=1"}}, self)
+			Env: []string{probeEnv + "=1", probeAbove + "=" + strconv.Itoa(above), probeDev + "=" + dut}}, self)
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
 		t.Logf("CAP_SYS_ADMIN kept: %v\n%s", sysAdmin, out)
-		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if want := 21; above == 0 && len(lines) != want-1 || above != 0 && len(lines) != want {
+			t.Errorf("the probe printed %d lines, want %d", len(lines), want)
+		}
+		for _, l := range lines {
 			name, res, _ := strings.Cut(l, ": ")
 			want := "operation not permitted"
 			if name == "clone3" {

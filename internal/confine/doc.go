@@ -20,7 +20,10 @@
 //     (mount devtmpfs, remount), CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (reach other processes'
 //     roots, open files by handle), CAP_SYS_RAWIO, CAP_SYS_MODULE and the rest are dropped from the
 //     bounding set and the effective, permitted, inheritable and ambient sets, and no_new_privs is
-//     set, so that no set-uid program or file capability gives them back.
+//     set, so that no set-uid program or file capability gives them back;
+//   - a system call filter that is an allowlist (seccomp.go): the calls an ordinary program makes,
+//     ioctl with the requests the tools make only; every other call, one newer than the filter
+//     too, answers EPERM.
 //
 // The Go runtime cannot run code between fork and exec, so a confined program is started as this
 // same binary (/proc/self/exe) in the new namespaces, with the jail's description in an
@@ -29,11 +32,15 @@
 // package (fsbench itself, every test binary) therefore confines without a hook in main.
 //
 // fsbench's own mount(2) is confined differently, without a new process (a mount is timed): a
-// goroutine locked to its own OS thread unshares a mount namespace for that thread alone, builds
-// the same jail there (without /proc: the kernel needs none to mount), mounts, takes a detached
-// copy of the new mount with open_tree(2) and lets the thread die with its namespace; the calling
-// thread attaches the copy at the target with move_mount(2). The kernel resolves a mount option's
-// path (ext4 journal_path=, xfs logdev=, btrfs device=) in the jail, where no other device exists.
-// An option that names a device by number (ext4 journal_dev=) is beyond any namespace: the word
-// check refuses it.
+// goroutine locked to its own OS thread unshares a mount namespace for that thread alone, enters
+// (chroot) a tmpfs that holds /dev/<device> and nothing else, and mounts with the new mount API
+// (fsopen, fsconfig, fsmount), which gives the new mount detached; the calling thread attaches it
+// at the target with move_mount(2). The kernel resolves a mount option's path (ext4
+// journal_path=, xfs logdev=, btrfs device=) on that thread, where no other device node is in
+// reach on any mount (journal_path= takes the number of the node it finds and opens the device
+// without the nodev check). An option that names a device by number (ext4 journal_dev=) is beyond
+// any namespace: the word check refuses it.
+//
+// Start runs a daemon (nilfs_cleanerd) in a jail whose pid 1 stays its init, and a jail may share
+// another's IPC namespace (nilfs-clean reaches the cleaner by message queue).
 package confine

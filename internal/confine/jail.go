@@ -45,8 +45,12 @@ type jail struct {
 	// proc mounts a new /proc: only right in a new pid namespace (a /proc of the machine's pid
 	// namespace would show every process's root). Without it /proc is an empty directory.
 	proc bool
-	// mountDir makes the directory a mount jail mounts on (mountDir) in the jail's /dev.
-	mountDir bool
+	// bare is a mount jail: its root is a tmpfs that holds only /dev with the nodes and the
+	// directory it mounts on (mountDir), entered with chroot. The kernel resolves a mount
+	// option's path from there, and some options (ext4's journal_path=) take the device
+	// number of the node they find and open it without the nodev check of an open(2): no
+	// other node may be in reach, on any mount.
+	bare bool
 }
 
 // forceRemount makes build use the remount fallback of kernels without mount_setattr(2), so
@@ -77,6 +81,13 @@ func (j jail) build() error {
 	}
 	if err := j.makeDev(); err != nil {
 		return err
+	}
+	if j.bare {
+		// chroot on this thread alone: CLONE_NEWNS unshared its filesystem context.
+		if err := unix.Chroot(bareRoot); err != nil {
+			return fmt.Errorf("enter the mount jail's root: %w", err)
+		}
+		return unix.Chdir("/")
 	}
 	if j.proc {
 		// The /proc of the new pid namespace: /proc/1 is the jailed program itself.
@@ -214,26 +225,36 @@ func setAttr(path string, recursive bool, set, clear uint64) error {
 	return unix.Mount("", path, "", flags, "")
 }
 
+// bareRoot is where a bare jail's root is made, in the tmpfs mounted on /dev.
+const bareRoot = "/dev/.fsbench-root"
+
 // makeDev mounts a new tmpfs on /dev with the jail's nodes, then makes it read-only. It is the
-// only mount without nodev.
+// only mount without nodev. A bare jail's nodes and mount directory go into bareRoot's own dev/
+// instead, so that they keep their paths once it is the root.
 func (j jail) makeDev() error {
 	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=65536"); err != nil {
 		return fmt.Errorf("mount a tmpfs on /dev: %w", err)
 	}
-	for _, n := range append(slices.Clone(harmless), j.nodes...) {
-		if err := os.MkdirAll(filepath.Dir(n.Path), 0o755); err != nil {
+	nodes, prefix := append(slices.Clone(harmless), j.nodes...), ""
+	if j.bare {
+		// Nothing but the device: the kernel needs no /dev/null to mount.
+		nodes, prefix = j.nodes, bareRoot
+	}
+	for _, n := range nodes {
+		p := prefix + n.Path
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := unix.Mknod(n.Path, n.Mode, int(n.Rdev)); err != nil && !errors.Is(err, unix.EEXIST) {
+		if err := unix.Mknod(p, n.Mode, int(n.Rdev)); err != nil && !errors.Is(err, unix.EEXIST) {
 			return fmt.Errorf("make %s: %w", n.Path, err)
 		}
 		// mknod applies the umask.
-		if err := unix.Chmod(n.Path, n.Mode&0o7777); err != nil {
+		if err := unix.Chmod(p, n.Mode&0o7777); err != nil {
 			return err
 		}
 	}
-	if j.mountDir {
-		if err := os.Mkdir(mountDir, 0o700); err != nil {
+	if j.bare {
+		if err := os.MkdirAll(prefix+mountDir, 0o700); err != nil {
 			return err
 		}
 	}
@@ -242,6 +263,14 @@ func (j jail) makeDev() error {
 			if err := os.Symlink(to, "/dev/"+name); err != nil {
 				return err
 			}
+		}
+		// POSIX semaphores and shared memory live in /dev/shm (nilfs_cleanerd's GC lock is a
+		// semaphore): a small tmpfs of the jail's own, nodev, noexec, nosuid.
+		if err := os.Mkdir("/dev/shm", 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777,size=1048576"); err != nil {
+			return fmt.Errorf("mount a tmpfs on /dev/shm: %w", err)
 		}
 	}
 	if err := setAttr("/dev", false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, unix.MOUNT_ATTR_NODEV); err != nil {

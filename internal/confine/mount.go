@@ -2,6 +2,7 @@ package confine
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -81,8 +82,8 @@ func (e *MountError) Error() string { return e.Err.Error() }
 func (e *MountError) Unwrap() error { return e.Err }
 
 // mountDir is where a mount jail mounts with mount(2) (for the flags the new mount API has no
-// name for), in its own /dev: the new mount is taken out as a detached copy, so the place does
-// not matter, and one inside the jail's tmpfs keeps every other directory out of the jail.
+// name for), in its own root: the new mount is taken out as a detached copy, so the place does
+// not matter.
 const mountDir = "/dev/.fsbench-mount"
 
 // jailIdle is how long an unused mount jail lives: a run mounts its device every few seconds,
@@ -113,8 +114,10 @@ var (
 	jails   = map[string]*mountJail{}
 )
 
-// Mount is mount(2) of the device source on target, made in a jail whose /dev holds only source,
-// then attached at target in the caller's mount namespace. A mount option's path (journal_path=,
+// Mount is mount(2) of the device source on target, made in a jail whose root holds only
+// /dev/source (nothing at all when source is not a path but a name the filesystem resolves, as
+// jffs2's "mtd3" and ubifs's "ubi0:NAME"), then attached at target in the caller's mount
+// namespace. A mount option's path (journal_path=,
 // logdev=, device=) is resolved by the kernel in the jail: another device is not there, a node
 // of one elsewhere cannot be opened (nodev), and a relative name starts at the jail's /. A
 // *MountError carries the kernel's errno; a *SetupError says the jail could not be made (nothing
@@ -142,14 +145,22 @@ func Mount(source, target, fstype string, flags uintptr, data string) error {
 // send hands req to source's jail, building one if there is none (or the device behind the path
 // changed).
 func send(source string, req mountReq) error {
-	nodes, err := nodesFor([]string{source})
-	if err != nil {
-		return &MountError{err} // what mount(2) would have said: ENOENT, ENOTBLK
+	var nodes []node
+	var rdev uint64
+	if filepath.IsAbs(source) {
+		var err error
+		if nodes, err = nodesFor([]string{source}); err != nil {
+			return &MountError{err} // what mount(2) would have said: ENOENT, ENOTBLK
+		}
+		rdev = nodes[0].Rdev
 	}
+	// Otherwise the source is a name the filesystem resolves itself (jffs2's "mtd3", ubifs's
+	// "ubi0:fsbench"): the jail holds no device at all.
 	jailsMu.Lock()
 	defer jailsMu.Unlock()
 	j := jails[source]
-	if j == nil || j.rdev != nodes[0].Rdev {
+	if j == nil || j.rdev != rdev {
+		var err error
 		if j, err = startMountJail(source, nodes); err != nil {
 			return err
 		}
@@ -161,10 +172,14 @@ func send(source string, req mountReq) error {
 
 // startMountJail starts the thread of a mount jail for source and waits until its jail is built.
 func startMountJail(source string, nodes []node) (*mountJail, error) {
-	j := &mountJail{rdev: nodes[0].Rdev, reqs: make(chan mountReq, 16)}
+	var rdev uint64
+	if len(nodes) > 0 {
+		rdev = nodes[0].Rdev
+	}
+	j := &mountJail{rdev: rdev, reqs: make(chan mountReq, 16)}
 	built := make(chan error, 1)
 	go func() {
-		err := inThreadJail(jail{nodes: nodes, mountDir: true}, func() error {
+		err := inThreadJail(jail{nodes: nodes, bare: true}, func() error {
 			built <- nil
 			j.serve(source)
 			return nil

@@ -6,4 +6,6 @@ package confine
 // Available says confinement is unsupported here first.
 const auditArch = 0
 
-var archDenied = []uintptr{}
+const armPrivateBase = ^uint32(0)
+
+var allowedSyscalls, archAllowed []uintptr

@@ -2,10 +2,10 @@ package export
 
 import (
 	bonniesuite "github.com/fsbench/fsbench/internal/suites/bonnie"
+	"github.com/fsbench/fsbench/internal/testkit/runs"
 
 	"bytes"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,42 +13,6 @@ import (
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/testkit/golden"
 )
-
-func bonnieRun() *results.Run {
-	params := map[string]float64{"file_bytes": 2 << 30, "chunk_bytes": 8192, "seeks": 8192, "seekers": 3, "files": 102400, "dirs": 100, "seed": 1}
-	ms := []struct {
-		test     string
-		value    float64
-		cpu, lat float64
-		tooFast  bool
-	}{
-		{"bonnie_write", 20480.7, 12.9, 0.35, false},
-		{"bonnie_rewrite", 10240, 8, 1.5, false},
-		{"bonnie_read", 30000, 5, 0.02, false},
-		{"bonnie_seeks", 345.67, 3, 120.5, false},
-		{"bonnie_seq_create", 0, 0, 0.0004, true},
-		{"bonnie_seq_stat", 50000, 99, 0.00002, false},
-		{"bonnie_seq_delete", 1234, 40, 0.5, false},
-		{"bonnie_rand_create", 1500, 30, 0.25, false},
-		{"bonnie_rand_stat", 40000, 98, 0.0001, false},
-		{"bonnie_rand_delete", 1100, 35, 0.6, false},
-	}
-	r := &results.Run{Schema: results.Schema, Variants: []results.Variant{{Name: "ext4/noatime,dirsync", FS: "ext4", Status: results.OK}}}
-	for _, m := range ms {
-		x := results.Measurement{Variant: "ext4/noatime,dirsync", Test: m.test, Rep: 1, Status: results.OK, Unit: "files/s", Extra: map[string]float64{"cpu_pct": m.cpu, "latency_max_s": m.lat}}
-		for k, v := range params {
-			x.Extra[k] = v
-		}
-		if m.tooFast {
-			x.Status, x.Note = results.NA, "too fast to measure: took 0.21 s"
-		} else {
-			x.Value = results.Float(m.value)
-		}
-		r.Measurements = append(r.Measurements, x)
-	}
-	r.Measurements = append(r.Measurements, results.Measurement{Variant: "ext4/noatime,dirsync", Test: "mount", Rep: 1, Status: results.OK, Value: results.Float(0.01), Unit: "s"})
-	return r
-}
 
 func TestBonnieCSVGolden(t *testing.T) {
 	for _, v := range []string{BonnieCSV197, BonnieCSV198} {
@@ -152,13 +116,7 @@ func TestLAVAGolden(t *testing.T) {
 	}
 }
 
-// loadRun is the report's frozen real run (512 MiB loop device, 4 repetitions, the default
-// variants), which the exports translate.
-func loadRun(t *testing.T) *results.Run {
-	t.Helper()
-	r, err := results.Load(filepath.Join("..", "report", "testdata", "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+// bonnieRun and loadRun are the shared fixtures (internal/testkit/runs).
+var bonnieRun = runs.Bonnie
+
+func loadRun(t *testing.T) *results.Run { return runs.Frozen(t) }

@@ -1,5 +1,6 @@
 // Package export writes a run's figures in other tools' formats: LAVA test results
-// (lava-test-case commands, result.txt lines) and bonnie++'s CSV. Results' own files
+// (lava-test-case commands, result.txt lines), bonnie++'s CSV, KernelCI's KCIDB reports and
+// SQUAD's metrics. Results' own files
 // (results.json, results.csv) are internal/results'; what a person reads is internal/report's.
 package export
 

@@ -13,6 +13,10 @@ type Figures struct {
 	RandReadIOPS  float64 `json:"rand_read_iops"`  // 4 KiB random reads over the card
 	RandWriteIOPS float64 `json:"rand_write_iops"` // 4 KiB random writes over the card
 	RandWriteWA   float64 `json:"rand_write_wa"`   // write amplification of those random writes
+	// With an SLC cache (SLCCache): its size on this fresh card, and the sequential write rate
+	// once it is full (SeqWriteMBps is then the rate into the cache, the burst).
+	SLCCacheBytes     uint64  `json:"slc_cache_bytes,omitempty"`
+	SeqWriteAfterMBps float64 `json:"seq_write_after_mbps,omitempty"`
 }
 
 // Measure runs fixed, seeded request patterns against fresh copies of m's card (m itself is
@@ -35,6 +39,11 @@ func Measure(m *Model, seed uint64) Figures {
 		start = 0
 	}
 	end := min(seq.size, start+64<<20)
+	if seq.slc != nil {
+		// The burst: inside the cache (half of it, so that no fold is near).
+		f.SLCCacheBytes = seq.slc.max * seq.ps
+		end = min(end, start+max(f.SLCCacheBytes/2/big*big, big))
+	}
 	var wt, rt time.Duration
 	var bytes uint64
 	for off := start; off+big <= end; off += big {
@@ -70,5 +79,29 @@ func Measure(m *Model, seed uint64) Figures {
 	wr += d
 	f.RandWriteIOPS = n / wr.Seconds()
 	f.RandWriteWA = rw.Counters().WriteAmplification
+	if seq.slc != nil {
+		f.SeqWriteAfterMBps = afterCacheMBps(fresh(), big)
+	}
 	return f
+}
+
+// afterCacheMBps fills a fresh card's SLC cache with sequential writes of big bytes and returns
+// the rate of the next 64 MiB (or what the card has left): the sustained rate once the cache is
+// full, fold stalls included.
+func afterCacheMBps(m *Model, big uint64) float64 {
+	off := uint64(0)
+	for ; off+big <= m.size && m.slc.used+big/m.ps <= m.slcCapacity(); off += big {
+		m.Do(Request{Op: OpWrite, Off: off, Len: big})
+	}
+	var t time.Duration
+	var n uint64
+	for ; off+big <= m.size && n < 64<<20; off += big {
+		d, _ := m.Do(Request{Op: OpWrite, Off: off, Len: big})
+		t += d
+		n += big
+	}
+	if t == 0 {
+		return 0
+	}
+	return float64(n) / t.Seconds() / 1e6
 }

@@ -143,8 +143,9 @@ type Model struct {
 	// The random-write log (Profile.RWLogSize; nil: none): a page-mapped pool over the AU
 	// region's pages (index: page − pmPages) holding the newest copy of the pages it maps.
 	log    *pagePool
-	logAU  []uint32 // pages each AU has in the log
-	logMax int      // log pages kept before the card merges an AU out of the log
+	logAU  []uint32  // pages each AU has in the log
+	logMax int       // log pages kept before the card merges an AU out of the log
+	slc    *slcState // the SLC cache (Profile.SLC; nil: none), slc.go
 
 	wear *wearState // each block's endurance, the spares, the card's health (wearout.go)
 }
@@ -232,6 +233,9 @@ func NewModel(p Profile, size uint64) (*Model, error) {
 	}
 	if p.CacheSize > 0 {
 		m.cacheSet = map[uint64]bool{}
+	}
+	if p.SLC != nil {
+		m.slc = newSLC(p.SLC, m.nPages, m.ps)
 	}
 	m.initWear()
 	return m, nil
@@ -346,7 +350,7 @@ func (m *Model) progPages(n uint64, copied bool) {
 		m.lat += time.Duration(n) * time.Duration(m.p.CopyPageTime)
 		return
 	}
-	m.lat += time.Duration(n) * time.Duration(m.p.ProgramPageTime)
+	m.lat += m.hostProgramTime(n)
 }
 
 func (m *Model) eraseBlock(i int) {
@@ -690,6 +694,7 @@ func (m *Model) discard(off, n uint64) {
 			m.logDrop((p-m.pmPages)/m.ppau, (p-m.pmPages)%m.ppau)
 		}
 	}
+	m.slcDiscarded()
 	// A whole AU discarded and not open: its physical AU goes back to the free pool.
 	if end <= m.pmPages {
 		return

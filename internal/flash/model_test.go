@@ -41,7 +41,7 @@ func do(t testing.TB, m *Model, r Request) time.Duration {
 
 func TestBuiltinProfilesLoad(t *testing.T) {
 	names := Builtins()
-	if diff := cmp.Diff([]string{"emmc", "sd-2010-worst", "sd-a1-modern", "sd-cheap-old", "sd-typical"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"emmc", "sd-2010-worst", "sd-a1-modern", "sd-a2", "sd-cheap-old", "sd-typical"}, names); diff != "" {
 		t.Fatalf("built-in profiles (-want +got):\n%s", diff)
 	}
 	for _, name := range names {

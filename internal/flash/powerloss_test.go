@@ -111,7 +111,11 @@ func TestDefaultPowerLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := string(src)
-		p, err := Parse(name+".toml", []byte(s[:strings.Index(s, "[power_loss]")]))
+		i := strings.Index(s, "[power_loss]")
+		if i < 0 {
+			continue // built on a base profile, whose [power_loss] it keeps (sd-a2)
+		}
+		p, err := Parse(name+".toml", []byte(s[:i]))
 		if err != nil {
 			t.Fatalf("%s without [power_loss]: %v", name, err)
 		}

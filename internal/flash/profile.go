@@ -108,6 +108,11 @@ type Profile struct {
 	// RWLogMaxWrite is the largest write the log takes (default: page_size); larger writes
 	// open their AU as a sequential stream does.
 	RWLogMaxWrite Size `toml:"rw_log_max_write" json:"rw_log_max_write,omitempty"`
+	// QueueDepth is the tasks of the card's command queue, in use by the host (0 or 1: none,
+	// the card takes one command at a time); QueueLanes how many requests' flash work it
+	// overlaps (default 1). See Queue.
+	QueueDepth int `toml:"queue_depth" json:"queue_depth,omitempty"`
+	QueueLanes int `toml:"queue_lanes" json:"queue_lanes,omitempty"`
 
 	CommandTime     Duration `toml:"command_time" json:"command_time"`
 	ReadPageTime    Duration `toml:"read_page_time" json:"read_page_time"`
@@ -128,6 +133,9 @@ type Profile struct {
 
 	// PowerLoss says what the card loses when its power is cut (the powercut suite).
 	PowerLoss PowerLoss `toml:"power_loss" json:"power_loss"`
+
+	// SLC is the card's SLC cache (slc.go); nil for a card without one.
+	SLC *SLCCache `toml:"slc_cache" json:"slc_cache,omitempty"`
 
 	// Fake makes the card a counterfeit that announces more than it holds (fake.go); nil
 	// for a genuine card.
@@ -264,6 +272,11 @@ func (p *Profile) validate() (string, error) {
 			return key, err
 		}
 	}
+	if p.SLC != nil {
+		if key, err := p.SLC.validate(p); err != nil {
+			return key, err
+		}
+	}
 	return p.EndOfLife.validate()
 }
 
@@ -328,6 +341,15 @@ func (p *Profile) validateFTL() (string, error) {
 	}
 	if p.RWLogMaxWrite == 0 {
 		p.RWLogMaxWrite = p.PageSize
+	}
+	if p.QueueDepth < 0 || p.QueueDepth > 256 {
+		return "queue_depth", fmt.Errorf("must be between 0 (no command queue) and 256 tasks (SD and eMMC queues hold 32), not %d", p.QueueDepth)
+	}
+	if p.QueueLanes < 0 || p.QueueLanes > 64 {
+		return "queue_lanes", fmt.Errorf("must be between 1 and 64 (0: 1), not %d", p.QueueLanes)
+	}
+	if p.QueueLanes > 1 && p.QueueDepth <= 1 {
+		return "queue_lanes", fmt.Errorf("is %d but the card has no command queue (queue_depth %d): a card without one takes a command at a time", p.QueueLanes, p.QueueDepth)
 	}
 	if p.Calibration < 0 {
 		return "calibration", fmt.Errorf("must be 0 (never calibrated) or a positive version, not %d", p.Calibration)

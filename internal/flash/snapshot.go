@@ -24,8 +24,12 @@ type snapshot struct {
 	Cache   []uint64
 	Log     *poolSnap
 	LogAU   []uint32
+	SLC     *slcSnap
 	Wear    wearSnap
 }
+
+// slcSnap is the SLC cache's state (its profile, size and fold unit NewModel derives).
+type slcSnap struct{ Used, Folded uint64 }
 
 type poolSnap struct {
 	Fwd, Rev, ValidCnt []uint32
@@ -66,6 +70,9 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		Pool: m.pool.snap(), Log: m.log.snap(),
 		Wear: wearSnap{Scale: m.wear.scale, Seed: m.wear.seed, Endur: m.wear.endur, Spares: m.wear.spares,
 			NSpare: m.wear.nSpare, Worn: m.wear.worn, C: m.wear.c, Tripped: m.wear.tripped}}
+	if m.slc != nil {
+		s.SLC = &slcSnap{Used: m.slc.used, Folded: m.slc.folded}
+	}
 	for _, o := range m.open {
 		s.Open = append(s.Open, openSnap{AU: o.au, Phys: o.phys, Old: o.old, WP: o.wp, Written: o.written,
 			Tail: o.tail, Used: o.used, Merged: o.merged})
@@ -94,6 +101,9 @@ func LoadModel(data []byte) (*Model, error) {
 	m.clock, m.logAU = s.Clock, s.LogAU
 	m.pool.load(s.Pool)
 	m.log.load(s.Log)
+	if m.slc != nil && s.SLC != nil {
+		m.slc.used, m.slc.folded = s.SLC.Used, s.SLC.Folded
+	}
 	for _, o := range s.Open {
 		m.open = append(m.open, &openAU{au: o.AU, phys: o.Phys, old: o.Old, wp: o.WP, written: o.Written,
 			tail: o.Tail, used: o.Used, merged: o.Merged})

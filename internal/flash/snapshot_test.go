@@ -13,7 +13,7 @@ import (
 // NewModel from the profile and size again (or the scratch state of one request). A field
 // added to Model without either fails here: a resumed endurance run would lose it.
 func TestSnapshotCoversModel(t *testing.T) {
-	saved := []string{"p", "size", "c", "erases", "valid", "pool", "auMap", "auFree", "auDirty", "open", "clock", "cache", "cacheSet", "log", "logAU", "wear"}
+	saved := []string{"p", "size", "c", "erases", "valid", "pool", "auMap", "auFree", "auDirty", "open", "clock", "cache", "cacheSet", "log", "logAU", "slc", "wear"}
 	derived := []string{"ps", "nPages", "ppau", "ebPerAU", "pmPages", "auBase", "logMax", "lat", "merges"}
 	typ := reflect.TypeOf(Model{})
 	for i := range typ.NumField() {

@@ -81,7 +81,8 @@ func TestConfinedWords(t *testing.T) {
 			}
 			w0 := writes(t, decoy)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			spec := confine.Spec{Devices: []string{dut}, Dir: dir, Env: toolEnv(), WaitDelay: time.Second, SysAdmin: sysAdminTools[k.Tool] != ""}
+			_, admin := sysAdmin(tool, argv)
+			spec := confine.Spec{Devices: []string{dut}, Dir: dir, Env: toolEnv(), WaitDelay: time.Second, SysAdmin: admin}
 			if k.ReadOnly {
 				spec.Devices, spec.Read, spec.Write = nil, []string{src}, []string{img}
 			}
@@ -455,8 +456,9 @@ func TestConfinedIssueWords(t *testing.T) {
 		w := strings.Fields(tc.words)
 		argv, _ := mkfsArgs(k, dut, w)
 		w0 := writes(t, decoy)
+		_, admin := sysAdmin(tool, argv)
 		out, err := confine.CombinedOutput(context.Background(), confine.Spec{Devices: []string{dut}, Dir: dir, Env: toolEnv(),
-			WaitDelay: time.Second, SysAdmin: sysAdminTools[k.Tool] != ""}, tool, argv...)
+			WaitDelay: time.Second, SysAdmin: admin}, tool, argv...)
 		t.Logf("%s %s in the jail: %v: %s", k.Tool, tc.words, err, lastLine(trimUsage(strings.TrimSpace(string(out)))))
 		if writes(t, decoy) != w0 {
 			t.Errorf("%s %s wrote the decoy", k.Tool, tc.words)
@@ -469,4 +471,76 @@ func TestConfinedIssueWords(t *testing.T) {
 		t.Fatal("the decoy's sha256 changed")
 	}
 	t.Logf("decoy %s: sha256 %s before and after", decoy, before)
+}
+
+// TestConfinedFlashMakers calls the raw-flash image builders, mkfs.jffs2 and mkfs.ubifs, through
+// the jail as the free-electrons suite does (BuildFlashImage), with words naming a decoy device as
+// their output: a configuration never gets them there (jffs2 and ubifs take no mkfs words), so
+// this is what the jail alone holds. The decoy must be byte-identical; the same words outside the
+// jail write a control device (the refusals are the jail's).
+func TestConfinedFlashMakers(t *testing.T) {
+	sys := needConfinement(t)
+	decoy := testdev.Loop(t, 32<<20, "the decoy's data, which no tool may touch ")
+	control := testdev.Loop(t, 32<<20, "a control device, written on purpose ")
+	before, ctlBefore := testdev.Sum(t, decoy), testdev.Sum(t, control)
+	src, _ := sourceTree(t)
+	ctx := WithWorkDir(context.Background(), t.TempDir())
+	for _, tc := range []struct {
+		fs   string
+		args func(img, out string) []string // the builder's arguments, writing out
+	}{
+		// mkfs.jffs2 takes one output: the device in its place.
+		{"jffs2", func(img, out string) []string {
+			return []string{"-r", src, "-o", out, "-e", "131072", "-n"}
+		}},
+		{"jffs2", func(img, out string) []string {
+			return []string{"-r", src, "--output=" + out, "-e", "131072", "-n"}
+		}},
+		{"jffs2", func(img, out string) []string {
+			return []string{"-r", src, "--output=/proc/self/root" + out, "-e", "131072", "-n"}
+		}},
+		// mkfs.ubifs takes the last.
+		{"ubifs", func(img, out string) []string {
+			return []string{"-r", src, "-o", img, "-m", "2048", "-e", "126976", "-c", "100", "-x", "zlib", "-o", out}
+		}},
+	} {
+		k, _ := Lookup(tc.fs)
+		if _, err := sys.LookPath(k.Tool); err != nil {
+			t.Logf("%s not installed (mtd-utils): skipped", k.Tool)
+			continue
+		}
+		img := filepath.Join(t.TempDir(), tc.fs+".img")
+		args := tc.args(img, decoy)
+		err := BuildFlashImage(ctx, nil, k, src, img, args, true)
+		t.Logf("%s in the jail: %v", k.Tool, err)
+		if got := testdev.Sum(t, decoy); got != before {
+			t.Fatalf("%s %v wrote the decoy", k.Tool, args)
+		}
+		// The control: outside the jail the same words write the device they name.
+		path, _ := sys.LookPath(k.Tool)
+		out, err := runPlain(context.Background(), path, tc.args(img, control))
+		if got := testdev.Sum(t, control); got == ctlBefore {
+			t.Errorf("%s outside the jail left the control device as it was (%v: %s): the jail's refusal proves nothing", k.Tool, err, lastLine(string(out)))
+		}
+		refill(t, control, "a control device, written on purpose ")
+	}
+}
+
+// refill writes pattern over the whole device again.
+func refill(t *testing.T, dev, pattern string) {
+	t.Helper()
+	f, err := os.OpenFile(dev, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := []byte(strings.Repeat(pattern, (1<<20)/len(pattern)+1))[:1<<20]
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			break // the end of the device
+		}
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -26,6 +26,12 @@ var (
 // the filesystem's own tool: e2freefrag for ext2/3/4, xfs_db's freesp for xfs. ok is false for
 // the filesystems whose tools give no such figure offline (btrfs, f2fs, nilfs2, ...).
 func MeasureFreeSpace(ctx context.Context, run Runner, k Kind, dev string) (fs FreeSpace, ok bool, err error) {
+	if err := checkDevice(ctx, dev); err != nil {
+		return fs, false, err
+	}
+	// Read-only tools, confined like every program pointed at a device: dev is the only one
+	// in their /dev.
+	ctx = withJail(ctx, jail{devices: []string{dev}})
 	switch k.Name {
 	case "ext2", "ext3", "ext4":
 		out, err := runner(run)(ctx, "e2freefrag", dev)

@@ -130,6 +130,9 @@ func Repair(ctx context.Context, run Runner, k Kind, dev string) (string, string
 // runCode runs the command, confined to dev, and returns its exit code (-1: it did not run or was
 // killed); the error is set only when ctx ended.
 func runCode(ctx context.Context, run Runner, c fsckCommand, dev string) (int, string, error) {
+	if err := checkDevice(ctx, dev); err != nil {
+		return -1, err.Error(), fmt.Errorf("%s: %w", commandLine(c.tool, c.args), err)
+	}
 	out, err := runner(run)(withJail(ctx, jail{devices: []string{dev}}), c.tool, c.args...)
 	text := strings.TrimSpace(string(out))
 	if len(text) > maxOutput {

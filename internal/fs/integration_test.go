@@ -476,3 +476,93 @@ func TestIntegrationKernelFSDetach(t *testing.T) {
 		t.Errorf("Unmount with Detach when not mounted = %v, %v; want NotMounted", how, err)
 	}
 }
+
+// TestNilfs2Jailed mounts nilfs2 as fsbench does: the mount(2) in a mount jail, then
+// nilfs_cleanerd (which mount.nilfs2 would start) in a jail of its own, with the protection period
+// of pp=; nilfs-clean reaches that cleaner from its own jail (the Reclaimer of an aging); the
+// unmount stops the cleaner and leaves nothing mounted. This host's kernel has no nilfs2: the
+// test runs in the QEMU guest (vm.TestGuestConfined).
+func TestNilfs2Jailed(t *testing.T) {
+	needRoot(t)
+	k, _ := Lookup("nilfs2")
+	sys, err := HostSystem()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := sys.Check(k); !a.Runs {
+		t.Skipf("this machine cannot run nilfs2 (%s): vm.TestGuestConfined runs this test in the QEMU guest", a.Reason)
+	}
+	if err := jailAvailable(); err != nil {
+		t.Fatalf("no jail as root: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(WithWorkDir(context.Background(), t.TempDir()), 5*time.Minute)
+	defer cancel()
+	if a := sys.Check(k); a.Kernel == KernelModuleAvailable {
+		LoadModule(ctx, nil, sys, k)
+	}
+	dev := attachLoop(t, 256<<20)
+	// 1 MiB segments: with the default 8 MiB, mkfs.nilfs2 wants more than 128 MiB.
+	if err := Mkfs(ctx, nil, k, dev, []string{"-B", "256"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := mountDir(t, k)
+	if err := Mount(ctx, k, dev, dir, "pp=0"); err != nil {
+		t.Fatal(err)
+	}
+	c := cleanerOf(dir)
+	if c == nil || !c.p.Running() {
+		t.Fatalf("no cleaner runs for %s after the mount", dir)
+	}
+	procs := cleanerProcesses(t)
+	if len(procs) == 0 || !strings.Contains(procs[0], "-p 0 "+dev+" "+dir) {
+		t.Fatalf("nilfs_cleanerd processes %q, want one with -p 0 %s %s; the cleaner's jail said: %s", procs, dev, dir, c.p.Output())
+	}
+	// The cleaner runs in a jail: its /dev holds the device and the harmless nodes only.
+	if pid := strings.Fields(procs[0])[0]; pid != "" {
+		ents, err := os.ReadDir("/proc/" + pid + "/root/dev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		if !slices.Contains(names, filepath.Base(dev)) || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "loop") && n != filepath.Base(dev) }) || len(names) > 12 {
+			t.Errorf("the cleaner's /dev holds %v", names)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), make([]byte, 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "f"))
+	out, err := runNilfsClean(ctx, nil, dev, dir, "-p", "0", "-m", "1")
+	if err != nil {
+		t.Errorf("nilfs-clean from its jail: %v: %s", err, out)
+	} else {
+		t.Logf("nilfs-clean from its jail: %s", strings.TrimSpace(string(out)))
+	}
+	if err := Unmount(ctx, k, dir); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := mountinfo.MountedAt(dir); m {
+		t.Errorf("%s still mounted", dir)
+	}
+	if c.p.Running() || len(cleanerProcesses(t)) > 0 {
+		t.Errorf("the cleaner runs after the unmount: %v", cleanerProcesses(t))
+	}
+}
+
+// cleanerProcesses lists "PID ARGS" of every nilfs_cleanerd running.
+func cleanerProcesses(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmds {
+		b, _ := os.ReadFile(p)
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) > 0 && filepath.Base(args[0]) == "nilfs_cleanerd" {
+			out = append(out, filepath.Base(filepath.Dir(p))+" "+strings.Join(args[1:], " "))
+		}
+	}
+	return out
+}

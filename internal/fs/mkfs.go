@@ -47,6 +47,9 @@ func Mkfs(ctx context.Context, run Runner, k Kind, dev string, args []string) er
 	if err != nil {
 		return err
 	}
+	if err := checkDevice(ctx, dev); err != nil {
+		return fmt.Errorf("%s: %w", commandLine(k.Tool, argv), err)
+	}
 	ctx = withJail(ctx, jail{devices: []string{dev}, userWords: len(args) > 0})
 	if out, err := runner(run)(ctx, k.Tool, argv...); err != nil {
 		return cmdError(ctx, k.Tool, argv, err, out)
@@ -103,6 +106,34 @@ func BuildImage(ctx context.Context, run Runner, k Kind, src, img string, args [
 		return cmdError(ctx, k.Tool, argv, err, out)
 	}
 	return nil
+}
+
+// BuildFlashImage runs the image builder of a raw-flash filesystem (mkfs.jffs2, mkfs.ubifs) with
+// args, which read the directory src and write the file img (package nand makes them, with the
+// chip's geometry); userWords says that args hold a variant's own words. The builder runs confined
+// as BuildImage's do: img is the only file it can write besides its private directory, it can open
+// no device, and where no jail can be made a variant's own words are refused. A nil run means
+// DefaultRunner.
+func BuildFlashImage(ctx context.Context, run Runner, k Kind, src, img string, args []string, userWords bool) error {
+	if !k.Flash {
+		return fmt.Errorf("%s is not a raw-flash filesystem: make it with Mkfs or BuildImage", k.Name)
+	}
+	if !filepath.IsAbs(src) || !filepath.IsAbs(img) {
+		return fmt.Errorf("build %s image: give the source (%s) and the image (%s) as absolute paths: the builder runs in a directory of its own", k.Name, src, img)
+	}
+	ctx = withJail(ctx, jail{read: []string{src}, write: []string{img}, userWords: userWords})
+	if out, err := runner(run)(ctx, k.Tool, args...); err != nil {
+		return cmdError(ctx, k.Tool, args, err, out)
+	}
+	return nil
+}
+
+// Confined returns ctx with which DefaultRunner runs a program in a jail whose /dev holds only
+// devices, reading read besides the system's directories: for the programs fsbench points at a
+// device that are neither mkfs, fsck nor an image builder (the MTD and UBI tools of package
+// nand). No user's word reaches them: where no jail can be made, they run as they are.
+func Confined(ctx context.Context, devices, read []string) context.Context {
+	return withJail(ctx, jail{devices: devices, read: read})
 }
 
 // ToolVersion runs the tool's version option and returns one clean line, e.g.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -103,54 +102,52 @@ func MountFlags(options string) (flags uintptr, data string, err error) {
 	return flags, strings.Join(rest, ","), nil
 }
 
-// Mount mounts dev on dir with type k.Name and options (as for mount -o). For nilfs2 it uses
-// mount(8): mount.nilfs2 starts nilfs_cleanerd, the garbage collector, which is part of how nilfs2
-// really runs (its options name no file; CheckMountOptions guards them); every other kind is
-// mounted with the mount(2) system call, made in a jail whose /dev holds only dev (package
-// confine). Where the kernel allows no jail, options are refused and a mount without any runs as
-// it is. Read-only kinds are always mounted read-only.
+// Mount mounts dev on dir with type k.Name and options (as for mount -o), with the mount(2)
+// system call made in a jail whose root holds only dev (package confine): a path in an option is
+// resolved there, where no other device is. jffs2's and ubifs's sources are names ("mtd3",
+// "ubi0:fsbench"), not paths: their jail holds no device at all. nilfs2 is mounted the same way,
+// and then its cleaner, nilfs_cleanerd, is started in a jail of its own, as mount.nilfs2 would
+// (mountNilfs2). Where the kernel allows no jail (no namespaces, or no new mount API before
+// Linux 5.2), options are refused and a mount without any runs as it is. Read-only kinds are
+// always mounted read-only.
 func Mount(ctx context.Context, k Kind, dev, dir, options string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), err)
 	}
+	if err := checkDevice(ctx, dev); err != nil {
+		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), err)
+	}
 	if k.Name == "nilfs2" {
-		return mountCommand(ctx, k, dev, dir, options)
+		return mountNilfs2(ctx, k, dev, dir, options)
 	}
 	flags, data, err := MountFlags(options)
 	if err != nil {
 		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), err)
 	}
+	return mountJailed(k, dev, dir, options, flags, data)
+}
+
+// mountJailed makes the mount through a mount jail (confine.Mount), or, where the kernel allows
+// none, as it is when options (the user's words) is empty, and refuses it otherwise.
+func mountJailed(k Kind, dev, dir, options string, flags uintptr, data string) error {
 	if k.ReadOnly {
 		// squashfs and erofs cannot be written; asking for rw would only make the kernel open
 		// the block device for writing.
 		flags |= unix.MS_RDONLY
 	}
-	if !filepath.IsAbs(dev) {
-		// jffs2's "mtd3", ubifs's "ubi0:fsbench": the kernel finds the source by number or
-		// name, not by path, so there is no device to jail.
-		if err := unix.Mount(dev, dir, k.Name, flags, data); err != nil {
-			return mountError(k, dev, dir, options, err)
-		}
-		return nil
-	}
-	// The kernel resolves paths in mount options (journal_path=, logdev=, device=) in the
-	// caller's namespace: the mount is made in a jail whose /dev holds only dev. A kernel older
-	// than the new mount API (5.2) mounts as it is: CheckMountOptions guards the options there.
+	var err error
 	var se *confine.SetupError
-	switch why := confine.Available(); {
-	case why != nil && options != "":
-		return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{why})
-	case why != nil, confine.MountAvailable() != nil:
-		err = unix.Mount(dev, dir, k.Name, flags, data)
-	default:
-		err = confine.Mount(dev, dir, k.Name, flags, data)
-		if errors.As(err, &se) {
-			if options != "" {
-				return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{err})
-			}
-			// No word of the user's: the default mount runs as it is.
-			err = unix.Mount(dev, dir, k.Name, flags, data)
+	if why := mountJailAvailable(); why != nil {
+		if options != "" {
+			return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{why})
 		}
+		// No word of the user's: the default mount runs as it is.
+		err = unix.Mount(dev, dir, k.Name, flags, data)
+	} else if err = confine.Mount(dev, dir, k.Name, flags, data); errors.As(err, &se) {
+		if options != "" {
+			return fmt.Errorf("%s: %w", mountLine(k, dev, dir, options), &UnconfinedError{err})
+		}
+		err = unix.Mount(dev, dir, k.Name, flags, data)
 	}
 	if err != nil {
 		return mountError(k, dev, dir, options, err)
@@ -195,8 +192,8 @@ func mountError(k Kind, dev, dir, options string, err error) error {
 	return fmt.Errorf("%s: %w: %s", line, err, hint)
 }
 
-// mountCommand mounts through mount(8), for filesystems whose mount helper does more than the
-// system call.
+// mountCommand mounts through mount(8), for nilfs2 where no jail can be made (mount.nilfs2 then
+// starts nilfs_cleanerd itself).
 func mountCommand(ctx context.Context, k Kind, dev, dir, options string) error {
 	args := []string{"-t", k.Name}
 	if options != "" {
@@ -220,10 +217,15 @@ func mountCommand(ctx context.Context, k Kind, dev, dir, options string) error {
 }
 
 // Unmount unmounts dir, retrying EBUSY briefly (udev and blkid may hold the device for a moment).
-// nilfs2 goes through umount(8) so that nilfs_cleanerd is stopped. Not mounted is no error.
+// A nilfs2 mount's cleaner is stopped first (as umount.nilfs2 does); one mounted through mount(8)
+// (where no jail can be made) goes through umount(8), which stops it. Not mounted is no error.
 func Unmount(ctx context.Context, k Kind, dir string) error {
 	if k.Name == "nilfs2" {
-		return unmountCommand(ctx, dir)
+		if c := takeCleaner(dir); c != nil {
+			c.stop()
+		} else if jailAvailable() != nil {
+			return unmountCommand(ctx, dir)
+		}
 	}
 	_, err := mountinfo.Unmount(ctx, dir, mountinfo.UnmountOptions{})
 	return err

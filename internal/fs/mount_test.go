@@ -145,20 +145,33 @@ func withDefaultRunner(t *testing.T, f *fakeRunner) {
 	t.Cleanup(func() { DefaultRunner = saved })
 }
 
+// noJail makes this package take the path of a machine that allows no jail, for the test.
+func noJail(t *testing.T) {
+	t.Helper()
+	a, m := jailAvailable, mountJailAvailable
+	why := errors.New("no namespaces here (a test)")
+	jailAvailable, mountJailAvailable = func() error { return why }, func() error { return why }
+	t.Cleanup(func() { jailAvailable, mountJailAvailable = a, m })
+}
+
+// TestNilfs2ThroughMount8 is nilfs2 where no jail can be made: the defaults go through mount(8),
+// whose helper starts the cleaner, and options are refused (mount.nilfs2 would run in fsbench's
+// own namespace).
 func TestNilfs2ThroughMount8(t *testing.T) {
 	ctx := context.Background()
 	nilfs := mustLookup(t, "nilfs2")
+	noJail(t)
 
 	f := &fakeRunner{}
 	withDefaultRunner(t, f)
-	if err := Mount(ctx, nilfs, "/dev/loop9", "/mnt/x", "noatime,order=strict"); err != nil {
-		t.Fatal(err)
+	var ue *UnconfinedError
+	if err := Mount(ctx, nilfs, "/dev/loop9", "/mnt/x", "noatime,order=strict"); !errors.As(err, &ue) {
+		t.Errorf("options without a jail: %v, want them refused", err)
 	}
 	if err := Mount(ctx, nilfs, "/dev/loop9", "/mnt/x", ""); err != nil {
 		t.Fatal(err)
 	}
 	want := []call{
-		{"mount", []string{"-t", "nilfs2", "-o", "noatime,order=strict", "/dev/loop9", "/mnt/x"}},
 		{"mount", []string{"-t", "nilfs2", "/dev/loop9", "/mnt/x"}},
 	}
 	if diff := cmp.Diff(want, f.calls, cmp.AllowUnexported(call{})); diff != "" {
@@ -180,5 +193,39 @@ func TestNilfs2ThroughMount8(t *testing.T) {
 	}
 	if len(f.calls) != 0 {
 		t.Errorf("ran %v for a directory that is not mounted", f.calls)
+	}
+}
+
+// TestNilfsOptions splits mount.nilfs2's own options from the kernel's.
+func TestNilfsOptions(t *testing.T) {
+	for _, tc := range []struct {
+		in, pp, rest string
+		gc           bool
+		bad          bool
+	}{
+		{in: "", gc: true},
+		{in: "pp=0,order=strict", pp: "0", rest: "order=strict", gc: true},
+		{in: "nogc,noatime", rest: "noatime"},
+		{in: "pp=-1", bad: true},
+		{in: "gcpid=1", bad: true},
+	} {
+		pp, gc, rest, err := nilfsOptions(tc.in)
+		if (err != nil) != tc.bad || err == nil && (pp != tc.pp || gc != tc.gc || rest != tc.rest) {
+			t.Errorf("%q: pp %q gc %v rest %q err %v", tc.in, pp, gc, rest, err)
+		}
+	}
+}
+
+// TestMountWithoutJail: where no mount jail can be made, a mount with the user's options is
+// refused, whatever the filesystem, and says why and what to do.
+func TestMountWithoutJail(t *testing.T) {
+	noJail(t)
+	for _, name := range []string{"ext4", "btrfs", "jffs2", "nilfs2"} {
+		k := mustLookup(t, name)
+		err := Mount(context.Background(), k, "/dev/loop9", "/mnt/x", "noatime")
+		var ue *UnconfinedError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "remove the options") {
+			t.Errorf("%s with options and no jail: %v", name, err)
+		}
 	}
 }

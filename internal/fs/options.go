@@ -76,6 +76,9 @@ type grammar struct {
 	// pathOK lists options whose value may contain a slash without naming a file on the
 	// machine (mke2fs -M stores "the last mounted directory" as a label).
 	pathOK []string
+	// visit, when set, sees every option with a value as check reads it: canon its short name
+	// (or long spelling), val its value.
+	visit func(canon, val string)
 }
 
 const (
@@ -220,7 +223,7 @@ func CheckMkfsArgs(k Kind, args []string) error {
 	g, ok := grammars[k.Name]
 	if !ok {
 		if len(args) > 0 {
-			return fmt.Errorf("%s takes no mkfs words here", k.Name)
+			return fmt.Errorf("%s takes no mkfs words here: fsbench has no grammar of %s's options to check them by, and gives it the chip's geometry and the image's paths itself; remove the variant's mkfs line", k.Name, k.Tool)
 		}
 		return nil
 	}
@@ -400,6 +403,9 @@ func unknownOption(opt string) error {
 // judge refuses an option (canon its short name or long spelling, spelled as the user wrote it,
 // or as getopt_long completed it) or its value.
 func (g grammar) judge(canon, spelled, val string, has bool) error {
+	if g.visit != nil && has {
+		g.visit(canon, val)
+	}
 	if why, bad := g.refused[canon]; bad {
 		return fmt.Errorf("option %s is refused: %s", spelled, why)
 	}
@@ -433,6 +439,7 @@ func (g grammar) judge(canon, spelled, val string, has bool) error {
 // journal_path= and journal_dev= and xfs's logdev= and rtdev= put part of it elsewhere, and
 // mount(8)'s loop options set up a loop device over a file.
 var mountRefused = map[string]string{
+	"source":       "it names the device to mount; fsbench mounts the device it made (or the one named with --destroy)",
 	"device":       whyDevice,
 	"journal_path": whyDevice,
 	"journal_dev":  whyDevice,

@@ -32,7 +32,7 @@ func Reclaimer(run Runner, k Kind, dev, mnt string) func(context.Context) error 
 		before := free()
 		// -m 1: every segment with a reclaimable block, not only those with the default 10 %
 		// of them: after a fill, each segment holds a few obsolete metadata blocks.
-		if out, err := runner(run)(ctx, "nilfs-clean", "-p", "0", "-m", "1", dev); err != nil {
+		if out, err := runNilfsClean(ctx, run, dev, mnt, "-p", "0", "-m", "1"); err != nil {
 			return fmt.Errorf("nilfs-clean -p 0 -m 1 %s (package nilfs-tools): %v: %s", dev, err, strings.TrimSpace(string(out)))
 		}
 		// nilfs-clean only asks the cleaner for a pass, which it takes a few segments at a time,

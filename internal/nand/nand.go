@@ -6,7 +6,9 @@
 //
 // Every step runs the mtd-utils program a user would run (flash_erase, nandwrite, ubiformat,
 // ubiattach, ubimkvol, ubiupdatevol, ubiblock, ubidetach), through an fs.Runner so that tests
-// can check the command lines; sizes are read back from sysfs rather than assumed.
+// can check the command lines; sizes are read back from sysfs rather than assumed. Each runs in
+// a jail (fs.Confined) whose /dev holds the one device it works on: the MTD partition, UBI's
+// control device, the UBI device or its volume.
 package nand
 
 import (
@@ -63,6 +65,11 @@ type Timings struct {
 // A page read thus costs 25 + 2112 × 0.04 ≈ 110 µs (about 19 MB/s) and a page program 200 +
 // 2112 × 0.05 ≈ 306 µs (about 6.7 MB/s); an erase block is 2 ms.
 var DefaultTimings = Timings{Enabled: true, AccessUs: 25, ProgramUs: 200, EraseMs: 2, OutputNs: 40, InputNs: 50}
+
+// ubiCtrl is UBI's control device, which ubiattach and ubidetach give MTD and UBI numbers to: the
+// one device in their jail (it names MTD devices by number, which no jail can narrow; no word of
+// a configuration reaches these tools).
+const ubiCtrl = "/dev/ubi_ctrl"
 
 // sysfsRoot is where sysfs is mounted; tests point it at a fake tree.
 var sysfsRoot = "/sys"
@@ -189,14 +196,14 @@ func findMTD(sysfs, name string) (int, error) {
 
 // Erase erases the whole partition: every block reads back as 0xff.
 func (s *Sim) Erase(ctx context.Context) error {
-	return s.tool(ctx, "flash_erase", "-q", s.Dev, "0", "0")
+	return s.tool(fs.Confined(ctx, []string{s.Dev}, nil), "flash_erase", "-q", s.Dev, "0", "0")
 }
 
 // WriteImage writes a raw image (jffs2) to the start of the erased partition. Pages that are
 // all 0xff are skipped, as an erased page already reads so and NAND pages are written once per
 // erase: jffs2 would find them programmed and unusable.
 func (s *Sim) WriteImage(ctx context.Context, img string) error {
-	return s.tool(ctx, "nandwrite", "-q", "-p", "--skip-all-ffs", s.Dev, img)
+	return s.tool(fs.Confined(ctx, []string{s.Dev}, []string{img}), "nandwrite", "-q", "-p", "--skip-all-ffs", s.Dev, img)
 }
 
 func (s *Sim) tool(ctx context.Context, name string, args ...string) error {
@@ -245,13 +252,13 @@ type UBI struct {
 
 // Format erases the partition keeping UBI's erase counters (none yet: a fresh chip).
 func (s *Sim) Format(ctx context.Context) error {
-	return s.tool(ctx, "ubiformat", "-q", "-y", s.Dev)
+	return s.tool(fs.Confined(ctx, []string{s.Dev}, nil), "ubiformat", "-q", "-y", s.Dev)
 }
 
 // Attach attaches UBI to the partition as ubi<num> (the ubi module must be loaded).
 func (s *Sim) Attach(ctx context.Context, num, bebPer1024 int) (*UBI, error) {
 	args := []string{"-m", strconv.Itoa(s.MTD), "-d", strconv.Itoa(num), "-b", strconv.Itoa(bebPer1024)}
-	if err := s.tool(ctx, "ubiattach", args...); err != nil {
+	if err := s.tool(fs.Confined(ctx, []string{ubiCtrl}, nil), "ubiattach", args...); err != nil {
 		return nil, err
 	}
 	u := &UBI{Num: num, MTD: s.MTD, BEBPer1024: bebPer1024, run: s.run, sysfs: s.sysfs}
@@ -289,7 +296,7 @@ func (u *UBI) readGeometry() error {
 // Detach detaches the UBI device (its volumes must not be mounted or exposed as blocks).
 func (u *UBI) Detach(ctx context.Context) error {
 	args := []string{"-d", strconv.Itoa(u.Num)}
-	if out, err := u.run(ctx, "ubidetach", args...); err != nil {
+	if out, err := u.run(fs.Confined(ctx, []string{ubiCtrl}, nil), "ubidetach", args...); err != nil {
 		return cmdError(ctx, "ubidetach", args, err, out)
 	}
 	return nil
@@ -319,7 +326,7 @@ func (u *UBI) MakeVolume(ctx context.Context, name string, size uint64) (*Volume
 		id++
 	}
 	args = append(args, "-n", strconv.Itoa(id))
-	if out, err := u.run(ctx, "ubimkvol", args...); err != nil {
+	if out, err := u.run(fs.Confined(ctx, []string{args[0]}, nil), "ubimkvol", args...); err != nil {
 		return nil, cmdError(ctx, "ubimkvol", args, err, out)
 	}
 	u.volumesAdded = append(u.volumesAdded, id)
@@ -353,7 +360,7 @@ func (u *UBI) OpenVolume(id int, name string) *Volume {
 // Update replaces the volume's content with an image (ubiupdatevol).
 func (v *Volume) Update(ctx context.Context, img string) error {
 	args := []string{v.Dev, img}
-	if out, err := v.run(ctx, "ubiupdatevol", args...); err != nil {
+	if out, err := v.run(fs.Confined(ctx, []string{v.Dev}, []string{img}), "ubiupdatevol", args...); err != nil {
 		return cmdError(ctx, "ubiupdatevol", args, err, out)
 	}
 	return nil
@@ -365,7 +372,7 @@ func (v *Volume) MountSource() string { return fmt.Sprintf("ubi%d:%s", v.UBI, v.
 // CreateBlock exposes the volume as a read-only block device (ubiblock) and returns its path.
 func (v *Volume) CreateBlock(ctx context.Context) (string, error) {
 	args := []string{"-c", v.Dev}
-	if out, err := v.run(ctx, "ubiblock", args...); err != nil {
+	if out, err := v.run(fs.Confined(ctx, []string{v.Dev}, nil), "ubiblock", args...); err != nil {
 		return "", cmdError(ctx, "ubiblock", args, err, out)
 	}
 	return fmt.Sprintf("/dev/ubiblock%d_%d", v.UBI, v.ID), nil
@@ -374,7 +381,7 @@ func (v *Volume) CreateBlock(ctx context.Context) (string, error) {
 // RemoveBlock removes the block device CreateBlock made.
 func (v *Volume) RemoveBlock(ctx context.Context) error {
 	args := []string{"-r", v.Dev}
-	if out, err := v.run(ctx, "ubiblock", args...); err != nil {
+	if out, err := v.run(fs.Confined(ctx, []string{v.Dev}, nil), "ubiblock", args...); err != nil {
 		return cmdError(ctx, "ubiblock", args, err, out)
 	}
 	return nil

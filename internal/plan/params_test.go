@@ -2,8 +2,9 @@ package plan_test
 
 import (
 	"github.com/fsbench/fsbench/internal/plan"
-	"github.com/fsbench/fsbench/internal/suite"
 	_ "github.com/fsbench/fsbench/internal/suites/all"
+	"github.com/fsbench/fsbench/internal/suites/bonnie"
+	"github.com/fsbench/fsbench/internal/suites/powercut"
 
 	"strings"
 	"testing"
@@ -18,13 +19,13 @@ func TestSuiteTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := c.Params.Get(plan.PowerCutSuite).(*suite.PowerCutParams); p.Cuts != 7 || p.Ops != 300 || p.Seed != 1 {
+	if p := c.Params.Get(plan.PowerCutSuite).(*powercut.Params); p.Cuts != 7 || p.Ops != 300 || p.Seed != 1 {
 		t.Errorf("powercut params %+v", p)
 	}
-	if b := c.Params.Get("bonnie").(*suite.BonnieParams); b.Files != 2048 || b.Dirs != 100 || b.FileSize != 2<<20 || b.ChunkSize != 8192 {
+	if b := c.Params.Get("bonnie").(*bonnie.Params); b.Files != 2048 || b.Dirs != 100 || b.FileSize != 2<<20 || b.ChunkSize != 8192 {
 		t.Errorf("bonnie params %+v", b)
 	}
-	if d := plan.Default().Params.Get(plan.PowerCutSuite).(*suite.PowerCutParams); d.Cuts != 50 {
+	if d := plan.Default().Params.Get(plan.PowerCutSuite).(*powercut.Params); d.Cuts != 50 {
 		t.Errorf("the table changed the defaults: %+v", d)
 	}
 	for _, tc := range []struct{ in, want string }{
@@ -55,10 +56,10 @@ func TestParamsJSON(t *testing.T) {
 	if err := back.UnmarshalJSON(b); err != nil {
 		t.Fatal(err)
 	}
-	if got := back.Get(plan.PowerCutSuite).(*suite.PowerCutParams); got.Cuts != 9 || !back.Equal(p) {
+	if got := back.Get(plan.PowerCutSuite).(*powercut.Params); got.Cuts != 9 || !back.Equal(p) {
 		t.Errorf("round trip %s: %+v", b, got)
 	}
-	if plan.DefaultSuiteParams().Get(plan.PowerCutSuite).(*suite.PowerCutParams).Cuts != 50 {
+	if plan.DefaultSuiteParams().Get(plan.PowerCutSuite).(*powercut.Params).Cuts != 50 {
 		t.Error("Set changed the registered defaults")
 	}
 	if err := back.UnmarshalJSON([]byte(`{"nosuch": {}}`)); err == nil {
@@ -78,7 +79,7 @@ func TestSetFault(t *testing.T) {
 	} {
 		c := plan.Default()
 		err := c.SetFault(tc.name)
-		got := c.Params.Get(plan.PowerCutSuite).(*suite.PowerCutParams).MergeLoss
+		got := c.Params.Get(plan.PowerCutSuite).(*powercut.Params).MergeLoss
 		if (err != nil) != tc.wantErr || got != tc.mergeLoss {
 			t.Errorf("SetFault(%q): err %v, MergeLoss %v; want error %v, MergeLoss %v", tc.name, err, got, tc.wantErr, tc.mergeLoss)
 		}

@@ -70,6 +70,11 @@ type Request struct {
 	// long its SSH server may then take to answer (0: 5 minutes).
 	PowerCycle  bool          `json:"-"`
 	BootTimeout time.Duration `json:"-"`
+	// PowerOff and PowerOn are the user's own commands (run with sh -c on this machine) that
+	// switch an ssh:// board's power off and on: a USB relay, a PDU, a lab script. With them
+	// --suite powercut cuts the board's power for real (a labgrid place uses its power
+	// resource instead).
+	PowerOff, PowerOn string `json:"-"`
 }
 
 // WriteRequest writes r to path as JSON.

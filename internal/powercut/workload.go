@@ -115,6 +115,21 @@ type Workload struct {
 	// Pos returns the card's request position now: how many requests it has received. It is
 	// read after each sync returns (the acknowledgement) and before each operation starts.
 	Pos func() (uint64, error)
+	// Observer, when set, is told of each operation before it writes and when it is
+	// acknowledged: a live power cut's host learns the promises from it (live.go).
+	Observer Observer
+}
+
+// Observer follows a workload operation by operation, off the device (a live power cut's host).
+type Observer interface {
+	// Intent is called before operation n writes anything, with the file (empty for a syncfs)
+	// and the version it will leave (its Ack, Started and At unset). The operation starts
+	// when it returns: an observer that must know what may be in flight before it can be,
+	// returns only once it knows.
+	Intent(n int, path string, v Version) error
+	// Acked is called when operation n's fsync, fdatasync or syncfs returned: a syncfs
+	// acknowledges every version written before it.
+	Acked(n int) error
 }
 
 // blockSize is the granularity at which a file caught between versions is checked.
@@ -149,6 +164,7 @@ type workloadRun struct {
 	files map[string]*File
 	live  []string // paths that exist now
 	next  int      // the number of the next file created
+	ops   int      // the number of the next operation
 	start time.Time
 }
 
@@ -190,94 +206,133 @@ func (r *workloadRun) step(spec Spec) error {
 	}
 	op := pickOp(r.rng, len(r.live), spec.Files)
 	seed := r.rng.Uint64()
+	n := r.ops
+	r.ops++
 	if op == OpSyncfs {
-		return r.syncfs()
+		if err := r.intent(n, "", Version{Op: OpSyncfs}); err != nil {
+			return err
+		}
+		return r.syncfs(n)
 	}
-	path, v, done, err := r.write(op, seed, spec)
-	if err != nil || !done {
+	w, done := r.plan(op, seed, spec)
+	if !done {
+		return nil
+	}
+	if err := r.intent(n, w.path, w.v); err != nil {
 		return err
 	}
+	if err := w.do(); err != nil {
+		return err
+	}
+	v := w.v
 	v.Started = before
 	v.At = time.Since(r.start)
 	if op != OpLarge && op != OpUnsynced {
 		if v.Ack, err = r.ack(); err != nil {
 			return err
 		}
+		if err := r.acked(n); err != nil {
+			return err
+		}
 	}
-	f := r.history(path)
+	f := r.history(w.path)
 	f.Versions = append(f.Versions, v)
 	return nil
 }
 
-// write performs op, which changes one file, and returns the file and its new version; done
-// is false when there was nothing to do (an overwrite of an empty file).
-func (r *workloadRun) write(op string, seed uint64, spec Spec) (path string, v Version, done bool, err error) {
+// intent tells the observer, if any, what operation n is about to write, and waits until it
+// may.
+func (r *workloadRun) intent(n int, path string, v Version) error {
+	if r.w.Observer == nil {
+		return nil
+	}
+	return r.w.Observer.Intent(n, path, v)
+}
+
+// acked tells the observer, if any, that operation n's synchronisation returned.
+func (r *workloadRun) acked(n int) error {
+	if r.w.Observer == nil {
+		return nil
+	}
+	return r.w.Observer.Acked(n)
+}
+
+// pendingWrite is an operation on one file, planned: the file, the version it will leave, and
+// the writes that make it.
+type pendingWrite struct {
+	path string
+	v    Version
+	do   func() error
+}
+
+// plan chooses what op, which changes one file, will write and returns it; done is false when
+// there is nothing to do (an overwrite of an empty file). The version is known before anything
+// is written, so that an observer off the device can be told what may be in flight.
+func (r *workloadRun) plan(op string, seed uint64, spec Spec) (w pendingWrite, done bool) {
 	rng, dir := r.rng, r.dir
 	switch op {
 	case OpCreate, OpLarge, OpUnsynced:
-		path = fmt.Sprintf("d%d/f%04d", r.next%4, r.next)
+		w.path = fmt.Sprintf("d%d/f%04d", r.next%4, r.next)
 		r.next++
 		size := 1024 + rng.IntN(63*1024)
 		if op == OpLarge {
 			size = spec.LargeBytes
 		}
 		data := content(seed, size)
-		if err := writeNew(filepath.Join(dir, path), data, op == OpCreate); err != nil {
-			return "", v, false, err
-		}
-		v = version(data, op)
-		r.live = append(r.live, path)
+		full := filepath.Join(dir, w.path)
+		w.do = func() error { return writeNew(full, data, op == OpCreate) }
+		w.v = version(data, op)
+		r.live = append(r.live, w.path)
 	case OpAppend:
-		path = r.live[rng.IntN(len(r.live))]
-		prev := current(r.history(path))
-		data := append(readExpected(dir, path, prev), content(seed, 4096+rng.IntN(28*1024))...)
-		if err := appendFile(filepath.Join(dir, path), data[prev.Size:]); err != nil {
-			return "", v, false, err
-		}
-		v = version(data, op)
+		w.path = r.live[rng.IntN(len(r.live))]
+		prev := current(r.history(w.path))
+		data := append(readExpected(dir, w.path, prev), content(seed, 4096+rng.IntN(28*1024))...)
+		full := filepath.Join(dir, w.path)
+		w.do = func() error { return appendFile(full, data[prev.Size:]) }
+		w.v = version(data, op)
 	case OpOverwrite:
-		path = r.live[rng.IntN(len(r.live))]
-		prev := current(r.history(path))
-		data := readExpected(dir, path, prev)
+		w.path = r.live[rng.IntN(len(r.live))]
+		prev := current(r.history(w.path))
+		data := readExpected(dir, w.path, prev)
 		if len(data) == 0 {
-			return "", v, false, nil
+			return w, false
 		}
 		off := rng.IntN(len(data))
 		n := min(len(data)-off, 4096+rng.IntN(16*1024))
 		patch := content(seed, n)
 		copy(data[off:], patch)
-		if err := overwrite(filepath.Join(dir, path), int64(off), patch); err != nil {
-			return "", v, false, err
-		}
-		v = version(data, op)
+		full := filepath.Join(dir, w.path)
+		w.do = func() error { return overwrite(full, int64(off), patch) }
+		w.v = version(data, op)
 	case OpReplace:
-		path = r.live[rng.IntN(len(r.live))]
+		w.path = r.live[rng.IntN(len(r.live))]
 		data := content(seed, 1024+rng.IntN(31*1024))
-		if err := replace(filepath.Join(dir, path), data); err != nil {
-			return "", v, false, err
-		}
-		v = version(data, op)
-		v.Atomic = true
+		full := filepath.Join(dir, w.path)
+		w.do = func() error { return replace(full, data) }
+		w.v = version(data, op)
+		w.v.Atomic = true
 	case OpDelete:
 		k := rng.IntN(len(r.live))
-		path = r.live[k]
-		if err := remove(filepath.Join(dir, path)); err != nil {
-			return "", v, false, err
-		}
+		w.path = r.live[k]
+		full := filepath.Join(dir, w.path)
+		w.do = func() error { return remove(full) }
 		r.live = append(r.live[:k], r.live[k+1:]...)
-		v = Version{Deleted: true, Op: op}
+		w.v = Version{Deleted: true, Op: op}
 	}
-	return path, v, true, nil
+	return w, true
 }
 
 // syncfs syncs the whole filesystem: everything written before it is durable now, so every
 // version not acknowledged yet is acknowledged by it.
-func (r *workloadRun) syncfs() error {
+func (r *workloadRun) syncfs(n int) error {
 	if err := syncfs(r.dir); err != nil {
 		return err
 	}
 	p, err := r.ack()
 	if err != nil {
+		return err
+	}
+	if err := r.acked(n); err != nil {
 		return err
 	}
 	for _, f := range r.m.Files {

@@ -2,9 +2,9 @@ package report
 
 import (
 	"bytes"
+	"github.com/fsbench/fsbench/internal/testkit/runs"
 	"os"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -12,32 +12,6 @@ import (
 	"github.com/fsbench/fsbench/internal/testkit/golden"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
-
-// runOf builds a run from samples of headline values by variant and test, in seconds.
-func runOf(data map[string]map[string][]float64) *results.Run {
-	r := &results.Run{Schema: results.Schema, Status: results.RunComplete}
-	var names []string
-	for n := range data {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		r.Variants = append(r.Variants, results.Variant{Name: n, FS: n, Status: results.OK})
-		var tests []string
-		for t := range data[n] {
-			tests = append(tests, t)
-		}
-		sort.Strings(tests)
-		for _, t := range tests {
-			for i, v := range data[n][t] {
-				r.Measurements = append(r.Measurements, results.Measurement{
-					Variant: n, Test: t, Rep: i + 1, Status: results.OK, Value: results.Float(v), Unit: "s", WallSeconds: v,
-				})
-			}
-		}
-	}
-	return r
-}
 
 func TestBarChartGolden(t *testing.T) {
 	bars := []Bar{
@@ -186,3 +160,6 @@ func TestHTMLNoExponents(t *testing.T) {
 		t.Errorf("a figure with an exponent: %q", buf.String()[max(0, i-60):i+20])
 	}
 }
+
+// runOf is the shared fixture (internal/testkit/runs).
+var runOf = runs.Of

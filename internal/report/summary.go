@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/figure"
@@ -307,7 +308,7 @@ func writeTableLeft(w io.Writer, rows [][]string, left int, paint func(row, col 
 	widths := map[int]int{}
 	for _, row := range rows {
 		for i, c := range row {
-			widths[i] = max(widths[i], len(c))
+			widths[i] = max(widths[i], cellWidth(c))
 		}
 	}
 	for ri, row := range rows {
@@ -317,11 +318,17 @@ func writeTableLeft(w io.Writer, rows [][]string, left int, paint func(row, col 
 				b.WriteString("  ")
 			}
 			if i < left {
-				b.WriteString(c + strings.Repeat(" ", widths[i]-len(c)))
+				b.WriteString(c + strings.Repeat(" ", widths[i]-cellWidth(c)))
 				continue
 			}
-			b.WriteString(strings.Repeat(" ", widths[i]-len(c)) + paint(ri, i, c))
+			b.WriteString(strings.Repeat(" ", widths[i]-cellWidth(c)) + paint(ri, i, c))
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 }
+
+// cellWidth is the columns a cell takes on a terminal: its runes, not its bytes ("×" and "±"
+// are two bytes in UTF-8 and one column; counting bytes put a header one column off its
+// figures). A rune is one column for every character fsbench prints: none is a wide (East
+// Asian) character or a combining mark, and fmt's %-*s pads by runes too.
+func cellWidth(s string) int { return utf8.RuneCountInString(s) }

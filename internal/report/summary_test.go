@@ -2,7 +2,7 @@ package report
 
 import (
 	"bytes"
-	"path/filepath"
+	"github.com/fsbench/fsbench/internal/testkit/runs"
 	"strings"
 	"testing"
 
@@ -37,17 +37,6 @@ func fixture() *results.Run {
 	}
 }
 
-func loadRun(t *testing.T) *results.Run {
-	t.Helper()
-	// A real run (512 MiB loop device, 4 repetitions, this repository's default variants),
-	// frozen so that reports of it are reproducible.
-	r, err := results.Load(filepath.Join("testdata", "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func TestSummaryGolden(t *testing.T) {
 	var buf bytes.Buffer
 	if err := Summary(&buf, fixture()); err != nil {
@@ -75,3 +64,5 @@ func TestSummaryColor(t *testing.T) {
 		}
 	}
 }
+
+func loadRun(t *testing.T) *results.Run { return runs.Frozen(t) }

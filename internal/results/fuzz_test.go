@@ -55,7 +55,7 @@ func FuzzLoad(f *testing.F) {
 	var seeds []string
 	for _, pattern := range []string{
 		"testdata/*.golden", "testdata/*.golden.json", "testdata/*.results.json",
-		"../report/testdata/run.json", "../report/testdata/wear.json",
+		"../testkit/runs/testdata/run.json", "../report/testdata/wear.json",
 	} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {

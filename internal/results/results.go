@@ -407,6 +407,8 @@ type PowerCut struct {
 	// NoChecker counts the cuts the filesystem has no offline checker for (nilfs2): they are
 	// judged by the mount and the verifier alone, and are not in FsckClean.
 	NoChecker int `json:"no_checker,omitempty"`
+	// Live is set for cuts of a real board's power (powercut_live.go); nil on the simulated card.
+	Live *LivePowerCut `json:"live,omitempty"`
 }
 
 // AddCounts adds the counts of p, another recording of the same variant, to s: counts are
@@ -436,6 +438,7 @@ func (s *PowerCut) AddCounts(p *PowerCut) {
 	s.AcksUnrecorded += p.AcksUnrecorded
 	s.RecoveryMaxSeconds = max(s.RecoveryMaxSeconds, p.RecoveryMaxSeconds)
 	s.UnsyncedMaxSeconds = max(s.UnsyncedMaxSeconds, p.UnsyncedMaxSeconds)
+	s.Live = addLive(s.Live, p.Live)
 }
 
 // FileCounts are files a power cut's check found damaged or lost, summed over cuts; the

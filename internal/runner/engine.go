@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/blockdev"
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/flash"
@@ -42,6 +43,8 @@ type engine struct {
 	env suite.Env // the parts every repetition shares; data fields are set per group
 	// cgroup is fsbench's own cgroup v2 ("" without one, cgroupWhy says why).
 	cgroup, cgroupWhy string
+	// fp is the device under test's fingerprint at the start of the run (nil on raw NAND).
+	fp *blockdev.Fingerprint
 	// keptModules are the modules the kernel would not unload after a repetition (said once).
 	keptModules map[string]bool
 	mnt         string
@@ -70,6 +73,9 @@ func (e *engine) setup(user *userData) error {
 		return err
 	}
 	e.ctx = fs.WithWorkDir(e.ctx, tools)
+	if err := e.recordDevice(); err != nil {
+		return err
+	}
 	e.run.Methods["confinement"] = fs.ConfinementMethod()
 	e.mnt = filepath.Join(e.ses.Work, "mnt")
 	if err := e.ses.Mountpoint(e.mnt); err != nil {
@@ -325,6 +331,9 @@ func (e *engine) rep(env *suite.Env, j suite.Job, n int) error {
 		}
 		env.OnTest = func(test string) { pr.Test = test; e.opt.Progress(pr) }
 	}
+	if err := e.verifyDevice(); err != nil {
+		return err
+	}
 	failed := false
 	emit := func(m results.Measurement) error {
 		if m.Status == results.Failed {
@@ -349,6 +358,12 @@ func (e *engine) rep(env *suite.Env, j suite.Job, n int) error {
 		return fmt.Errorf("%s repetition %d: %w", j.Variant.Name, n, err)
 	}
 	e.done++
+	if failed {
+		// A test that failed on another medium is that medium's failure, not the filesystem's.
+		if err := e.verifyDevice(); err != nil {
+			return err
+		}
+	}
 	if failed && e.prep.Health != nil {
 		if herr := e.prep.Health(); herr != nil {
 			return &targetError{herr}
@@ -424,6 +439,37 @@ func (e *engine) partition(env *suite.Env, start uint64) (*suite.Env, func(), er
 		}
 		e.ses.Ledger.RemoveLoop(loop.Path)
 	}, nil
+}
+
+// recordDevice takes the fingerprint of the device under test (number, size, partition start,
+// disk sequence number, the card's or drive's identity, a loop device's file) as the run starts,
+// and has every mkfs, fsck and mount of the run, and fsbench's own writes to the device, compare
+// the device with it first: a card swapped in its reader, or another device at the same number
+// after a reset, stops the run before anything is written to it.
+func (e *engine) recordDevice() error {
+	if e.prep.Device == "" {
+		return nil // raw NAND: nandsim's chip is made for the repetition and removed after it
+	}
+	fp, err := blockdev.ReadFingerprint("/sys", e.prep.Device)
+	if err != nil {
+		return fmt.Errorf("identifying the device under test: %w", err)
+	}
+	e.fp = &fp
+	e.run.Methods["device_identity"] = "before each repetition, each mkfs, fsck and mount, and fsbench's own writes to the device, the device was compared with its identity at the start of the run (device number, size, partition start, the kernel's disk sequence number, the card's CID or the drive's serial, a loop device's file); a difference would have stopped the run before writing"
+	e.ctx = fs.WithDeviceCheck(e.ctx, func(string) error { return e.verifyDevice() })
+	return nil
+}
+
+// verifyDevice compares the device under test with its fingerprint: a *targetError when it is
+// another medium.
+func (e *engine) verifyDevice() error {
+	if e.fp == nil {
+		return nil
+	}
+	if err := e.fp.Verify("/sys"); err != nil {
+		return &targetError{err}
+	}
+	return nil
 }
 
 // targetError is a failure of the target itself, found after a test failed.

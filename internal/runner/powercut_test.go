@@ -11,7 +11,7 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites/powercut"
 	"github.com/fsbench/fsbench/internal/targets"
 )
 
@@ -48,7 +48,7 @@ func powerCutRun(t *testing.T, profile string, size uint64, cuts, ops int, scale
 	}
 	got := map[string]*results.PowerCut{}
 	for _, v := range variants {
-		cell := r.Cell(v.Name, suite.PowerCut)
+		cell := r.Cell(v.Name, powercut.Test)
 		if len(cell) != 1 || cell[0].Status != results.OK || cell[0].PowerCut == nil || cell[0].Value == nil {
 			t.Fatalf("%s powercut = %+v", v.Name, cell)
 		}

@@ -128,6 +128,9 @@ func newTarget(opt Options) (targets.Target, error) {
 	if err := t.Check(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkIdentities(cfg, t, opt.Log); err != nil {
+		return nil, err
+	}
 	if err := checkScheduler(cfg.Scheduler); err != nil {
 		return nil, err
 	}
@@ -375,6 +378,10 @@ func checkScheduler(name string) error {
 
 // runRemote hands the run to another fsbench (a guest, a board) and keeps its results.
 func runRemote(ctx context.Context, opt Options, t targets.Remote, ledgerDir string) (out *Outcome, err error) {
+	if r, ok := t.(targets.Resumer); ok && opt.Out != "" && r.Resumes(opt.Out) {
+		opt.Log("resuming the run in %s", opt.Out)
+		opt.Force = true
+	}
 	ses, err := openSession(opt, ledgerDir)
 	if err != nil {
 		return nil, err

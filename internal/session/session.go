@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -165,8 +166,11 @@ func newTimestampDir(root string) (string, error) {
 }
 
 // claim makes dir fsbench's for this session, or says why not: an empty (or new) directory is
-// marked; a marked one needs force; anything else is refused. The marker stays locked
-// (flock) until the session ends, so that a second run on the same directory fails at once.
+// marked; a marked one needs force; anything else is refused. The marker counts only when it is a
+// regular file holding what fsbench writes there: an empty one, a symbolic link (which would be
+// followed to a file of the user's) or a directory that cannot be listed is refused unless force,
+// and even then a link is replaced, never followed. The marker stays locked (flock) until the
+// session ends, so that a second run on the same directory fails at once.
 func claim(dir string, force bool) (created bool, lock *os.File, err error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return false, nil, fmt.Errorf("creating the results directory: %w", err)
@@ -183,21 +187,36 @@ func claim(dir string, force bool) (created bool, lock *os.File, err error) {
 		return false, nil, fmt.Errorf("creating the results directory: %w", err)
 	}
 	path := filepath.Join(dir, MarkerName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err := checkMarker(dir, path, force); err != nil {
+		return false, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	switch {
 	case err == nil:
 		if !created {
 			// An existing directory is claimed only when it is empty (the marker, just made,
-			// aside): a directory of the user's is never written into.
-			if entries, _ := os.ReadDir(dir); len(entries) > 1 {
+			// aside): a directory of the user's is never written into. One that cannot be
+			// listed is not known to be empty.
+			entries, rerr := os.ReadDir(dir)
+			if rerr != nil && !force {
+				f.Close()
+				os.Remove(path)
+				return false, nil, &ExistsError{dir, fmt.Sprintf("cannot be listed (%v), so fsbench cannot tell that it holds nothing of yours: give -o a new or empty directory, or add --force", rerr)}
+			}
+			if len(entries) > 1 {
 				f.Close()
 				os.Remove(path)
 				return false, nil, &ExistsError{dir, "exists and holds files fsbench did not write: give -o a new or empty directory"}
 			}
 		}
 	case errors.Is(err, fs.ErrExist):
-		if f, err = os.OpenFile(path, os.O_RDWR, 0); err != nil {
+		// O_NOFOLLOW: a link put there since checkMarker is not followed (ELOOP).
+		if f, err = os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0); err != nil {
 			return false, nil, fmt.Errorf("opening %s: %w", path, err)
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			return false, nil, &ExistsError{dir, MarkerName + " is not a regular file: give -o another directory"}
 		}
 	default:
 		if created {
@@ -217,7 +236,12 @@ func claim(dir string, force bool) (created bool, lock *os.File, err error) {
 		return false, nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	var m marker
-	if b, _ := os.ReadFile(path); len(b) > 0 {
+	b, rerr := io.ReadAll(f)
+	switch {
+	case rerr != nil:
+		f.Close()
+		return false, nil, fmt.Errorf("reading %s: %w", path, rerr)
+	case len(b) > 0:
 		if json.Unmarshal(b, &m) != nil || m.Fsbench != "results directory" {
 			f.Close()
 			return false, nil, &ExistsError{dir, MarkerName + " is not fsbench's marker: give -o another directory"}
@@ -227,11 +251,12 @@ func claim(dir string, force bool) (created bool, lock *os.File, err error) {
 			return false, nil, &ExistsError{dir, fmt.Sprintf("holds an earlier fsbench run (started %s): "+
 				"give -o another directory, or add --force to replace its results (nothing else in it is deleted)", m.Started.Format(time.RFC3339))}
 		}
-	} else {
+	default:
+		// Made just now, or an empty one that force lets fsbench take.
 		m = marker{Fsbench: "results directory", Created: time.Now().UTC().Truncate(time.Second)}
 	}
 	m.PID, m.Started = os.Getpid(), time.Now().UTC().Truncate(time.Second)
-	b, _ := json.MarshalIndent(m, "", "  ")
+	b, _ = json.MarshalIndent(m, "", "  ")
 	if err := f.Truncate(0); err == nil {
 		_, err = f.WriteAt(append(b, '\n'), 0)
 	}
@@ -240,6 +265,37 @@ func claim(dir string, force bool) (created bool, lock *os.File, err error) {
 		return false, nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return created, f, nil
+}
+
+// checkMarker looks at what is at the marker's path before fsbench opens it: nothing, or a
+// regular file with content, is for claim to judge; a symbolic link, a directory or another
+// kind of file, or an empty file (fsbench writes its content at once), is refused unless force.
+// With force an empty marker is taken as fsbench's, and a link (never followed) is replaced by
+// a marker of fsbench's own.
+func checkMarker(dir, path string, force bool) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return &ExistsError{dir, fmt.Sprintf("%s cannot be read (%v): give -o another directory", MarkerName, err)}
+	case fi.Mode()&fs.ModeSymlink != 0:
+		if !force {
+			return &ExistsError{dir, MarkerName + " is a symbolic link, not the marker fsbench writes: fsbench never follows it (it could lead to a file of yours); give -o another directory, or add --force to replace the link with fsbench's own marker"}
+		}
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) > 1 {
+			return &ExistsError{dir, MarkerName + " is a symbolic link and the directory holds files fsbench did not write: give -o a new or empty directory"}
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("replacing the link %s: %w", path, err)
+		}
+		return nil
+	case !fi.Mode().IsRegular():
+		return &ExistsError{dir, MarkerName + " is not a regular file: give -o another directory"}
+	case fi.Size() == 0 && !force:
+		return &ExistsError{dir, MarkerName + " is empty: fsbench writes its marker's content as soon as it makes it, so an empty one is not fsbench's; give -o another directory, or add --force if it is yours to reuse"}
+	}
+	return nil
 }
 
 // liveLedgers lists the pids of other fsbench runs with a ledger whose process still runs.

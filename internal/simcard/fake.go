@@ -171,7 +171,7 @@ func (c *Card) lostIO(arrival time.Time, op flash.Op, p piece, b []byte) {
 	l.st.LostBusyNs += uint64(lat)
 	l.mu.Unlock()
 	c.mu.Lock()
-	deadline := c.schedule(arrival, time.Duration(float64(lat)*c.scale))
+	deadline := c.book(arrival, flash.Request{Op: op, Off: p.phys, Len: p.n}, lat)
 	c.mu.Unlock()
 	waitUntil(deadline)
 	c.mu.Lock()

@@ -76,6 +76,8 @@ type powerCut struct {
 	outcome  *powercut.Outcome
 	lastErr  string
 	startPos uint64
+	// off: the card's power is off (live.go): every request fails until power-on.
+	off bool
 }
 
 // record is called with c.mu held for every request the model accepted, in model order.
@@ -129,6 +131,9 @@ func (c *Card) PowerCutCommand(line string) error {
 func (c *Card) powerCutCommand(f []string) error {
 	if len(f) == 0 {
 		return errors.New("empty powercut command")
+	}
+	if ok, err := c.livePowerCommand(f); ok {
+		return err
 	}
 	pc := &c.pc
 	switch f[0] {

@@ -99,6 +99,12 @@ type Stats struct {
 	MaxLateNs    uint64 `json:"max_late_ns"`
 	// Fake holds a counterfeit card's own counters (fake.go); nil for a genuine card.
 	Fake *FakeStats `json:"fake,omitempty"`
+	// Concurrency counts the requests by how many were in the server at once when each
+	// arrived, itself included (key 1: it was alone): whether the host's queue reaches the
+	// card as a queue (a loop device over FUSE does only with FUSE's asynchronous direct
+	// I/O; see serve_fuse.go). MaxConcurrency is the largest key.
+	Concurrency    map[int]uint64 `json:"concurrency,omitempty"`
+	MaxConcurrency int            `json:"max_concurrency"`
 }
 
 // LateSlack is how far past its deadline a reply may leave without counting as late: the
@@ -114,8 +120,12 @@ type Card struct {
 	scale      float64
 	pathOffset time.Duration
 	nextFree   time.Time // the modelled card is busy until then: it does one request at a time
-	stats      Stats
-	server     hist
+	// queue is the card's command queue (nil: none, one request at a time), whose clock
+	// starts at epoch.
+	queue  *flash.Queue
+	epoch  time.Time
+	stats  Stats
+	server hist
 	// For the live check of the path offset: requests in the server, when the last reply
 	// left, and the most recent gaps from a reply to the next request arriving at an idle
 	// server.
@@ -168,9 +178,9 @@ func NewCard(p flash.Profile, size uint64, backing string, scale float64) (*Card
 		f.Close()
 		return nil, fmt.Errorf("size backing file %s: %w (is there room on its filesystem? it is sparse)", backing, err)
 	}
-	return &Card{model: m, backing: f, scale: scale, fake: fake, id: newIdentity(p, announced), stats: Stats{
+	return &Card{model: m, backing: f, scale: scale, queue: flash.NewQueue(p), epoch: time.Now(), fake: fake, id: newIdentity(p, announced), stats: Stats{
 		Profile: p.Name, Size: announced, TimeScale: scale, Backing: backing,
-		ReadSizes: map[uint64]uint64{}, WriteSizes: map[uint64]uint64{},
+		ReadSizes: map[uint64]uint64{}, WriteSizes: map[uint64]uint64{}, Concurrency: map[int]uint64{},
 	}}, nil
 }
 
@@ -215,13 +225,14 @@ func (c *Card) Stats() Stats {
 	s.Counters = c.model.Counters()
 	s.ReadSizes = cloneMap(c.stats.ReadSizes)
 	s.WriteSizes = cloneMap(c.stats.WriteSizes)
+	s.Concurrency = cloneMap(c.stats.Concurrency)
 	s.ServerTime = c.server.distribution()
 	s.Fake = c.fakeStats()
 	return s
 }
 
-func cloneMap(m map[uint64]uint64) map[uint64]uint64 {
-	out := make(map[uint64]uint64, len(m))
+func cloneMap[K comparable](m map[K]uint64) map[K]uint64 {
+	out := make(map[K]uint64, len(m))
 	for k, v := range m {
 		out[k] = v
 	}
@@ -261,7 +272,18 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	}
 	c.io.RLock()
 	defer c.io.RUnlock()
+	// Under c.io: a power-off (live.go) holds it exclusively, so that no request crosses it.
+	if err := c.offErr(); err != nil {
+		return 0, err
+	}
 	c.mu.Lock()
+	if gap := arrival.Sub(c.nextFree); !c.nextFree.IsZero() && gap > 0 {
+		// The card was left alone since it completed the last request: a card with an SLC
+		// cache folds it then. In real time, unscaled: how long the host left it alone (a
+		// scaled gap would turn the host's own path, 0.1 ms a request, into seconds of rest
+		// at small time scales).
+		c.model.Idle(gap)
+	}
 	lat, err := c.model.Do(r)
 	if err == nil {
 		// In the model's order, which is the order the card received them.
@@ -282,7 +304,7 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	case flash.OpWrite:
 		c.stats.WriteSizes[r.Len]++
 	}
-	deadline := c.schedule(arrival, time.Duration(float64(lat)*c.scale))
+	deadline := c.book(arrival, r, lat)
 	c.mu.Unlock()
 
 	n, err := c.data(r, buf)
@@ -312,11 +334,35 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	return n, nil
 }
 
+// book returns the deadline of request r, whose modelled latency is lat, arriving at arrival:
+// through the card's command queue when its profile has one (flash.Queue: requests overlap),
+// else one at a time (schedule). c.mu is held; replied must follow.
+func (c *Card) book(arrival time.Time, r flash.Request, lat time.Duration) time.Time {
+	if c.queue == nil {
+		return c.schedule(arrival, time.Duration(float64(lat)*c.scale))
+	}
+	start := c.arrive(arrival)
+	done := c.queue.Schedule(start.Sub(c.epoch), r, lat, c.scale, uint64(c.model.Profile().PageSize))
+	return c.epoch.Add(done)
+}
+
 // schedule books the modelled card for a request that arrived at arrival and keeps it busy
 // for d (already scaled) and returns the request's deadline: it starts at arrival less the
 // path offset, capped by the recent idle gaps, or when the card completes the previous
 // request, whichever is later. c.mu is held; replied must follow.
 func (c *Card) schedule(arrival time.Time, d time.Duration) time.Time {
+	start := c.arrive(arrival)
+	if start.Before(c.nextFree) {
+		start = c.nextFree // the card is still busy with earlier requests
+	}
+	c.nextFree = start.Add(d)
+	return c.nextFree
+}
+
+// arrive notes a request's arrival in the server and returns the earliest time the card's
+// clock may start it: arrival less the path offset, capped by the recent idle gaps. c.mu is
+// held.
+func (c *Card) arrive(arrival time.Time) time.Time {
 	offset := c.pathOffset
 	if c.inFlight == 0 && !c.lastDone.IsZero() {
 		copy(c.gaps[1:], c.gaps[:gapWindow-1])
@@ -330,12 +376,9 @@ func (c *Card) schedule(arrival time.Time, d time.Duration) time.Time {
 		}
 	}
 	c.inFlight++
-	start := arrival.Add(-offset)
-	if start.Before(c.nextFree) {
-		start = c.nextFree // the card is still busy with earlier requests
-	}
-	c.nextFree = start.Add(d)
-	return c.nextFree
+	c.stats.Concurrency[c.inFlight]++
+	c.stats.MaxConcurrency = max(c.stats.MaxConcurrency, c.inFlight)
+	return arrival.Add(-offset)
 }
 
 // typicalGap is the median of the recent idle gaps, the lower middle one of an even number;

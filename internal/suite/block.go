@@ -26,6 +26,7 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/simcard"
+	"github.com/fsbench/fsbench/internal/suites/suitekit"
 	"github.com/fsbench/fsbench/internal/trace"
 )
 
@@ -153,8 +154,20 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 	}
 	info.Replay = map[string]results.Replay{}
 	day := r.dayOfWrites(test, t)
+	// The card rests between tests as long as the host left it (a card with an SLC cache folds
+	// it then); within a test it rests not at all, so that a test's card time depends on its
+	// requests alone, not on how fast this host sent them.
+	rest := time.Duration(0)
+	if !r.traceEnd.IsZero() && t.Start.After(r.traceEnd) {
+		rest = t.Start.Sub(r.traceEnd)
+	}
+	if n := len(t.Requests); n > 0 {
+		last := t.Requests[n-1]
+		r.traceEnd = t.Start.Add(last.Issue + last.Latency)
+	}
 	for _, p := range tr.Profiles {
 		m := r.models[p.Name]
+		m.Idle(rest)
 		before := m.Counters()
 		var rerr error
 		for q := range trace.FlashRequests(t) {
@@ -231,8 +244,13 @@ func (r *rep) mkfs(ctx context.Context) ([]results.Measurement, error) {
 	if r.k.ReadOnly {
 		return r.buildImage(ctx)
 	}
+	// The device check before it, not in its time.
+	tctx, err := fs.Verified(ctx, r.env.Device)
+	if err != nil {
+		return nil, err
+	}
 	m, err := r.timed(catalog.Mkfs, 0, func() error {
-		return fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, args)
+		return fs.Mkfs(tctx, r.env.Run, r.k, r.env.Device, args)
 	})
 	return []results.Measurement{m}, err
 }
@@ -294,7 +312,7 @@ func (r *rep) fillDevice(ctx context.Context) error {
 		return fmt.Errorf("filling %s: %w", r.env.Device, err)
 	}
 	defer unix.Munmap(buf)
-	copy(buf, patternBuf(r.env.AgeSeed+uint64(r.n)))
+	copy(buf, suitekit.PatternBuf(r.env.AgeSeed+uint64(r.n)))
 	start := time.Now()
 	for off := uint64(0); off < size; off += chunk {
 		if off/chunk%64 == 0 {
@@ -341,6 +359,9 @@ func (r *rep) buildImage(ctx context.Context) ([]results.Measurement, error) {
 
 // writeImage copies a built image onto the device and makes it durable.
 func writeImage(ctx context.Context, img, dev string) error {
+	if err := fs.VerifyDevice(ctx, dev); err != nil {
+		return err
+	}
 	in, err := os.Open(img)
 	if err != nil {
 		return err
@@ -399,8 +420,12 @@ func (r *rep) mount(ctx context.Context) ([]results.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
+	tctx, err := fs.Verified(ctx, r.env.Device) // the device check before the mount, not in its time
+	if err != nil {
+		return nil, err
+	}
 	m, err := r.timed(catalog.Mount, 0, func() error {
-		return fs.Mount(ctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
+		return fs.Mount(tctx, r.k, r.env.Device, r.env.Mountpoint, r.v.MountOptions)
 	})
 	if err != nil {
 		return nil, err
@@ -510,20 +535,8 @@ func fullHint(k fs.Kind, err error) string {
 	return "nilfs2 frees removed files only when nilfs_cleanerd cleans their segments: not before its protection period (protection_period, 3600 s by default; mount option pp=) and then a few segments every few seconds, so the removed copies still took space"
 }
 
-func (r *rep) syncfs() error { return syncfsDir(r.env.Mountpoint) }
-
-// syncfsDir makes the dirty data of the filesystem mounted on dir durable.
-func syncfsDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", dir, err)
-	}
-	return nil
-}
+// syncfs makes the dirty data of the mounted filesystem durable.
+func (r *rep) syncfs() error { return suitekit.Syncfs(r.env.Mountpoint) }
 
 func (r *rep) write(ctx context.Context) ([]results.Measurement, error) {
 	logical := uint64(r.env.Copies) * r.env.Dataset.Bytes
@@ -710,6 +723,9 @@ var busyWait = 10 * time.Second
 // for the second, after busyWait, the error names the process, so that the person can end it
 // (formatting the device under it is never an option).
 func openExclusive(ctx context.Context, dev string) (*os.File, error) {
+	if err := fs.VerifyDevice(ctx, dev); err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(busyWait)
 	delay := 20 * time.Millisecond
 	for {

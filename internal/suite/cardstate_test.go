@@ -1,4 +1,4 @@
-package suite
+package suite_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
+	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/testkit/enginetest"
 )
 
 // TestCardState makes each filesystem on a loop device over a file, as a fresh card and as a
@@ -25,7 +27,7 @@ func TestCardState(t *testing.T) {
 	for _, fsName := range []string{"ext4", "ext2", "xfs", "btrfs"} {
 		for _, state := range []string{plan.CardFresh, plan.CardUsed} {
 			t.Run(fsName+"/"+state, func(t *testing.T) {
-				env, done := mounted(t, size, "bootlin")
+				env, done := enginetest.Env(t, size, "bootlin")
 				defer done()
 				k, ok := fs.Lookup(fsName)
 				if !ok {
@@ -34,7 +36,7 @@ func TestCardState(t *testing.T) {
 				if av := env.System.Check(k); !av.Runs {
 					t.Skipf("%s: %s", fsName, av.Reason)
 				}
-				sel, err := Select(plan.Suites{"bootlin"}, []string{catalog.Mkfs, catalog.Mount})
+				sel, err := suite.Select(plan.Suites{"bootlin"}, []string{catalog.Mkfs, catalog.Mount})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -44,7 +46,7 @@ func TestCardState(t *testing.T) {
 					log.WriteString(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n")
 				}
 				var failed []string
-				err = RunRepetition(context.Background(), env, Job{Variant: plan.Variant{Name: fsName, FS: fsName}, Kind: k}, 1, false, func(m results.Measurement) error {
+				err = suite.RunRepetition(context.Background(), env, suite.Job{Variant: plan.Variant{Name: fsName, FS: fsName}, Kind: k}, 1, false, func(m results.Measurement) error {
 					if m.Status != results.OK {
 						failed = append(failed, m.Test+": "+m.Error)
 					}

@@ -132,7 +132,7 @@ func (r *rep) prepareChip(ctx context.Context) error {
 	switch r.k.Name {
 	case "jffs2":
 		args := nand.JFFS2ImageArgs(r.env.Flash.Chip, r.env.Source, img, r.v.MkfsArgs)
-		if err := r.runTool(ctx, r.k.Tool, args...); err != nil {
+		if err := fs.BuildFlashImage(ctx, r.env.Run, r.k, r.env.Source, img, args, len(r.v.MkfsArgs) > 0); err != nil {
 			return err
 		}
 		if err := sim.Erase(ctx); err != nil {
@@ -155,7 +155,8 @@ func (r *rep) prepareChip(ctx context.Context) error {
 			if r.fl.vol, err = r.fl.ubi.MakeVolume(ctx, "fsbench", 0); err != nil {
 				return err
 			}
-			if err := r.runTool(ctx, r.k.Tool, nand.UBIFSImageArgs(r.fl.ubi, r.fl.vol, r.env.Source, img, r.v.MkfsArgs)...); err != nil {
+			args := nand.UBIFSImageArgs(r.fl.ubi, r.fl.vol, r.env.Source, img, r.v.MkfsArgs)
+			if err := fs.BuildFlashImage(ctx, r.env.Run, r.k, r.env.Source, img, args, len(r.v.MkfsArgs) > 0); err != nil {
 				return err
 			}
 		} else {

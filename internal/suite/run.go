@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/fsbench/fsbench/internal/aging"
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
@@ -154,6 +158,9 @@ type rep struct {
 	// are replayed through.
 	meter  *measure.Meter
 	models map[string]*flash.Model
+	// traceEnd is when the last replayed trace's last request completed: the models rest from
+	// then to the next trace's start (a card with an SLC cache folds it).
+	traceEnd time.Time
 	// On raw flash: the chip and what the repetition loaded on it.
 	fl *flashState
 	// noTrace: the timed spans are not traced (Rep.Trace).
@@ -409,8 +416,35 @@ func (r *rep) Timed(test string, logical uint64, fn func() error) (results.Measu
 	return r.timed(test, logical, fn)
 }
 
-// Clear empties the filesystem but keep (see keepOnly).
-func (r *rep) Clear(ctx context.Context, keep ...string) error { return r.keepOnly(ctx, keep...) }
+// Clear removes every top-level entry of the mounted filesystem except keep (and ext's
+// lost+found), then syncs: each test starts from the space it needs, whatever the tests or
+// suites before it left. Not timed.
+func (r *rep) Clear(ctx context.Context, keep ...string) error {
+	if r.v.Age != "" {
+		keep = append(keep, aging.Dir) // an aged variant's tests run beside its aged tree
+	}
+	entries, err := os.ReadDir(r.env.Mountpoint)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.Name() == "lost+found" || slices.Contains(keep, e.Name()) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(r.env.Mountpoint, e.Name())); err != nil {
+			return fmt.Errorf("clearing the filesystem before the test: %w", err)
+		}
+		removed = true
+	}
+	if removed {
+		return r.syncfs()
+	}
+	return nil
+}
 
 // Unmount unmounts the filesystem; the repetition's teardown then has nothing to unmount.
 func (r *rep) Unmount(ctx context.Context) error {

@@ -1,6 +1,9 @@
-// Package suite holds fsbench's named tests and runs them, in order, on a freshly made
-// filesystem: one call of RunRepetition makes the filesystem of one variant and takes one
-// sample of every test of the suite.
+// Package suite is the engine of a repetition: one call of RunRepetition makes the filesystem
+// of one variant and takes one sample of every selected test of the run's suites, in order, on
+// it. The tests of a registered suite run through suites.Rep, which the repetition in
+// progress implements (its measurement span, its clearing, its unmount); the package's own
+// tests are the setup tests every block suite begins with and the bootlin and free-electrons
+// suites, which are part of how a repetition runs (see init in this file).
 package suite
 
 import (
@@ -63,36 +66,6 @@ func init() {
 		Title: `Bootlin's "Finding the Best Block Filesystem" (EOSS 2023), with the time and memory figures of Free Electrons' flash filesystem study (ELCE 2010)`})
 	suites.Register(suites.Suite{Name: catalog.SuiteFreeElectrons, Rank: 60, Flash: true, Tests: freeElectrons,
 		Title: "Free Electrons' flash filesystem study on raw NAND (ELCE 2010)"})
-}
-
-// Steps are how this package runs the tests of the bonnie, smallfiles, randio and powercut
-// suites, whose packages (internal/suites/NAME) add their catalog entries and register them.
-func Steps(suite string) []Test {
-	switch suite {
-	case "bonnie":
-		return bonnieSteps
-	case "smallfiles":
-		return smallfilesSteps
-	case "randio":
-		return randioSteps
-	case plan.PowerCutSuite:
-		return powerCutSteps
-	}
-	return nil
-}
-
-// WithEntries gives steps their catalog entries, by name.
-func WithEntries(steps []Test, entries []catalog.Test) []Test {
-	out := make([]Test, len(steps))
-	for i, s := range steps {
-		for _, e := range entries {
-			if e.Name == s.Name {
-				s.Test = e
-			}
-		}
-		out[i] = s
-	}
-	return out
 }
 
 // order is every test of a registered suite in the order a repetition runs them.

@@ -156,6 +156,19 @@ type Rep interface {
 	Timeout() time.Duration
 }
 
+// WithParams is the Run of a test of a suite with sizes: run gets the repetition and the run's
+// sizes of the suite, the *T its Suite.Params holds, or def() when the run has none of them (a
+// repetition whose Env a test built without sizes).
+func WithParams[T any](suite string, def func() *T, run func(ctx context.Context, r Rep, p *T) ([]results.Measurement, error)) func(context.Context, Rep) ([]results.Measurement, error) {
+	return func(ctx context.Context, r Rep) ([]results.Measurement, error) {
+		p, ok := r.Params(suite).(*T)
+		if !ok || p == nil {
+			p = def()
+		}
+		return run(ctx, r, p)
+	}
+}
+
 // Table is a suite's table of figures, as the report draws it in the terminal and on the page.
 type Table struct {
 	// ID is the page's anchor of the section; Title its heading.
@@ -303,9 +316,12 @@ func (s Suite) Has(test string) bool {
 }
 
 // TestNames are the suite's own tests, in order.
-func (s Suite) TestNames() []string {
-	out := make([]string, len(s.Tests))
-	for i, t := range s.Tests {
+func (s Suite) TestNames() []string { return NamesOf(s.Tests) }
+
+// NamesOf are the names of tests, in order.
+func NamesOf(tests []Test) []string {
+	out := make([]string, len(tests))
+	for i, t := range tests {
 		out[i] = t.Name
 	}
 	return out

@@ -168,4 +168,4 @@ func CheckNoPowerCut(cfg plan.Config, what, why string) error {
 }
 
 // NoSwitch is why a real device's power is not cut.
-const NoSwitch = "a real power cut needs a power switch fsbench can drive, which is not wired yet, and nothing destructive is run without one"
+const NoSwitch = "a real power cut needs a power switch fsbench can drive, a board's: labgrid:PLACE/dev/X (its power resource) or ssh://HOST/dev/X with --power-off CMD --power-on CMD; nothing destructive is run without one"

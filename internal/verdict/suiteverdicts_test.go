@@ -1,9 +1,11 @@
 package verdict_test
 
 import (
-	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/suites"
 	_ "github.com/fsbench/fsbench/internal/suites/all"
+	"github.com/fsbench/fsbench/internal/suites/bonnie"
+	"github.com/fsbench/fsbench/internal/suites/randio"
+	"github.com/fsbench/fsbench/internal/suites/smallfiles"
 	"github.com/fsbench/fsbench/internal/verdict"
 
 	"testing"
@@ -53,24 +55,24 @@ func TestSuiteVerdicts(t *testing.T) {
 		want  map[string]string // priority -> line
 	}{
 		{"bonnie", suiteRun(map[string]map[string][]float64{
-			"ext4": {suite.BonnieWrite: fast, suite.BonnieRead: fast, suite.BonnieSeqCreate: slow, suite.BonnieSeqStat: nil},
-			"ext2": {suite.BonnieWrite: slow, suite.BonnieRead: same, suite.BonnieSeqCreate: fast, suite.BonnieSeqStat: nil},
+			"ext4": {bonnie.Write: fast, bonnie.Read: fast, bonnie.SeqCreate: slow, bonnie.SeqStat: nil},
+			"ext2": {bonnie.Write: slow, bonnie.Read: same, bonnie.SeqCreate: fast, bonnie.SeqStat: nil},
 		}), "bonnie", map[string]string{
 			"block write":       "ext4; 1.93× faster than ext2 (208 vs 108 KiB/s); significant (p=0.029 n=4)",
 			"block read":        "no clear winner: ext4, ext2 within noise; medians from 208 (ext4) to 206 KiB/s (ext2); not significant (p=0.886 n=4)",
 			"sequential create": "ext2; 1.93× faster than ext4 (208 vs 108 files/s); significant (p=0.029 n=4)",
 		}},
 		{"smallfiles", suiteRun(map[string]map[string][]float64{
-			"ext4": {suite.SmallLarge: fast, suite.SmallFsync: slow, suite.SmallDirsync: slow},
-			"xfs":  {suite.SmallLarge: slow, suite.SmallFsync: fast, suite.SmallDirsync: same},
+			"ext4": {smallfiles.Large: fast, smallfiles.Fsync: slow, smallfiles.Dirsync: slow},
+			"xfs":  {smallfiles.Large: slow, smallfiles.Fsync: fast, smallfiles.Dirsync: same},
 		}), "smallfiles", map[string]string{
 			"large file write":                 "ext4; 1.93× faster than xfs (208 vs 108 MB/s); significant (p=0.029 n=4)",
 			"fsync'ed small files":             "xfs; 1.93× faster than ext4 (208 vs 108 files/s); significant (p=0.029 n=4)",
 			"small files with directory fsync": "xfs; 1.92× faster than ext4 (206 vs 108 files/s); significant (p=0.029 n=4)",
 		}},
 		{"randio", suiteRun(map[string]map[string][]float64{
-			"ext4": {suite.RandSeqWrite: fast, suite.RandWrite4K: fast, suite.RandRead4K: same},
-			"ext2": {suite.RandSeqWrite: same, suite.RandWrite4K: slow, suite.RandRead4K: fast},
+			"ext4": {randio.SeqWrite: fast, randio.RandWrite: fast, randio.RandRead: same},
+			"ext2": {randio.SeqWrite: same, randio.RandWrite: slow, randio.RandRead: fast},
 		}), "randio", map[string]string{
 			"512 KiB sequential write": "no clear winner: ext4, ext2 within noise; medians from 208 (ext4) to 206 MB/s (ext2); not significant (p=0.886 n=4)",
 			"4 KiB random write":       "ext4; 1.93× faster than ext2 (208 vs 108 IOPS); significant (p=0.029 n=4)",

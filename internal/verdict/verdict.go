@@ -152,7 +152,7 @@ func verdictsFor(r *results.Run, alpha float64, card string, suites []Suite) []V
 	}
 	if bootlin {
 		c := CardFor(r, card)
-		out = append(out, readMostly(r, alpha), Pick("write-heavy data", EvaluateClean(r, mWriteMix, alpha), alpha))
+		out = append(out, readMostly(r, alpha), slcNote(Pick("write-heavy data", EvaluateClean(r, mWriteMix, alpha), alpha), r, WriteTests))
 		// Card time only where it was measured: a run without traces says so once, under flash wear.
 		if hasCardTime(r, c) {
 			out = append(out, cardTimeVerdict(r, c, alpha))

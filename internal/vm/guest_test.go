@@ -162,10 +162,12 @@ func buildTest(t *testing.T, pkg, goarch, out string) {
 }
 
 // TestGuestConfined runs the jail's own tests (package confine: every way out onto a decoy loop
-// device, the capabilities, the system call filter, the mounts) and the words of issue 25
-// through the real mkfs tools in the jail (package fs, TestConfinedIssueWords, f2fs's
-// `-fc/dev/X` among them) inside the guest: fsbench there is the same binary, and the tools
-// run confined there too, on the guest's kernel and busybox userland.
+// device, the capabilities, the system call filter, the mounts, a daemon's jail) and the words
+// of issue 25 through the real mkfs tools in the jail (package fs, TestConfinedIssueWords,
+// f2fs's `-fc/dev/X` among them) inside the guest, with what this host's kernel cannot mount:
+// nilfs2 with its cleaner in a jail (TestNilfs2Jailed) and the mount words' property test for
+// f2fs, vfat and nilfs2 (TestConfinedMountWords). fsbench there is the same binary, and the
+// tools run confined there too, on the guest's kernel and busybox userland.
 func TestGuestConfined(t *testing.T) {
 	kernel := guestPrereqs(t)
 	dir, img := card(t, 64<<20)
@@ -183,8 +185,9 @@ func TestGuestConfined(t *testing.T) {
 		// ext4 needs crc32c loaded first (the kernel resolves its alias only once a provider
 		// is); TestMount mounts ext4.
 		Shell: `for m in loop crc32c_generic ext4; do modprobe $m; done
-./confine.test -test.v -test.count=1 -test.run 'TestEscapes|TestPrivileges|TestNoOtherMounts|TestFilter|TestMount' > confine.log 2>&1; echo $? > confine.rc
-./fs.test -test.v -test.count=1 -test.run 'TestConfinedIssueWords' > fs.log 2>&1; echo $? > fs.rc`,
+./confine.test -test.v -test.count=1 -test.run 'TestEscapes|TestPrivileges|TestNoOtherMounts|TestFilter|TestMount|TestStartDaemon' > confine.log 2>&1; echo $? > confine.rc
+for m in f2fs vfat nilfs2; do modprobe $m; done
+FSBENCH_CONFINE_MOUNT_FS=f2fs,vfat,nilfs2 ./fs.test -test.v -test.count=1 -test.run 'TestConfinedIssueWords|TestNilfs2Jailed|TestConfinedMountWords' > fs.log 2>&1; echo $? > fs.rc`,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v\nconsole:\n%s", err, tail(res.ConsoleLog, 40))
@@ -303,5 +306,43 @@ func TestGuestStalled(t *testing.T) {
 	}
 	if !processGone(res.PID) {
 		t.Errorf("QEMU (pid %d) still runs after the stall", res.PID)
+	}
+}
+
+// TestGuestShareMknod asks root in the guest to make device nodes, a set-uid file and a symbolic
+// link in its shared results directory: on the host there must be no node, no set-uid bit and no
+// link, only plain files (the guest, through the share's mapping, believes it made them: its own
+// listing says so, which shows that it tried).
+func TestGuestShareMknod(t *testing.T) {
+	kernel := guestPrereqs(t)
+	dir, img := card(t, 64<<20)
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Options{
+		Kernel: kernel, Image: img, OutDir: out, Accel: AccelTCG, Binary: "/bin/busybox", Timeout: 2 * time.Minute,
+		Shell: `mknod blocknode b 7 0; mknod charnode c 1 3; echo x > suid; chmod 4755 suid; ln -s /etc/shadow link
+mkdir sub; mknod sub/node b 8 0; ls -ln blocknode charnode suid link sub/node > guest-listing 2>&1`,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\nconsole:\n%s", err, tail(res.ConsoleLog, 40))
+	}
+	if res.ShareModel != "mapped-xattr" && res.ShareModel != "mapped-file" {
+		t.Errorf("share model %q", res.ShareModel)
+	}
+	listing, _ := os.ReadFile(filepath.Join(out, "guest-listing"))
+	t.Logf("the guest's view (share model %s):\n%s", res.ShareModel, listing)
+	if !strings.Contains(string(listing), "brw") || !strings.Contains(string(listing), "rwsr") {
+		t.Errorf("the guest did not make its node and set-uid file, so this proves nothing:\n%s", listing)
+	}
+	for _, name := range []string{"blocknode", "charnode", "suid", "link", "sub/node"} {
+		fi, err := os.Lstat(filepath.Join(out, name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !fi.Mode().IsRegular() || fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("%s on the host is %v, want a plain regular file", name, fi.Mode())
+		}
 	}
 }

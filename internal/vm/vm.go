@@ -85,6 +85,9 @@ type Options struct {
 	// OnStart, when set, is called with QEMU's pid as soon as it runs, so that the caller can
 	// record it for the cleanup of a killed run.
 	OnStart func(pid int) error
+
+	// shareModel is the -virtfs security model for OutDir (shareModel).
+	shareModel string
 }
 
 // Result says how the guest ran. It is also written to OutDir/vm.json.
@@ -115,6 +118,10 @@ type Result struct {
 	// took up its work again on the keystrokes that asked for its stacks.
 	Stalled string `json:"stalled,omitempty"`
 	Revived int    `json:"revived,omitempty"`
+	// ShareModel is how the results directory was shared: QEMU's mapped-xattr or mapped-file
+	// security model, under which root in the guest makes neither device nodes nor set-uid
+	// files on the host (share.go).
+	ShareModel string `json:"share_model"`
 }
 
 // ExitError is returned when the command in the guest ran and exited with a non-zero status.
@@ -182,7 +189,8 @@ func Start(ctx context.Context, opts Options) (*Guest, error) {
 	}
 	g := &Guest{opts: opts, stopped: make(chan struct{}), done: make(chan struct{}), readDone: make(chan struct{}),
 		stallKill: make(chan struct{}), status: -1}
-	g.res = Result{QEMU: opts.QEMU, Kernel: opts.Kernel, KernelRelease: rel, ConsoleLog: opts.ConsoleLog, ExitStatus: -1}
+	g.res = Result{QEMU: opts.QEMU, Kernel: opts.Kernel, KernelRelease: rel, ConsoleLog: opts.ConsoleLog, ExitStatus: -1,
+		ShareModel: opts.shareModel}
 	if v, err := exec.Command(opts.QEMU, "--version").Output(); err == nil {
 		g.res.QEMUVersion, _, _ = strings.Cut(string(v), "\n")
 	}
@@ -320,6 +328,7 @@ func (o *Options) fill() error {
 		// QEMU's -virtfs takes comma-separated options: a comma in the path would split it.
 		return fmt.Errorf("results directory %q: QEMU cannot share a path with a comma or newline", o.OutDir)
 	}
+	o.shareModel = shareModel(o.OutDir)
 	if o.QEMU == "" {
 		o.QEMU = "qemu-system-x86_64"
 	}
@@ -409,7 +418,7 @@ func qemuArgs(o Options, accel, initrd, monitor string) []string {
 		"-kernel", o.Kernel, "-initrd", initrd, "-append", kernelCmdline,
 		"-device", "sdhci-pci", "-device", "sd-card,drive=sd",
 		"-drive", "if=none,id=sd,format=raw,file=" + strings.ReplaceAll(o.Image, ",", ",,"),
-		"-virtfs", "local,path=" + o.OutDir + ",mount_tag=" + shareTag + ",security_model=none",
+		"-virtfs", "local,path=" + o.OutDir + ",mount_tag=" + shareTag + ",security_model=" + o.shareModel,
 		"-monitor", "unix:" + strings.ReplaceAll(monitor, ",", ",,") + ",server=on,wait=off",
 	}
 	if accel == AccelKVM {
@@ -620,6 +629,9 @@ func (g *Guest) Wait() (Result, error) {
 		}
 	case res.ExitStatus != 0:
 		err = &ExitError{Status: res.ExitStatus, ConsoleLog: res.ConsoleLog}
+	}
+	if nerr := normalizeShare(g.opts.OutDir); nerr != nil && err == nil {
+		err = fmt.Errorf("making the guest's files in %s plain files of the host's: %w", g.opts.OutDir, nerr)
 	}
 	if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
 		if werr := os.WriteFile(filepath.Join(g.opts.OutDir, "vm.json"), append(b, '\n'), 0o644); werr != nil && err == nil {

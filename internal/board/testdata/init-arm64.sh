@@ -15,13 +15,14 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 hostname fsbench-arm64
 # The kernel runs this program when a mount needs a module (vfat asks for nls_cp437).
 echo /usr/sbin/modprobe > /proc/sys/kernel/modprobe
-for m in virtio_net virtio_pci sdhci_pci mmc_block loop crc32c_generic libcrc32c; do modprobe $m 2>/dev/null || say "modprobe $m failed"; done
+for m in virtio_net virtio_pci virtio_blk sdhci_pci mmc_block loop crc32c_generic libcrc32c; do modprobe $m 2>/dev/null || say "modprobe $m failed"; done
 # QEMU's user network: the guest is 10.0.2.15, the host 10.0.2.2. No DHCP client needed.
 ip link set lo up
 ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2 || say "no network"
 i=0
-while [ ! -b /dev/mmcblk0 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
-[ -b /dev/mmcblk0 ] || say "no /dev/mmcblk0 after 30 s"
+# The card: QEMU's SD card, or a virtio disk (a card with a cache the host flushes).
+while [ ! -b /dev/mmcblk0 ] && [ ! -b /dev/vda ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+[ -b /dev/mmcblk0 ] || [ -b /dev/vda ] || say "no /dev/mmcblk0 after 30 s"
 # -R makes the host keys at the first connection (the host's client takes whatever key it is
 # shown: the board is on loopback and new at each boot); -s: keys only, no passwords.
 dropbear -R -s -p 22 || say "dropbear did not start"

@@ -11,7 +11,6 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
-	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
 
@@ -56,7 +55,7 @@ func hasPowerCut(r *results.Run) bool {
 // powerCutRecordings is a variant's powercut figures, one per recording (repetition).
 func powerCutRecordings(r *results.Run, variant string) []*results.PowerCut {
 	var out []*results.PowerCut
-	for _, m := range r.Cell(variant, suite.PowerCut) {
+	for _, m := range r.Cell(variant, Test) {
 		if m.PowerCut != nil && !m.Warmup {
 			out = append(out, m.PowerCut)
 		}
@@ -68,6 +67,9 @@ func powerCutRecordings(r *results.Run, variant string) []*results.PowerCut {
 // make it break. Results written before the card's damage was told apart count every cut
 // that lost acknowledged data.
 func fsBroken(p *results.PowerCut) int {
+	if p.Live != nil {
+		return p.Live.BrokenCuts // live cuts: broken, whoever's fault
+	}
 	if p.FSBrokenCuts.Of > 0 {
 		return p.FSBrokenCuts.Count
 	}
@@ -92,8 +94,8 @@ func ackLossRate(r *results.Run, variant string) float64 {
 // of its own: compare's regression that needs no significance.
 var mAckLoss = verdict.Metric{Regressed: func(a, b *results.Run, variant string) bool { return ackLossRate(b, variant) > ackLossRate(a, variant) },
 	Key: "acked_loss", Title: "power cuts where the filesystem broke a promise", Short: "broken", Unit: catalog.Percent,
-	Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: []string{suite.PowerCut},
-	Combine: verdict.Single(suite.PowerCut, func(m results.Measurement) (float64, bool) {
+	Better: catalog.LowerIsBetter, Quantity: catalog.Amount, Tests: []string{Test},
+	Combine: verdict.Single(Test, func(m results.Measurement) (float64, bool) {
 		if m.PowerCut == nil || m.PowerCut.Cuts == 0 {
 			return 0, false
 		}
@@ -245,7 +247,9 @@ func powerLossVerdict(r *results.Run, alpha float64) verdict.Verdict {
 			card = append(card, fmt.Sprintf("%s %d of %d (%s)", rv.Name, s.CardDamageCuts.Count, s.Cuts, throughWords(s)))
 		}
 	}
-	if len(broken) > 0 {
+	if model != nil && model.Live != nil {
+		notes = append(notes, liveBrokenNote(broken))
+	} else if len(broken) > 0 {
 		notes = append(notes, "broke promises on cuts the card did not damage (the filesystem's fault): "+strings.Join(broken, "; "))
 	} else {
 		notes = append(notes, "no filesystem broke a promise on a cut the card did not damage")
@@ -335,18 +339,24 @@ func PowerCutDetail(r *results.Run) *PowerCutTable {
 		if s.CardDamageCuts.Count > 0 {
 			through = fmt.Sprintf("%d / %d / %d / %d", s.CardUnharmed, s.CardDetected, s.CardRepaired, s.CardSilent)
 		}
+		brokenFS, damage := fmt.Sprintf("%d of %d", c.broken.k, s.Cuts), fmt.Sprintf("%d of %d", s.CardDamageCuts.Count, s.Cuts)
+		if isLive(recs) {
+			// Whose fault is unknown: the broken promises are counted, not charged.
+			brokenFS, damage = fmt.Sprintf("%d of %d (live: fault unknown)", c.broken.k, s.Cuts), "unknown (live)"
+		}
 		t.Rows = append(t.Rows, []string{v.Name, fmt.Sprint(len(recs)), fmt.Sprint(s.Cuts), c.whole.String(),
 			pooled(func(p *results.PowerCut) int { return p.MountWithoutRepair.Count }), fsck,
 			pooled(func(p *results.PowerCut) int { return p.Unrecoverable.Count }),
-			fmt.Sprintf("%d of %d", c.broken.k, s.Cuts),
+			brokenFS,
 			fmt.Sprintf("%d / %d / %d", s.AckedLost, s.AckedCorrupt, s.AckedUnreadable), fmt.Sprint(s.TornRenames),
-			fmt.Sprint(s.Resurrected), fmt.Sprint(s.ZeroTails), fmt.Sprintf("%d of %d", s.CardDamageCuts.Count, s.Cuts), through,
+			fmt.Sprint(s.Resurrected), fmt.Sprint(s.ZeroTails), damage, through,
 			figure.Format(c.recoveryP50) + " / " + figure.Format(s.RecoveryMaxSeconds), figure.Format(c.unsyncedP50) + " / " + figure.Format(s.UnsyncedMaxSeconds), leaked})
 	}
 	t.Caption = fmt.Sprintf("%% of the cuts (%s) the filesystem came through whole (mounted without repair, checked clean, every promise kept), "+
 		"mounted without repair, checked clean, could not be repaired; cuts where the filesystem broke a promise the card did not make it break; "+
 		"files summed over the cuts; the cuts where the card destroyed data outside what the filesystem wrote since its last flush, and how the filesystem came through them",
 		intervalWords(most))
+	t.Caption += liveCaption(r)
 	if len(full) > 0 {
 		t.Caption += "; the recording filled its limit for " + strings.Join(full, ", ") + ": cuts were drawn within what it held"
 	}
@@ -355,6 +365,9 @@ func PowerCutDetail(r *results.Run) *PowerCutTable {
 
 // modelWords names the kind of card and the rules of its power-loss model.
 func modelWords(p *results.PowerCut) string {
+	if p.Live != nil {
+		return liveModelWords(p)
+	}
 	var kind string
 	switch {
 	case p.Protected:

@@ -7,7 +7,6 @@ import (
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/stats"
-	"github.com/fsbench/fsbench/internal/suite"
 	"github.com/fsbench/fsbench/internal/suites"
 	"github.com/fsbench/fsbench/internal/verdict"
 )
@@ -31,7 +30,7 @@ func powerRun(figures map[string][]rec) *results.Run {
 				Safe: results.Proportion{Count: f.whole, Of: 20, Pct: safe}, AckLossCuts: results.Proportion{Count: f.broken, Of: 20},
 				FSBrokenCuts: results.Proportion{Count: f.broken, Of: 20}, CardDamageCuts: results.Proportion{Count: f.damaged, Of: 20},
 				CardSilent: f.silent, CardUnharmed: f.damaged - f.silent, FileCounts: results.FileCounts{AckedLost: f.broken}, FSAckLossCuts: f.broken}
-			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: suite.PowerCut, Rep: i + 1, Status: results.OK,
+			r.Measurements = append(r.Measurements, results.Measurement{Variant: name, Test: Test, Rep: i + 1, Status: results.OK,
 				Value: &safe, Unit: catalog.Percent, PowerCut: p})
 		}
 	}

@@ -23,7 +23,12 @@ type labgridTarget struct {
 	opt  targets.Options
 }
 
-func (t *labgridTarget) Spec() plan.TargetSpec    { return t.spec }
+func (t *labgridTarget) Spec() plan.TargetSpec { return t.spec }
+
+// Resumes is true when dir holds a live power-cut campaign of the place's board.
+func (t *labgridTarget) Resumes(dir string) bool {
+	return t.opt.Config.Suite.Has(plan.PowerCutSuite) && LiveResumable(dir)
+}
 func (t *labgridTarget) Caps() targets.Capability { return targets.RemoteRunner }
 
 // Check refuses what no board can do, as the ssh target does; the board itself is only known
@@ -91,7 +96,12 @@ func (t *labgridTarget) Run(ctx context.Context, s *session.Session, req plan.Re
 	}
 	t.opt.Logf("labgrid: place %s is the board %s", place, in.ssh.Dest())
 	var r *results.Run
-	if t.opt.PowerCycle {
+	if req.Config.Suite.Has(plan.PowerCutSuite) {
+		if !p.HasPower() {
+			return nil, &plan.InputError{Err: fmt.Errorf("suite powercut: place %s has no power resource (a NetworkPowerPort, PDUDaemonPort, ... in its exporter) for fsbench to cut the board's power with", place)}
+		}
+		r, err = in.runLive(ctx, s, req, labgridPower{lg: lg, place: place}, func(ctx context.Context) error { return in.waitSSH(ctx, in.bootTimeout()) })
+	} else if t.opt.PowerCycle {
 		if !p.HasPower() {
 			return nil, &plan.InputError{Err: fmt.Errorf("--power-cycle: place %s has no power resource (a NetworkPowerPort, PDUDaemonPort, ... in its exporter)", place)}
 		}

@@ -85,8 +85,8 @@ func (t *sshTarget) Caps() targets.Capability { return targets.RemoteRunner }
 // Check refuses, on the host, what cannot work on any board: the user's dataset (a path on the
 // host), a device not named twice.
 func (t *sshTarget) Check(cfg plan.Config) error {
-	if err := targets.CheckNoPowerCut(cfg, "a board over remote.SSH", targets.NoSwitch); err != nil {
-		return err
+	if cfg.Suite.Has(plan.PowerCutSuite) {
+		return t.checkLive(cfg)
 	}
 	if err := cfg.CheckSuiteMix(); err != nil {
 		return err
@@ -182,6 +182,10 @@ func Missing(cfg plan.Config, facts fs.Facts) []string {
 
 // Run carries out req on the board.
 func (t *sshTarget) Run(ctx context.Context, s *session.Session, req plan.Request) (*results.Run, error) {
+	if req.Config.Suite.Has(plan.PowerCutSuite) {
+		sw := commandPower{off: t.opt.PowerOff, on: t.opt.PowerOn}
+		return t.runLive(ctx, s, req, sw, func(ctx context.Context) error { return t.waitSSH(ctx, t.bootTimeout()) })
+	}
 	bin, facts, err := t.connect(ctx)
 	if err != nil {
 		return nil, err

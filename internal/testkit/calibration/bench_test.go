@@ -24,7 +24,9 @@ import (
 	"github.com/fsbench/fsbench/internal/probe"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/suite"
+	"github.com/fsbench/fsbench/internal/suites/randio"
+	// The randio suite's sizes are set through the suites' registry (plan.Params.Set): load it.
+	_ "github.com/fsbench/fsbench/internal/suites/all"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
 	"github.com/fsbench/fsbench/internal/trace"
@@ -138,6 +140,11 @@ func benchProfile(t *testing.T, bin string, own bool, profile string) []row {
 			figs[m] = randioRow(run, test)
 		}
 	}
+	for m := range need {
+		if m.Queued() {
+			missing(m, "a command queue's figure: make bench-class measures it through the served card, beside fio")
+		}
+	}
 	if need[RandWriteDefault] {
 		run, _, err := runRandio(t, bin, profile, randioShape{}, []string{"randio_seq_write", "randio_rand_write"})
 		if err != nil {
@@ -146,10 +153,16 @@ func benchProfile(t *testing.T, bin string, own bool, profile string) []row {
 			figs[RandWriteDefault] = randioRow(run, "randio_rand_write")
 		}
 	}
-	if need[AppendMax] {
-		run, dir, err := runRandio(t, bin, profile, appendRandio, []string{"randio_seq_write"})
+	for _, am := range []struct {
+		m     Measure
+		shape randioShape
+	}{{AppendMax, appendRandio}, {AppendMaxUsed, appendUsedRandio}} {
+		if !need[am.m] {
+			continue
+		}
+		run, dir, err := runRandio(t, bin, profile, am.shape, []string{"randio_seq_write"})
 		if err != nil {
-			missing(AppendMax, err.Error())
+			missing(am.m, err.Error())
 		} else {
 			r := randioRow(run, "randio_seq_write")
 			m := measurement(run, "randio_seq_write")
@@ -167,7 +180,12 @@ func benchProfile(t *testing.T, bin string, own bool, profile string) []row {
 			default:
 				r.card = float64(longest) / 1e6
 			}
-			figs[AppendMax] = r
+			figs[am.m] = r
+		}
+	}
+	if need[SLCFound] || need[SLCAfter] || need[SLCAfterRatio] {
+		for m, r := range benchSustained(t, bin, profile) {
+			figs[m] = r
 		}
 	}
 	if need[OpenAU2] || need[OpenAU3] || need[OpenAURatio] || need[OpenAUs] {
@@ -224,8 +242,12 @@ func benchProfile(t *testing.T, bin string, own bool, profile string) []row {
 }
 
 // appendRandio is the append stream: the randio suite's sequential write with 4 KiB blocks, a
-// 32 MiB file (8192 O_DIRECT appends), whose latency_max_s is the longest single write.
-var appendRandio = randioShape{fileSize: 32 << 20, seqBlock: 4 << 10}
+// 32 MiB file (8192 O_DIRECT appends), whose latency_max_s is the longest single write;
+// appendUsedRandio the same on a used card.
+var (
+	appendRandio     = randioShape{fileSize: 32 << 20, seqBlock: 4 << 10}
+	appendUsedRandio = randioShape{fileSize: 32 << 20, seqBlock: 4 << 10, used: true}
+)
 
 // longestWrite replays the block requests fsbench traced in the run's first repetition, in
 // order (mkfs included), through a fresh model of the profile, as the run's own card figures
@@ -243,6 +265,15 @@ func longestWrite(run *results.Run, dir, profile, test string) (time.Duration, e
 	m, err := flash.NewModel(p, cfg.Size/uint64(p.AUSize)*uint64(p.AUSize))
 	if err != nil {
 		return 0, err
+	}
+	if cfg.CardState == plan.CardUsed {
+		// The run wrote the whole device once before mkfs (not traced): so does the replay.
+		for off := uint64(0); off < m.Size(); off += 1 << 20 {
+			if _, err := m.Do(flash.Request{Op: flash.OpWrite, Off: off, Len: min(1<<20, m.Size()-off)}); err != nil {
+				return 0, err
+			}
+		}
+		m.Do(flash.Request{Op: flash.OpFlush})
 	}
 	var longest time.Duration
 	seen := false
@@ -296,6 +327,9 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 	if shape.seqBlock > 0 {
 		must(cfg.Params.Set("randio", "seq_block_bytes", shape.seqBlock))
 	}
+	if shape.used {
+		cfg.CardState = plan.CardUsed
+	}
 	spec, err := plan.ParseTarget("simcard:" + profile)
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +343,7 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 	begin := time.Now()
 	cmd := exec.Command(bin, "run", "--request", req)
 	b, err := cmd.CombinedOutput()
-	fmt.Printf("CALIBRATION %s randio (file %s, %s): %v, load %s\n", profile, sizeOr(cfg.Params.Get("randio").(*suite.RandioParams).FileSize),
+	fmt.Printf("CALIBRATION %s randio (file %s, %s): %v, load %s\n", profile, sizeOr(cfg.Params.Get(randio.Name).(*randio.Params).FileSize),
 		strings.Join(tests, ","), time.Since(begin).Round(time.Second), loadavg())
 	runErr := err
 	run, err := results.Load(filepath.Join(out, "results.json"))
@@ -333,6 +367,71 @@ func runRandio(t *testing.T, bin, profile string, shape randioShape, tests []str
 		fmt.Printf("CALIBRATION %s: fsbench run ended with %v after its tests: %s\n", profile, runErr, lastLines(b, 2))
 	}
 	return run, out, nil
+}
+
+// benchSustained runs fsbench probe --sustained on a fresh 512 MiB card of profile served in
+// real time and returns the SLC targets' figures (fsbench's own: the probe times its writes;
+// no card's own figure, whose split the probe's 1 MiB writes would barely change).
+func benchSustained(t *testing.T, bin, profile string) map[Measure]row {
+	out := map[Measure]row{}
+	fail := func(why string) map[Measure]row {
+		for _, m := range []Measure{SLCFound, SLCAfter, SLCAfterRatio} {
+			out[m] = row{measured: math.NaN(), card: math.NaN(), host: math.NaN(), note: why}
+		}
+		return out
+	}
+	dir := t.TempDir()
+	sc, err := simkind.StartSimcard(context.Background(), simkind.SimcardOptions{
+		Profile: profile, Size: sustainedCard, Dir: filepath.Join(dir, "mnt"),
+		Backing: filepath.Join(dir, "card.img"), TimeScale: 1, Command: []string{bin},
+	})
+	if err != nil {
+		return fail(fmt.Sprintf("start a %s card: %v", profile, err))
+	}
+	defer func() {
+		if err := sc.Stop(); err != nil {
+			t.Errorf("stop the %s card's server (pid %d): %v", profile, sc.Pid(), err)
+		}
+	}()
+	l, err := session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true})
+	if err != nil {
+		return fail(fmt.Sprintf("attach a loop device over %s: %v", sc.CardPath(), err))
+	}
+	defer func() {
+		if err := l.Detach(); err != nil {
+			t.Errorf("detach %s: %v", l.Path, err)
+		}
+	}()
+	res := filepath.Join(dir, "sustained")
+	begin := time.Now()
+	b, err := exec.Command(bin, "probe", "--sustained", "--destroy", l.Path, "--idle", "0", "-q", "-o", res, l.Path).CombinedOutput()
+	load := loadavg()
+	fmt.Printf("CALIBRATION %s probe --sustained: %v, load %s\n", profile, time.Since(begin).Round(time.Second), load)
+	if err != nil {
+		return fail(fmt.Sprintf("fsbench probe --sustained: %v: %s", err, lastLines(b, 4)))
+	}
+	raw, err := os.ReadFile(filepath.Join(res, probe.SustainedJSONFile))
+	if err != nil {
+		return fail(err.Error())
+	}
+	var r probe.SustainedResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fail(err.Error())
+	}
+	p, err := flash.Lookup(profile)
+	if err != nil {
+		return fail(err.Error())
+	}
+	found, after, ratio := sustainedRatios(&r, p)
+	note := ""
+	if !r.First.Cliff {
+		note = "no cliff found: " + lastLines(b, 12)
+	}
+	fmt.Printf("CALIBRATION %s probe --sustained found: %s\n", profile, strings.ReplaceAll(lastLines(b, 14), " / ", "\n  "))
+	for m, v := range map[Measure]float64{SLCFound: found, SLCAfter: after, SLCAfterRatio: ratio} {
+		out[m] = row{measured: v, card: math.NaN(), host: math.NaN(), load: load, note: note}
+	}
+	return out
 }
 
 func sizeOr(n uint64) string { return fmt.Sprintf("%d MiB", n>>20) }

@@ -28,6 +28,7 @@ type randioShape struct {
 	fileSize uint64
 	runtime  time.Duration
 	seqBlock uint64 // the sequential write's request size (0: the suite's 512 KiB)
+	used     bool   // the run starts from a used card (--card-state used)
 }
 
 // IozoneRandio is the randio configuration of the sources' iozone runs (iozone -e -I -s 100M
@@ -153,12 +154,55 @@ func modelFigures(t testing.TB, profile string) map[Measure]float64 {
 		two, three, est := openAU(t, profile)
 		out[OpenAU2], out[OpenAU3], out[OpenAURatio], out[OpenAUs] = two, three, two/three, float64(est.Value)
 	}
+	if need[QueueReadGain] || need[QueueWriteGain] || need[QueueRead] || need[QueueWrite] {
+		p, err := flash.Lookup(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A 4 GiB card: the class test's 256 MiB area runs inside an SLC cache of 1/8 of the
+		// card, as on the sources' 32-64 GB cards.
+		r1, w1, err := flash.QueuedIOPS(p, 4<<30, probeCard, 1, 4000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r32, w32, err := flash.QueuedIOPS(p, 4<<30, probeCard, 32, 4000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[QueueReadGain], out[QueueWriteGain], out[QueueRead], out[QueueWrite] = r32/r1, w32/w1, r32, w32
+	}
+	if need[SLCFound] || need[SLCAfter] || need[SLCAfterRatio] {
+		out[SLCFound], out[SLCAfter], out[SLCAfterRatio] = sustainedFigures(t, profile)
+	}
 	for m := range need {
 		if m.FSOnly() {
 			out[m] = math.NaN() // see Measure.FSOnly: the benchmark measures it
 		}
 	}
 	return out
+}
+
+// sustainedCard is the card size of the sustained-write measurements (the bench's too).
+const sustainedCard = 512 << 20
+
+// sustainedFigures runs the probe's sustained-write test on a fresh model card: the cache it
+// finds ÷ the profile's, the rate after it, and that rate ÷ the burst.
+func sustainedFigures(t testing.TB, profile string) (found, after, ratio float64) {
+	m := newModel(t, profile, sustainedCard)
+	r, err := probe.Sustained(context.Background(), modelDevice{m}, probe.SustainedOptions{Idle: -1})
+	if err != nil {
+		t.Fatalf("sustained %s: %v", profile, err)
+	}
+	return sustainedRatios(r, m.Profile())
+}
+
+// sustainedRatios are the SLC targets' figures from a sustained test of a card of profile.
+func sustainedRatios(r *probe.SustainedResult, p flash.Profile) (found, after, ratio float64) {
+	if !r.First.Cliff || p.SLC == nil {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	found = float64(r.CacheBytes) / float64(p.SLC.FreshBytes(r.SizeBytes, uint64(p.PageSize)))
+	return found, r.First.AfterMBps, r.First.AfterMBps / r.First.BurstMBps
 }
 
 // TestTargetsInModel: every profile meets every target in the model alone. A profile that

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/board"
+	"github.com/fsbench/fsbench/internal/powercut"
 )
 
 // Emulated asks for emulated ARM boards (internal/board: QEMU under TCG, dropbear, an SD card
@@ -28,6 +29,9 @@ type Emulated struct {
 	// boards are recorded (default DIR/boards: the farm's own, so that an `fsbench cleanup`
 	// elsewhere leaves them alone, and the farm's Stop ends them).
 	CacheDir, StateDir string
+	// SimCard, when set, puts each board's card on a simulated card whose power goes with the
+	// board's (simcard.go).
+	SimCard *SimCard
 	// Log receives the boards' progress lines; may be nil.
 	Log func(string, ...any)
 }
@@ -42,6 +46,14 @@ type EmulatedBoard struct {
 	mu    sync.Mutex
 	state *board.State
 	boots int
+	// card is the board's simulated card (Emulated.SimCard), cardOn whether its power is on;
+	// cuts counts its power cuts and outcomes what the model made of each.
+	card     *simCardBoard
+	cardOn   bool
+	cuts     int
+	outcomes []powercut.Outcome
+	// dead is how many power-ons to come leave the board dead (Kill).
+	dead int
 }
 
 // PowerOn boots the board unless it runs; it returns once its SSH answers, so that the relay
@@ -52,6 +64,17 @@ func (e *EmulatedBoard) PowerOn(ctx context.Context) error {
 	defer e.mu.Unlock()
 	if e.state != nil && e.state.Alive() {
 		return nil
+	}
+	if e.dead > 0 {
+		// The relay switched, but the board does not come up: a board that died.
+		e.dead--
+		return nil
+	}
+	if e.card != nil && !e.cardOn {
+		if err := e.powerOnCard(); err != nil {
+			return err
+		}
+		e.cardOn = true
 	}
 	s, err := board.Up(ctx, e.opt)
 	if err != nil {
@@ -68,6 +91,16 @@ func (e *EmulatedBoard) PowerOff() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.state = nil
+	if e.card != nil {
+		if !e.cardOn {
+			return nil
+		}
+		e.cardOn = false
+		if err := e.cutPower(); err != nil {
+			return fmt.Errorf("cutting the power of the emulated board of place %s: %w", e.Place, err)
+		}
+		return nil
+	}
 	if _, err := board.DownArch(e.opt.StateDir, e.opt.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("powering off the emulated board of place %s: %w", e.Place, err)
 	}
@@ -90,6 +123,29 @@ func (e *EmulatedBoard) Boots() int {
 
 // Card is the board's SD card image.
 func (e *EmulatedBoard) Card() string { return e.opt.Card }
+
+// Kill leaves the board dead at its next n power-ons (the relay answers, the board never
+// boots): a board that does not come back after a cut.
+func (e *EmulatedBoard) Kill(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.dead += n
+}
+
+// Outcomes are what the simulated card's power-loss model made of each of its power cuts.
+func (e *EmulatedBoard) Outcomes() []powercut.Outcome {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]powercut.Outcome(nil), e.outcomes...)
+}
+
+// stopCard unmounts the board's simulated card; the board must be off.
+func (e *EmulatedBoard) stopCard() error {
+	if e.card == nil {
+		return nil
+	}
+	return e.card.stop()
+}
 
 // startEmulated boots one emulated board per place, all at once (each boot is mostly waiting
 // for the guest's kernel under TCG), and returns them with the farm's view of them.
@@ -115,9 +171,16 @@ func startEmulated(ctx context.Context, em *Emulated, dir string, places []strin
 		if err != nil {
 			return boards, nil, err
 		}
-		boards[place] = &EmulatedBoard{Place: place, opt: board.Options{Arch: em.Arch, Name: "farm-" + place,
+		b := &EmulatedBoard{Place: place, opt: board.Options{Arch: em.Arch, Name: "farm-" + place,
 			CacheDir: em.CacheDir, StateDir: stateDir, Card: filepath.Join(dir, "card-"+place+".img"), CardSize: size,
 			Port: port, Mem: mem, SMP: smp, BootTimeout: 10 * time.Minute, Log: em.Log}}
+		boards[place] = b
+		if em.SimCard != nil {
+			if b.card, err = serveSimCard(em.SimCard, dir, place, size, em.Log); err != nil {
+				return boards, nil, err
+			}
+			b.opt.Card, b.opt.CardBus, b.opt.NoCardLock = b.card.cardFile(), em.SimCard.Bus, true
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(places))

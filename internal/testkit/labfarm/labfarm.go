@@ -743,5 +743,6 @@ func (f *Farm) Stop() {
 	}
 	for _, e := range f.Emulated {
 		e.PowerOff()
+		e.stopCard()
 	}
 }
