@@ -24,6 +24,7 @@ type rootNode struct {
 	fs.Inode
 	card  *Card
 	calib *calibNode
+	order *orderedFS // the requests' kernel ids, for the card's order (order_fuse.go)
 }
 
 var _ fs.NodeOnAdder = (*rootNode)(nil)
@@ -40,7 +41,7 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 
 // addCard serves the card file.
 func (r *rootNode) addCard(ctx context.Context) {
-	card := r.NewPersistentInode(ctx, &cardNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
+	card := r.NewPersistentInode(ctx, &cardNode{card: r.card, order: r.order}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
 	r.AddChild(CardFile, card, false)
 	r.AddChild(PowerCutFile, r.NewPersistentInode(ctx, &powerCutNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 5}), false)
 	r.AddChild(CutFile, r.NewPersistentInode(ctx, &cutNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 6}), false)
@@ -109,7 +110,8 @@ func (n *calibNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off
 // cardNode is the card file.
 type cardNode struct {
 	fs.Inode
-	card *Card
+	card  *Card
+	order *orderedFS
 }
 
 var (
@@ -152,7 +154,7 @@ func (n *cardNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 
 func (n *cardNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	arrival := time.Now()
-	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
+	k, err := n.card.DoAtInOrder(n.order.requestID(ctx), arrival, flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
 	if err != nil {
 		return nil, cardErrno(err)
 	}
@@ -164,7 +166,7 @@ func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 	if uint64(off)+uint64(len(data)) > n.card.Size() {
 		return 0, syscall.ENOSPC // past the end of the card
 	}
-	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
+	k, err := n.card.DoAtInOrder(n.order.requestID(ctx), arrival, flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
 	if err != nil {
 		return uint32(k), cardErrno(err)
 	}
@@ -175,7 +177,7 @@ func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 // vfs_fsync on its backing file, which reaches here.
 func (n *cardNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
 	arrival := time.Now()
-	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpFlush}, nil); err != nil {
+	if _, err := n.card.DoAtInOrder(n.order.requestID(ctx), arrival, flash.Request{Op: flash.OpFlush}, nil); err != nil {
 		return cardErrno(err)
 	}
 	return 0
@@ -193,7 +195,7 @@ func (n *cardNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, si
 		return 0
 	}
 	size = min(size, n.card.Size()-off)
-	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
+	if _, err := n.card.DoAtInOrder(n.order.requestID(ctx), arrival, flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
 		return cardErrno(err)
 	}
 	return 0

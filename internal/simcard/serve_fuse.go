@@ -109,7 +109,16 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 		},
 	}
 	queueThrough(&opts.MountOptions)
-	server, err := fs.Mount(dir, root, opts)
+	// fs.Mount, with the raw file system wrapped so that the card learns each request's
+	// kernel id (order_fuse.go).
+	// root.order is set first: NewNodeFS adds the card's node (OnAdd) at once.
+	root.order = &orderedFS{}
+	root.order.RawFileSystem = fs.NewNodeFS(root, opts)
+	server, err := fuse.NewServer(root.order, dir, &opts.MountOptions)
+	if err == nil {
+		go server.Serve()
+		err = server.WaitMount()
+	}
 	if err != nil {
 		return Stats{}, fmt.Errorf("mount FUSE on %s: %w (needs root and /dev/fuse)", dir, err)
 	}
