@@ -89,38 +89,9 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 	if mode == "auto" || mode == "external" {
 		root.calib = &calibNode{msgs: make(chan string, 1)}
 	}
-	sec := time.Second
-	opts := &fs.Options{
-		EntryTimeout: &sec,
-		AttrTimeout:  &sec,
-		MountOptions: fuse.MountOptions{
-			FsName: "fsbench-simcard",
-			Name:   "simcard",
-			// mount(2) directly: fsbench runs as root and Debian has no fusermount by
-			// default; Strict so that Unmount reports EBUSY instead of trying fusermount.
-			DirectMountStrict: true,
-			// 1 MiB requests (the kernel caps at max_pages, 256 pages since 4.20): a loop
-			// device splits its bios to the backing file's limits, and a real SD host
-			// controller takes requests of that order too.
-			MaxWrite: 1 << 20,
-			// Loop devices attach from other processes (losetup, fsbench run) as root;
-			// allow_other keeps the mount usable for them whoever mounted it.
-			AllowOther: true,
-		},
-	}
-	queueThrough(&opts.MountOptions)
-	// fs.Mount, with the raw file system wrapped so that the card learns each request's
-	// kernel id (order_fuse.go).
-	// root.order is set first: NewNodeFS adds the card's node (OnAdd) at once.
-	root.order = &orderedFS{}
-	root.order.RawFileSystem = fs.NewNodeFS(root, opts)
-	server, err := fuse.NewServer(root.order, dir, &opts.MountOptions)
-	if err == nil {
-		go server.Serve()
-		err = server.WaitMount()
-	}
+	server, err := mountCard(dir, root)
 	if err != nil {
-		return Stats{}, fmt.Errorf("mount FUSE on %s: %w (needs root and /dev/fuse)", dir, err)
+		return Stats{}, err
 	}
 	closeFUSEOnExec()
 	if root.calib != nil {
@@ -149,6 +120,43 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 		<-done
 	}
 	return card.Stats(), uerr
+}
+
+// mountCard mounts root on dir: fs.Mount, with the raw file system wrapped so that the card
+// learns each request's kernel id (order_fuse.go).
+func mountCard(dir string, root *rootNode) (*fuse.Server, error) {
+	sec := time.Second
+	opts := &fs.Options{
+		EntryTimeout: &sec,
+		AttrTimeout:  &sec,
+		MountOptions: fuse.MountOptions{
+			FsName: "fsbench-simcard",
+			Name:   "simcard",
+			// mount(2) directly: fsbench runs as root and Debian has no fusermount by
+			// default; Strict so that Unmount reports EBUSY instead of trying fusermount.
+			DirectMountStrict: true,
+			// 1 MiB requests (the kernel caps at max_pages, 256 pages since 4.20): a loop
+			// device splits its bios to the backing file's limits, and a real SD host
+			// controller takes requests of that order too.
+			MaxWrite: 1 << 20,
+			// Loop devices attach from other processes (losetup, fsbench run) as root;
+			// allow_other keeps the mount usable for them whoever mounted it.
+			AllowOther: true,
+		},
+	}
+	queueThrough(&opts.MountOptions)
+	// root.order is set first: NewNodeFS adds the card's node (OnAdd) at once.
+	root.order = &orderedFS{}
+	root.order.RawFileSystem = fs.NewNodeFS(root, opts)
+	server, err := fuse.NewServer(root.order, dir, &opts.MountOptions)
+	if err == nil {
+		go server.Serve()
+		err = server.WaitMount()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mount FUSE on %s: %w (needs root and /dev/fuse)", dir, err)
+	}
+	return server, nil
 }
 
 // queueThrough lets a queue of requests reach the card as a queue.

@@ -88,6 +88,25 @@ type Simcard struct {
 	stopped bool
 }
 
+// serveArgs is the "simcard serve" command line for opts, but its directory.
+func serveArgs(opts SimcardOptions) []string {
+	args := []string{"simcard", "serve",
+		"--profile", opts.Profile,
+		"--size", strconv.FormatUint(opts.Size, 10),
+		"--time-scale", strconv.FormatFloat(opts.TimeScale, 'g', -1, 64),
+		"--unmount-timeout", "20s"}
+	if opts.Backing != "" {
+		args = append(args, "--backing", opts.Backing)
+	}
+	if opts.EnduranceScale > 0 && opts.EnduranceScale != 1 {
+		args = append(args, "--endurance-scale", strconv.FormatFloat(opts.EnduranceScale, 'g', -1, 64))
+	}
+	if opts.WearSeed != 0 {
+		args = append(args, "--wear-seed", strconv.FormatUint(opts.WearSeed, 10))
+	}
+	return args
+}
+
 // StartSimcard starts the server and waits until DIR/card is served.
 func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 	if opts.Dir == "" {
@@ -112,21 +131,7 @@ func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 		}
 		argv = []string{"/proc/self/exe"}
 	}
-	args := append(append([]string(nil), argv[1:]...), "simcard", "serve",
-		"--profile", opts.Profile,
-		"--size", strconv.FormatUint(opts.Size, 10),
-		"--time-scale", strconv.FormatFloat(opts.TimeScale, 'g', -1, 64),
-		"--unmount-timeout", "20s")
-	if opts.Backing != "" {
-		args = append(args, "--backing", opts.Backing)
-	}
-	if opts.EnduranceScale > 0 && opts.EnduranceScale != 1 {
-		args = append(args, "--endurance-scale", strconv.FormatFloat(opts.EnduranceScale, 'g', -1, 64))
-	}
-	if opts.WearSeed != 0 {
-		args = append(args, "--wear-seed", strconv.FormatUint(opts.WearSeed, 10))
-	}
-	args = append(args, dir)
+	args := append(append(append([]string(nil), argv[1:]...), serveArgs(opts)...), dir)
 	// Not CommandContext: cancelling the run must not kill the server under a mounted
 	// filesystem; the caller unmounts, detaches and then calls Stop.
 	cmd := exec.Command(argv[0], args...)
