@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/fsbench/fsbench/internal/cli.Version=$(VERSION)
 BUILD    := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build cross test test-slow test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-class bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-nand bench-farm run clean docs-check
+.PHONY: all build cross test test-slow test-lava unit lint test-faults fuzz bench bench-simcard bench-calibration bench-probe bench-class bench-confine bench-reference bench-powercut bench-powercut-reference bench-capacity bench-aging bench-endurance bench-nand bench-farm run clean docs-check
 
 all: build
 
@@ -180,6 +180,19 @@ bench-powercut:
 # took (the issue's aim: at most 5 minutes on a quiet machine). Needs root.
 bench-aging: build
 	./fsbench run --age year-of-updates --variants ext4,xfs,btrfs --size 512M -n 1 --tests write,read -o fsbench-results/bench-aging --force
+	cat /proc/loadavg
+
+# Issue 40's acceptance run: ext4 and btrfs on the host and f2fs in the QEMU guest, each card
+# (a 256 MiB sd-typical whose blocks last a hundredth of their endurance) run to its end,
+# ENDURANCE_N cards per filesystem (default 5: the U test needs 4 a side), then merged into one
+# report with the verdict and the prediction's check. About 20 minutes on the host and 2 hours
+# in the guest (TCG) on a 2-core machine. Needs root, FUSE and scripts/setup-vm-debian.sh.
+ENDURANCE_N ?= 5
+ENDURANCE_ARGS = --suite endurance --workload bootlin --size 256M --endurance-scale 0.01 --time-scale 0.02 -n $(ENDURANCE_N)
+bench-endurance: build
+	./fsbench run $(ENDURANCE_ARGS) --target simcard:sd-typical --variants ext4,btrfs -o fsbench-results/bench-endurance/host --force
+	./fsbench run $(ENDURANCE_ARGS) --target vm:simcard:sd-typical --variants f2fs -o fsbench-results/bench-endurance/guest --force
+	./fsbench merge -o fsbench-results/bench-endurance/all fsbench-results/bench-endurance/host fsbench-results/bench-endurance/guest
 	cat /proc/loadavg
 
 # The powercut suite's cuts against an independent reference, in the QEMU guest (not CI): the

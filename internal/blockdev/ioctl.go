@@ -59,3 +59,13 @@ func ioctlPtr(f *os.File, req uintptr, arg unsafe.Pointer) error {
 	}
 	return nil
 }
+
+// FlushBuffers writes back and drops the block device's own page cache (BLKFLSBUF, as
+// blockdev --flushbufs): after the device changed underneath it (a simulated card restored
+// from a snapshot), a read must reach the device, not a stale cached page.
+func FlushBuffers(f *os.File) error {
+	if err := unix.IoctlSetInt(int(f.Fd()), unix.BLKFLSBUF, 0); err != nil {
+		return fmt.Errorf("BLKFLSBUF %s: %w", f.Name(), err)
+	}
+	return nil
+}

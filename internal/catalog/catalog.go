@@ -69,6 +69,7 @@ const (
 	FilesPerSec = "files/s" // files created, stat'ed, deleted or written per second
 	MBps        = "MB/s"    // 10^6 bytes per second
 	IOPS        = "IOPS"    // I/O requests completed per second
+	Rounds      = "rounds"  // rounds of a workload (days of a device's writes) a card took
 )
 
 // Test is one named test.

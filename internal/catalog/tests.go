@@ -38,6 +38,16 @@ const (
 // whole.
 const Percent = "%"
 
+// WriteTests are the bootlin tests that write data through the filesystem, in the order they
+// run: a day of the wear line's "these write tests once a day", and the denominator of every
+// amplification figure.
+var WriteTests = []string{Write, ReadRemoveWrite, VideoWrite}
+
+// Day is the name of a timed span that is a whole day of a device's writes (the endurance
+// suite's logging and update workloads): like the write tests, its block requests' lifetime is
+// the wear line's (day_lifetime_years). It is measured, never recorded as a test of its own.
+const Day = "day_of_writes"
+
 // Bootlin lists the tests of the bootlin suite, in the order they run (after Setup).
 func Bootlin() []string {
 	return []string{Write, UsedSpace, Read, ReadRemoveWrite, Remove, VideoWrite, VideoRead}

@@ -16,7 +16,7 @@ import (
 func TestRunFlagsFillEveryRequestSetting(t *testing.T) {
 	args := []string{
 		"--target", "labgrid:place-a/dev/mmcblk0", "--destroy", "/dev/mmcblk0", "-o", "/tmp/out", "--force",
-		"--time-scale", "0.5", "--no-capacity-check", "--image", "/tmp/img", "--keep-image", "--no-direct-io",
+		"--time-scale", "0.5", "--endurance-scale", "0.25", "--no-capacity-check", "--image", "/tmp/img", "--keep-image", "--no-direct-io",
 		"--kernel", "/boot/k", "--ssh-config", "/tmp/sshcfg", "--ssh-option", "ConnectTimeout=9",
 		"--remote-binary", "/tmp/fsb", "--remote-dir", "/tmp/rd", "--link-timeout", "40s",
 		"--labgrid-coordinator", "127.0.0.1:20408", "--labgrid-client", "/opt/lg/labgrid-client",
@@ -29,7 +29,7 @@ func TestRunFlagsFillEveryRequestSetting(t *testing.T) {
 	r := opt.Request
 	want := plan.Request{
 		Config: r.Config, Target: plan.TargetSpec{Kind: plan.TargetLabgrid, Place: "place-a", Inner: r.Target.Inner},
-		Destroy: "/dev/mmcblk0", Out: "/tmp/out", Force: true, TimeScale: 0.5, NoCapacityCheck: true,
+		Destroy: "/dev/mmcblk0", Out: "/tmp/out", Force: true, TimeScale: 0.5, EnduranceScale: 0.25, NoCapacityCheck: true,
 		Image: "/tmp/img", KeepImage: true, NoDirectIO: true, Kernel: "/boot/k",
 		SSHOptions:   []string{"-F", "/tmp/sshcfg", "-o", "ConnectTimeout=9"},
 		RemoteBinary: "/tmp/fsb", RemoteDir: "/tmp/rd", LinkTimeout: 40 * time.Second,

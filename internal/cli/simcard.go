@@ -29,7 +29,8 @@ dd, fio, flashbench or a loop device can use, with flash-level counters.`,
 func newSimcardServeCmd(stdio IO) *cobra.Command {
 	var (
 		profile, size, backing, statsOut string
-		scale                            float64
+		scale, endurance                 float64
+		wearSeed                         uint64
 		unmountTimeout                   time.Duration
 	)
 	cmd := &cobra.Command{
@@ -58,8 +59,12 @@ counters (or writes them to --stats-out).`,
 			if scale < 0 {
 				return usagef("--time-scale %g: must be 0 (no waiting) or more", scale)
 			}
+			if !(endurance > 0) || endurance > 1e6 {
+				return usagef("--endurance-scale %g: must be a positive number (1: the profile's endurance; 0.01: a card that wears out a hundred times sooner)", endurance)
+			}
 			st, err := simcard.Serve(cmd.Context(), simcard.Config{
 				Profile: p, Size: n, Dir: args[0], Backing: backing, TimeScale: scale,
+				EnduranceScale: endurance, WearSeed: wearSeed,
 				UnmountTimeout: unmountTimeout, Log: stdio.Err,
 			})
 			if werr := writeSimcardStats(stdio, statsOut, st); werr != nil && err == nil {
@@ -72,6 +77,8 @@ counters (or writes them to --stats-out).`,
 	f.StringVar(&profile, "profile", "sd-typical", "built-in profile ("+joinNames(flash.Builtins())+") or a profile TOML file")
 	f.StringVar(&size, "size", "2G", "card size (a multiple of the profile's AU size)")
 	f.Float64Var(&scale, "time-scale", 1, "multiply modelled waits by this (0.01: 100× faster; 0: no waiting); recorded in the stats")
+	f.Float64Var(&endurance, "endurance-scale", 1, "multiply every block's endurance by this (0.01: the card wears out after a hundredth of the writes); DIR/wear reads its bad blocks and health")
+	f.Uint64Var(&wearSeed, "wear-seed", 0, "seed of the blocks' endurances (each card of a batch its own)")
 	f.StringVar(&backing, "backing", "", "sparse file holding the card's data (default: in a temporary directory deleted at exit)")
 	f.StringVar(&statsOut, "stats-out", "-", "where to write the final counters at exit (- for stdout)")
 	f.DurationVar(&unmountTimeout, "unmount-timeout", 30*time.Second, "how long to wait at exit for a busy mount (a loop device still attached)")

@@ -78,6 +78,8 @@ type Counters struct {
 	Endurance   uint64       `json:"endurance"`
 	WornOut     uint64       `json:"worn_out_blocks"` // blocks at or past Endurance erases
 	EraseBlocks uint64       `json:"erase_blocks"`    // physical erase blocks modelled
+	// EndOfLife is the card's wear-out: bad blocks, spares, health (wearout.go).
+	EndOfLife *WearOut `json:"end_of_life,omitempty"`
 }
 
 // Sub returns c minus an earlier snapshot for the cumulative fields; the wear fields are c's.
@@ -144,6 +146,8 @@ type Model struct {
 	logAU  []uint32  // pages each AU has in the log
 	logMax int       // log pages kept before the card merges an AU out of the log
 	slc    *slcState // the SLC cache (Profile.SLC; nil: none), slc.go
+
+	wear *wearState // each block's endurance, the spares, the card's health (wearout.go)
 }
 
 // Span is a byte range of the card.
@@ -233,6 +237,7 @@ func NewModel(p Profile, size uint64) (*Model, error) {
 	if p.SLC != nil {
 		m.slc = newSLC(p.SLC, m.nPages, m.ps)
 	}
+	m.initWear()
 	return m, nil
 }
 
@@ -251,6 +256,9 @@ func (m *Model) Do(r Request) (time.Duration, error) {
 		if r.Len == 0 {
 			return 0, nil // nothing reaches the card
 		}
+	}
+	if err := m.gate(r); err != nil {
+		return 0, err
 	}
 	m.lat = time.Duration(m.p.CommandTime)
 	m.merges = m.merges[:0]
@@ -275,7 +283,7 @@ func (m *Model) Do(r Request) (time.Duration, error) {
 		return 0, fmt.Errorf("unknown request type %v", r.Op)
 	}
 	m.c.BusyNs += uint64(m.lat)
-	return m.lat, nil
+	return m.lat, m.trippedErr()
 }
 
 // read charges read_page_time per page touched and, between consecutive pages, the penalty
@@ -347,6 +355,7 @@ func (m *Model) progPages(n uint64, copied bool) {
 
 func (m *Model) eraseBlock(i int) {
 	m.erases[i]++
+	m.wore(i)
 	m.c.BlocksErased++
 	m.lat += time.Duration(m.p.EraseTime)
 }
@@ -768,7 +777,7 @@ func (m *Model) Counters() Counters {
 	for _, e := range m.erases {
 		hist[e]++
 		c.MaxErases = max(c.MaxErases, e)
-		if uint64(e) >= m.p.Endurance {
+		if uint64(e) >= c.Endurance {
 			c.WornOut++
 		}
 	}
@@ -777,6 +786,8 @@ func (m *Model) Counters() Counters {
 	}
 	sort.Slice(c.Wear, func(i, j int) bool { return c.Wear[i].Erases < c.Wear[j].Erases })
 	c.EraseBlocks = uint64(len(m.erases))
+	wo := m.wear.c
+	c.EndOfLife = &wo
 	return c
 }
 
@@ -878,8 +889,10 @@ func (pp *pagePool) write(lp uint32, copied bool) {
 	}
 }
 
-// collect reclaims the block with the fewest valid pages (lowest index on ties, for
-// determinism); false when no block would free anything.
+// collect reclaims the block with the fewest valid pages; on ties the least worn (fewest
+// erases; then the lowest index, for determinism): the dynamic wear levelling every FTL does
+// (without it, blocks holding nothing valid were reclaimed lowest index first, the same few
+// over and over, and the others never). false when no block would free anything.
 func (pp *pagePool) collect() bool {
 	isFree := make(map[int]bool, len(pp.free))
 	for _, b := range pp.free {
@@ -890,7 +903,8 @@ func (pp *pagePool) collect() bool {
 		if b == pp.active || isFree[b] {
 			continue
 		}
-		if victim < 0 || pp.validCnt[b] < pp.validCnt[victim] {
+		if victim < 0 || pp.validCnt[b] < pp.validCnt[victim] ||
+			(pp.validCnt[b] == pp.validCnt[victim] && pp.m.erases[pp.base+b] < pp.m.erases[pp.base+victim]) {
 			victim = b
 		}
 	}

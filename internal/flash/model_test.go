@@ -237,6 +237,8 @@ func TestHandTrace(t *testing.T) {
 		PagesRead: 1 + 4, PagesProgrammed: 2 + 1 + 1 + 2 + 256 + 3 + 3, PagesCopied: 3, BlocksErased: 2, AUMerges: 1,
 		BusyNs: uint64(busy), PageSize: 16 * KiB, Endurance: 3000, MaxErases: 1,
 		EraseBlocks: 7 + 6*2, // FAT pool: 4 data + 3 spare blocks; AU pool: (4 + 2 open) × 2
+		// 2 % of the 19 blocks, rounded up: one spare for bad blocks, none used.
+		EndOfLife: &WearOut{Scale: 1, SpareBlocks: 1, SpareLeft: 1},
 	}
 	want.FlashBytesWrite = want.PagesProgrammed * 16 * KiB
 	want.WriteAmplification = float64(want.FlashBytesWrite) / float64(want.HostBytesWritten)

@@ -126,7 +126,10 @@ type Profile struct {
 	CachePageTime   Duration `toml:"cache_page_time" json:"cache_page_time"`
 	DiscardTime     Duration `toml:"discard_time" json:"discard_time"`
 
-	Endurance uint64 `toml:"endurance" json:"endurance"`
+	// Endurance is the mean number of erases a block lasts; EndOfLife says how much blocks
+	// differ, what spares the card has and what it does once they are gone (wearout.go).
+	Endurance uint64    `toml:"endurance" json:"endurance"`
+	EndOfLife EndOfLife `toml:"end_of_life" json:"end_of_life"`
 
 	// PowerLoss says what the card loses when its power is cut (the powercut suite).
 	PowerLoss PowerLoss `toml:"power_loss" json:"power_loss"`
@@ -204,6 +207,9 @@ func Parse(filename string, data []byte) (Profile, error) {
 	}
 	if base != nil {
 		p = *base
+	} else {
+		// An [end_of_life] table sets what it names; the rest is the default's.
+		p.EndOfLife = DefaultEndOfLife
 	}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
 	if err != nil {
@@ -225,6 +231,7 @@ func Parse(filename string, data []byte) (Profile, error) {
 	if !md.IsDefined("power_loss") && base == nil {
 		p.PowerLoss = DefaultPowerLoss(p)
 	}
+
 	if key, err := p.CheckPowerLoss(); err != nil {
 		return Profile{}, fmt.Errorf("%s:%d: %s: %w", filename, lines[key], key, err)
 	}
@@ -270,7 +277,7 @@ func (p *Profile) validate() (string, error) {
 			return key, err
 		}
 	}
-	return "", nil
+	return p.EndOfLife.validate()
 }
 
 // validateGeometry checks the FTL kind and the flash's sizes: page, erase block, AU and plane

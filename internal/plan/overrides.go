@@ -9,6 +9,10 @@ import (
 // of its [powercut] table, and a target whose power fsbench cannot cut refuses it.
 const PowerCutSuite = "powercut"
 
+// EnduranceSuite is the suite that runs a card to its end: --workload sets its workload key,
+// and on vm:simcard the guest serves the card (so that it can renew, save and restore it).
+const EnduranceSuite = "endurance"
+
 // SetFault adds the named fault to the run's power-cut model ("" adds none): the powercut
 // suite's merge_loss. It is the one place that knows the fault names, so that a flag and a
 // config spell them alike.

@@ -33,6 +33,10 @@ type Request struct {
 	Work string `json:"work,omitempty"`
 	// TimeScale multiplies a simulated card's modelled waits (0 = 1, real time).
 	TimeScale float64 `json:"time_scale,omitempty"`
+	// EnduranceScale multiplies the endurance of a simulated card's every block (0 = 1: as its
+	// profile says; 0.01: it wears out after a hundredth of the writes), for the endurance
+	// suite to reach a card's end in minutes.
+	EnduranceScale float64 `json:"endurance_scale,omitempty"`
 	// NoCapacityCheck skips the check that a real device holds what it announces; results.json
 	// records that it was skipped.
 	NoCapacityCheck bool `json:"no_capacity_check,omitempty"`

@@ -31,9 +31,9 @@ type Overrides struct {
 	Suite, Tests, Variants       string
 	// Tuned is a probe result (a probe.json or its directory) whose advised variants are added.
 	Tuned string
-	// Cuts and Fault are the powercut suite's.
+	// Cuts and Fault are the powercut suite's, Workload the endurance suite's.
 	Cuts                                   int
-	Fault                                  string
+	Fault, Workload                        string
 	NANDSizes, Scheduler, Dataset, Timeout string
 	ResultsDir, UntilStable, Order         string
 	Seed                                   uint64
@@ -98,6 +98,9 @@ func Resolve(r *Request, o Overrides, opt Options, res Resolvers) error {
 	}
 	if !(r.TimeScale > 0) || math.IsInf(r.TimeScale, 0) {
 		return Refusef("--time-scale must be a positive number (1 = real time, 0.1 ten times faster), not %g", r.TimeScale)
+	}
+	if r.EnduranceScale < 0 || math.IsNaN(r.EnduranceScale) || math.IsInf(r.EnduranceScale, 0) || r.EnduranceScale > 1 {
+		return Refusef("--endurance-scale must be a number above 0 and at most 1 (1 = the card's endurance; 0.01 a card that wears out a hundred times sooner), not %g", r.EnduranceScale)
 	}
 	spec, err := ParseTarget(o.Target)
 	if err != nil {
@@ -176,6 +179,11 @@ func (o Overrides) applyRun(cfg *Config) error {
 	}
 	if err := cfg.SetFault(o.Fault); err != nil {
 		return fmt.Errorf("--fault %w", err)
+	}
+	if o.Given("workload") {
+		if err := cfg.Params.Set(EnduranceSuite, "workload", o.Workload); err != nil {
+			return fmt.Errorf("--workload: %w", err)
+		}
 	}
 	cfg.ApplySuiteDefaults()
 	if o.Given("nand-sizes") {

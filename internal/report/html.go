@@ -179,7 +179,9 @@ func buildPage(full *results.Run, opt HTMLOptions) (p htmlPage, err error) {
 	if p.FE != nil && len(p.FE.Notes) > 0 {
 		p.NoProblems = "None outside the raw flash tables; their notes say what was skipped or failed there."
 	}
-	p.Suites = htmlSuites(r)
+	if p.Suites, err = htmlSuites(r); err != nil {
+		return p, err
+	}
 	p.Aged = agedSection(r, opt.Alpha)
 	p.Raw = rawRows(full)
 	p.rules(full, r)
@@ -583,7 +585,8 @@ footer { margin-top: 2rem; font-size: 0.88rem; color: #333; }
 {{end}}</table>
 </div>
 {{if .Notes}}<ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{end}}{{with .Aged}}<h2 id="aged">Aged ({{.Spec}}) against fresh</h2>
+{{range .Charts}}<figure>{{.}}</figure>
+{{end}}{{end}}{{with .Aged}}<h2 id="aged">Aged ({{.Spec}}) against fresh</h2>
 <p class="muted">Each aged variant was aged before the measured tests of every repetition; medians over the repetitions.</p>
 <div class="scroll">
 <table class="suite">

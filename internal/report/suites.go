@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
+	"html/template"
 	"io"
 
 	"github.com/fsbench/fsbench/internal/results"
@@ -57,6 +59,8 @@ type htmlSuite struct {
 	Columns            []htmlSuiteCell
 	Rows               [][]htmlSuiteCell
 	Notes              []string
+	// Charts are the table's charts, drawn by WriteLineChart (which escapes every text).
+	Charts []template.HTML
 }
 
 type htmlSuiteCell struct {
@@ -65,7 +69,7 @@ type htmlSuiteCell struct {
 }
 
 // htmlSuites are the suites' tables for the page: every column, the page's headers.
-func htmlSuites(r *results.Run) []htmlSuite {
+func htmlSuites(r *results.Run) ([]htmlSuite, error) {
 	var out []htmlSuite
 	for _, t := range suiteTables(r) {
 		h := htmlSuite{ID: t.ID, Title: t.Title, Caption: t.Caption, Notes: t.Notes}
@@ -83,7 +87,14 @@ func htmlSuites(r *results.Run) []htmlSuite {
 			}
 			h.Rows = append(h.Rows, cells)
 		}
+		for _, c := range t.Charts {
+			var svg bytes.Buffer
+			if err := WriteLineChart(&svg, c); err != nil {
+				return nil, err
+			}
+			h.Charts = append(h.Charts, template.HTML(svg.String()))
+		}
 		out = append(out, h)
 	}
-	return out
+	return out, nil
 }

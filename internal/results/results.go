@@ -145,6 +145,9 @@ type Target struct {
 	// modelled waits (1 = real time; smaller runs faster and says so here, never silently).
 	Profile   string  `json:"profile,omitempty"`
 	TimeScale float64 `json:"time_scale,omitempty"`
+	// EnduranceScale multiplies the endurance of the simulated card's blocks (0: 1, as its
+	// profile says): the endurance suite's cards wear out that much sooner.
+	EnduranceScale float64 `json:"endurance_scale,omitempty"`
 	// CardVia says how a simulated card reached the filesystems; empty for the other kinds.
 	CardVia CardVia `json:"card_via,omitempty"`
 	// CardProfile is the card profile the run's card figures (flash wear, card time) are rated
@@ -326,6 +329,8 @@ type Measurement struct {
 	Noise *Noise `json:"noise,omitempty"`
 	// PowerCut is what the powercut test found over its cuts.
 	PowerCut *PowerCut `json:"powercut,omitempty"`
+	// Endurance is what the endurance test found running a card to its end (endurance.go).
+	Endurance *Endurance `json:"endurance,omitempty"`
 }
 
 // PowerCut summarises one repetition of the powercut test: the cuts made on the recorded
@@ -486,9 +491,13 @@ type TraceInfo struct {
 // Replay is a trace replayed through one card profile.
 type Replay struct {
 	Flash *FlashIO `json:"flash"`
-	// LifetimeYears: how long the card would last if this test ran once a day (methods.lifetime
-	// gives the assumptions); 0 when the test wrote nothing.
+	// LifetimeYears: how long the card would last if this test ran once a day (results written
+	// before day_lifetime_years; methods.lifetime gives the assumptions); 0 when the test wrote
+	// nothing.
 	LifetimeYears float64 `json:"lifetime_years,omitempty"`
+	// DayLifetimeYears: how long the card lasts if the write tests of the repetition up to this
+	// one ran once a day, one after the other as one day, to its first error.
+	DayLifetimeYears float64 `json:"day_lifetime_years,omitempty"`
 }
 
 // FlashIO is the change of the simulated card's counters over a measurement.
@@ -561,14 +570,14 @@ func Float(v float64) *float64 { return &v }
 // killed half-way) sees the previous complete file or the new one, never a torn one.
 func Save(dir string, r *Run) error {
 	r.Summary = r.Summarize()
-	if err := writeAtomic(filepath.Join(dir, "results.json"), func(w io.Writer) error { return encodeRun(w, r) }); err != nil {
+	if err := WriteAtomic(filepath.Join(dir, "results.json"), func(w io.Writer) error { return encodeRun(w, r) }); err != nil {
 		return err
 	}
 	csv, err := CSV(r)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, "results.csv"), func(w io.Writer) error { _, err := w.Write(csv); return err })
+	return WriteAtomic(filepath.Join(dir, "results.csv"), func(w io.Writer) error { _, err := w.Write(csv); return err })
 }
 
 // encodeRun writes r as json.MarshalIndent(r, "", "  ") does, byte for byte, plus a newline,
@@ -616,9 +625,9 @@ func encodeRun(w io.Writer, r *Run) error {
 	return bw.Flush()
 }
 
-// writeAtomic writes a file through write and renames it into place, so that a reader (or a
+// WriteAtomic writes a file through write and renames it into place, so that a reader (or a
 // crash) never sees half a file.
-func writeAtomic(path string, write func(io.Writer) error) error {
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

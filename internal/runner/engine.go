@@ -91,7 +91,7 @@ func (e *engine) setup(user *userData) error {
 		Params: cfg.Params, ModulesAtStart: fs.LoadedModules(),
 	}
 	setKindData(&e.env, e.prep)
-	e.env.AgeSeed, e.env.CardState = cfg.Seed, cfg.CardState
+	e.env.AgeSeed, e.env.CardState, e.env.ResultsDir = cfg.Seed, cfg.CardState, e.ses.Dir
 	e.env.EmitAging = func(a results.Aging) error {
 		e.run.Aging = append(e.run.Aging, a)
 		return e.save()
@@ -135,7 +135,7 @@ func (e *engine) setup(user *userData) error {
 				recordCalibration(e.run, p)
 			}
 		}
-		if err := setupTracing(&e.env, e.run, e.prep.Size, extra, cfg.KeepTraces, e.ses.Dir); err != nil {
+		if err := setupTracing(&e.env, e.run, e.prep.Size, extra, cfg.KeepTraces, e.ses.Dir, cfg.CardState); err != nil {
 			e.logf("block-request traces not recorded: %v", err)
 		}
 		if err := e.preflight(); err != nil {
@@ -518,7 +518,7 @@ func recordCalibration(run *results.Run, p flash.Profile) {
 
 // setupTracing turns on block-request capture when tracefs is usable, replaying every trace
 // through each built-in card profile (and the simulated card's own profile).
-func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string, keep bool, dir string) error {
+func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string, keep bool, dir, cardState string) error {
 	if err := trace.Available(); err != nil {
 		run.Methods["trace"] = "not recorded: " + err.Error()
 		return err
@@ -557,7 +557,14 @@ func setupTracing(env *suite.Env, run *results.Run, size uint64, extra []string,
 	run.Methods["trace"] = fmt.Sprintf("trace: the block requests of each timed test, captured from tracefs (block_rq_issue/complete, a private instance filtered to the device); "+
 		"alignment shares use %s's page and AU; replay: each repetition feeds its tests' traces in order through one fresh flash model per profile (mkfs included; the untimed remounts and the discard before mkfs are not traced); "+
 		"the capture's reader adds a little to fsbench's own CPU time", tr.Align.Name)
-	run.Methods["lifetime"] = "lifetime_years: blocks × endurance ÷ erases per run ÷ 365.25, for the test run once a day, on a card the size of the device under test (" + bytesize.Format(size) + "; a larger card with the same daily writes lasts proportionally longer); erases per run is the larger of the erases the replay counted and the flash programmed in erase blocks (a used card erases before it programs); perfect wear levelling assumed, so real cards last less; retention and read disturb ignored"
+	state := "fresh (nothing written before: what the discard before mkfs leaves)"
+	if cardState == plan.CardUsed {
+		state = "used (written whole once before, nothing discarded since: --card-state used)"
+	}
+	run.Methods["lifetime"] = "day_lifetime_years: how many days of the write tests the card takes before its first error, ÷ 365.25: the write tests of a repetition up to this one, run one after the other as one day, once a day, on a card the size of the device under test (" + bytesize.Format(size) + "; a larger card with the same daily writes lasts about proportionally longer). " +
+		"The card model runs the day's block requests again and again on a " + state + " card until its spare blocks are used up and it fails as its profile says (read-only, dead or wrong data), each block with its own endurance around the profile's; " +
+		"its endurance is scaled down to make that quick and the days scaled back up (docs/cards.md, \"End of life\"). So the blocks the day actually wears, the spread of their endurance and the spares count; " +
+		"what it assumes: the device sends the card the same requests every day; retention and read disturb ignored"
 	run.Methods["block_amplification"] = "extra.block_amplification: device bytes written ÷ bytes the test wrote through the filesystem (write, read_remove_write, video_write)"
 	return nil
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/fsbench/fsbench/internal/endurance"
 	"github.com/fsbench/fsbench/internal/nand"
 	"github.com/fsbench/fsbench/internal/powercut"
 	"github.com/fsbench/fsbench/internal/simcard"
@@ -34,6 +35,12 @@ type powerCutter interface {
 	PowerCutCard() powercut.Card
 }
 
+// enduranceCard is a simulated card whose wear the endurance suite drives: a fresh card for
+// every variant, and its state saved and restored for a resumed run.
+type enduranceCard interface {
+	EnduranceCard() endurance.Card
+}
+
 // rawFlash is a simulated raw NAND chip, which each repetition loads afresh, in place of a
 // block device.
 type rawFlash interface {
@@ -58,6 +65,9 @@ func setKindData(env *suite.Env, prep *targets.Prepared) {
 	}
 	if c, ok := prep.Extra.(powerCutter); ok {
 		env.PowerCut = c.PowerCutCard()
+	}
+	if c, ok := prep.Extra.(enduranceCard); ok {
+		env.Endurance = c.EnduranceCard()
 	}
 	if f, ok := prep.Extra.(rawFlash); ok {
 		chip, timings := f.FlashChip()

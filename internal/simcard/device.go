@@ -100,7 +100,7 @@ func (c *Card) deviceFiles() map[string][]byte {
 	switch id.kind {
 	case cardid.KindMMC:
 		life := lifeStep(h.avg, h.endurance)
-		eol := 1
+		eol := preEOL(h.spare, h.spareLeft)
 		out["life_time"] = []byte(fmt.Sprintf("0x%02x 0x%02x\n", life, life))
 		out["pre_eol_info"] = []byte(fmt.Sprintf("0x%02x\n", eol))
 		ext := cardid.EncodeExtCSD(cardid.ExtCSDFields{Rev: 8, Sectors: uint32(id.size / 512), CacheKiB: uint32(c.model.Profile().CacheSize >> 10),
@@ -112,6 +112,7 @@ func (c *Card) deviceFiles() map[string][]byte {
 			life = 100 - min(100, h.avg*100/h.endurance)
 		}
 		blk := cardid.EncodeTranscendSMART(cardid.TranscendSMART{Controller: "FSBSIM", Firmware: "SIM1",
+			BadBlocks: min(h.bad, 255), SpareBlocks: h.spareLeft,
 			MinErase: h.min, MaxErase: h.max, TotalErase: h.total, AvgErase: h.avg, RatedPECycles: h.endurance, CardLife: life})
 		out[cardid.SimGenCmd56] = []byte(hex.EncodeToString(blk) + "\n")
 	}
@@ -125,9 +126,10 @@ func oemid(s string) uint16 {
 	return uint16(s[0])<<8 | uint16(s[1])
 }
 
-// wear is the card's erase counts now.
+// wear is the card's erase counts and bad blocks now.
 type wear struct {
 	total, avg, min, max, endurance uint64
+	bad, spare, spareLeft           uint64
 }
 
 // health reads the model's erase counters: total erases since the card was made, and the
@@ -137,6 +139,9 @@ func (c *Card) health() wear {
 	cn := c.model.Counters()
 	c.mu.Unlock()
 	w := wear{total: cn.BlocksErased, max: uint64(cn.MaxErases), endurance: cn.Endurance}
+	if e := cn.EndOfLife; e != nil {
+		w.bad, w.spare, w.spareLeft = e.BadBlocks, e.SpareBlocks, e.SpareLeft
+	}
 	if cn.EraseBlocks > 0 {
 		w.avg = cn.BlocksErased / cn.EraseBlocks
 	}
@@ -153,4 +158,19 @@ func lifeStep(avg, endurance uint64) int {
 		return 0
 	}
 	return int(min(11, avg*10/endurance+1))
+}
+
+// preEOL is an eMMC PRE_EOL_INFO value for the spare blocks used: 0x01 normal (under 80 % of
+// the reserved blocks used), 0x02 warning (80 %), 0x03 urgent (90 %), as JESD84-B51 defines it.
+func preEOL(spare, left uint64) int {
+	if spare == 0 {
+		return 1
+	}
+	switch used := (spare - min(left, spare)) * 100 / spare; {
+	case used >= 90:
+		return 3
+	case used >= 80:
+		return 2
+	}
+	return 1
 }

@@ -103,10 +103,10 @@ func (l *fakeLayer) split(off, n uint64) []piece {
 
 // do runs a host request through the layer: real pieces through the card (the model and the
 // backing file, at their physical address), lost ones through the cache or nowhere.
-func (c *Card) fakeDo(arrival time.Time, r flash.Request, buf []byte) (int, error) {
+func (c *Card) fakeDo(t *orderTicket, arrival time.Time, r flash.Request, buf []byte) (int, error) {
 	l := c.fake
 	if r.Op == flash.OpFlush {
-		return c.doAt(arrival, r, buf)
+		return c.doAt(t, arrival, r, buf)
 	}
 	if r.Op == flash.OpRead && r.Off < l.announced && r.Len > l.announced-r.Off {
 		r.Len = l.announced - r.Off
@@ -138,7 +138,7 @@ func (c *Card) fakeDo(arrival time.Time, r flash.Request, buf []byte) (int, erro
 				l.st.WrappedBytes += p.n
 				l.mu.Unlock()
 			}
-			if _, err := c.doAt(at, flash.Request{Op: r.Op, Off: p.phys, Len: p.n, FUA: r.FUA}, b); err != nil {
+			if _, err := c.doAt(t, at, flash.Request{Op: r.Op, Off: p.phys, Len: p.n, FUA: r.FUA}, b); err != nil {
 				return done, err
 			}
 		} else {

@@ -148,9 +148,12 @@ func TestDeviceFilesHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	erased := c.Stats().Counters.BlocksErased
-	if erased == 0 || s.TotalErase != erased || s.MaxErase == 0 || s.RatedPECycles != 3000 {
-		t.Errorf("health %+v, model erased %d", s, erased)
+	cn := c.Stats().Counters
+	erased := cn.BlocksErased
+	// The health block counts rated cycles in hundreds.
+	if erased == 0 || s.TotalErase != erased || s.MaxErase == 0 || s.RatedPECycles != cn.Endurance/100*100 ||
+		s.SpareBlocks != cn.EndOfLife.SpareLeft || s.BadBlocks != cn.EndOfLife.BadBlocks {
+		t.Errorf("health %+v, model erased %d, endurance %d, end of life %+v", s, erased, cn.Endurance, *cn.EndOfLife)
 	}
 	// An eMMC profile has an EXT_CSD with the announced sectors.
 	p, _ := flash.Lookup("emmc")

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"syscall"
 	"time"
 
@@ -23,6 +24,7 @@ type rootNode struct {
 	fs.Inode
 	card  *Card
 	calib *calibNode
+	order *orderedFS // the requests' kernel ids, for the card's order (order_fuse.go)
 }
 
 var _ fs.NodeOnAdder = (*rootNode)(nil)
@@ -39,10 +41,11 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 
 // addCard serves the card file.
 func (r *rootNode) addCard(ctx context.Context) {
-	card := r.NewPersistentInode(ctx, &cardNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
+	card := r.NewPersistentInode(ctx, &cardNode{card: r.card, order: r.order}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
 	r.AddChild(CardFile, card, false)
 	r.AddChild(PowerCutFile, r.NewPersistentInode(ctx, &powerCutNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 5}), false)
 	r.AddChild(CutFile, r.NewPersistentInode(ctx, &cutNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 6}), false)
+	r.AddChild(WearFile, r.NewPersistentInode(ctx, &wearNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 7}), false)
 	r.addDevice(ctx)
 }
 
@@ -107,7 +110,8 @@ func (n *calibNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off
 // cardNode is the card file.
 type cardNode struct {
 	fs.Inode
-	card *Card
+	card  *Card
+	order *orderedFS
 }
 
 var (
@@ -150,9 +154,9 @@ func (n *cardNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 
 func (n *cardNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	arrival := time.Now()
-	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
+	k, err := n.card.DoAtInOrder(n.order.requestID(ctx), arrival, flash.Request{Op: flash.OpRead, Off: uint64(off), Len: uint64(len(dest))}, dest)
 	if err != nil {
-		return nil, fs.ToErrno(err)
+		return nil, cardErrno(err)
 	}
 	return fuse.ReadResultData(dest[:k]), 0
 }
@@ -162,9 +166,9 @@ func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 	if uint64(off)+uint64(len(data)) > n.card.Size() {
 		return 0, syscall.ENOSPC // past the end of the card
 	}
-	k, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
+	k, err := n.card.DoAtInOrder(n.order.requestID(ctx), arrival, flash.Request{Op: flash.OpWrite, Off: uint64(off), Len: uint64(len(data))}, data)
 	if err != nil {
-		return uint32(k), fs.ToErrno(err)
+		return uint32(k), cardErrno(err)
 	}
 	return uint32(k), 0
 }
@@ -173,8 +177,8 @@ func (n *cardNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 // vfs_fsync on its backing file, which reaches here.
 func (n *cardNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
 	arrival := time.Now()
-	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpFlush}, nil); err != nil {
-		return fs.ToErrno(err)
+	if _, err := n.card.DoAtInOrder(n.order.requestID(ctx), arrival, flash.Request{Op: flash.OpFlush}, nil); err != nil {
+		return cardErrno(err)
 	}
 	return 0
 }
@@ -191,8 +195,8 @@ func (n *cardNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, si
 		return 0
 	}
 	size = min(size, n.card.Size()-off)
-	if _, err := n.card.DoAt(arrival, flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
-		return fs.ToErrno(err)
+	if _, err := n.card.DoAtInOrder(n.order.requestID(ctx), arrival, flash.Request{Op: flash.OpDiscard, Off: off, Len: size}, nil); err != nil {
+		return cardErrno(err)
 	}
 	return 0
 }
@@ -349,4 +353,55 @@ func (n *cutNode) Allocate(ctx context.Context, f fs.FileHandle, off uint64, siz
 		done += k
 	}
 	return 0
+}
+
+// cardErrno is the errno a card request's error is answered with: a worn card's refusal is
+// EIO, what a filesystem sees from a card whose command failed (a loop device turns any
+// error into an I/O error, so EROFS would reach it as EIO too).
+func cardErrno(err error) syscall.Errno {
+	if errors.Is(err, flash.ErrReadOnly) || errors.Is(err, flash.ErrDead) {
+		return syscall.EIO
+	}
+	return fs.ToErrno(err)
+}
+
+// wearNode is the wear file: written, a command (Card.WearCommand); read, the card's
+// WearStatus at open.
+type wearNode struct {
+	fs.Inode
+	card *Card
+}
+
+var (
+	_ fs.NodeOpener    = (*wearNode)(nil)
+	_ fs.NodeWriter    = (*wearNode)(nil)
+	_ fs.NodeGetattrer = (*wearNode)(nil)
+	_ fs.NodeSetattrer = (*wearNode)(nil)
+)
+
+func (n *wearNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 {
+		return nil, fuse.FOPEN_DIRECT_IO, 0
+	}
+	return &statsHandle{data: n.card.wearJSON()}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// Write runs a command; a failed one returns EINVAL and its error reads in the status.
+func (n *wearNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	if err := n.card.WearCommand(string(data)); err != nil {
+		return 0, syscall.EINVAL
+	}
+	return uint32(len(data)), 0
+}
+
+func (n *wearNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o600
+	out.Size = 1 << 20 // larger than any status: direct I/O reads stop at its real end
+	out.Nlink = 1
+	return 0
+}
+
+// Setattr ignores truncation (a shell's > redirection truncates before it writes).
+func (n *wearNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return n.Getattr(ctx, f, out)
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/powercut"
 )
@@ -305,34 +303,7 @@ func copySparse(dst string, src *os.File, size int64) error {
 		return err
 	}
 	defer out.Close()
-	if err := out.Truncate(size); err != nil {
-		return err
-	}
-	fd := int(src.Fd())
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < size; {
-		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if err != nil {
-			break // ENXIO: only a hole is left
-		}
-		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
-		if err != nil {
-			hole = size
-		}
-		hole = min(hole, size)
-		for p := data; p < hole; {
-			n := min(int64(len(buf)), hole-p)
-			if _, err := src.ReadAt(buf[:n], p); err != nil && !errors.Is(err, io.EOF) {
-				return err
-			}
-			if _, err := out.WriteAt(buf[:n], p); err != nil {
-				return err
-			}
-			p += n
-		}
-		off = hole
-	}
-	return nil // no fsync: the simulation is thrown away with its files
+	return copyData(out, src, size) // no fsync: the simulation is thrown away with its files
 }
 
 // powerCutJSON is the powercut file's content.

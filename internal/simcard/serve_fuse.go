@@ -59,6 +59,14 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, err
 	}
 	defer card.Close()
+	if sc := cfg.EnduranceScale; (sc != 0 && sc != 1) || cfg.WearSeed != 0 {
+		if sc == 0 {
+			sc = 1
+		}
+		if err := card.Renew(cfg.WearSeed, sc); err != nil {
+			return Stats{}, err
+		}
+	}
 
 	mode := cfg.PathOffset
 	if mode == "" {
@@ -81,6 +89,42 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 	if mode == "auto" || mode == "external" {
 		root.calib = &calibNode{msgs: make(chan string, 1)}
 	}
+	server, err := mountCard(dir, root)
+	if err != nil {
+		return Stats{}, err
+	}
+	closeFUSEOnExec()
+	if root.calib != nil {
+		// Calibrated before the card file appears, so that no card request runs meanwhile.
+		off, how, err := pathOffset(ctx, mode, dir, root.calib, logw)
+		if err != nil {
+			how = fmt.Sprintf("not calibrated: %v", err)
+			fmt.Fprintf(logw, "simcard: %s; the card's clock starts requests at their arrival\n", how)
+		}
+		card.SetPathOffset(off, how)
+		root.endCalibration(ctx)
+	}
+	fmt.Fprintf(logw, "simcard: serving %s %s card at %s (backing %s, time scale %g, endurance scale %g, path offset %v)\n",
+		cfg.Profile.Name, bytesize.Format(cfg.Size), filepath.Join(dir, CardFile), backing, cfg.TimeScale,
+		card.WearStatus().Scale, time.Duration(card.Stats().PathOffsetNs))
+
+	done := make(chan struct{})
+	go func() { server.Wait(); close(done) }()
+	select {
+	case <-done:
+		return card.Stats(), fmt.Errorf("FUSE mount %s went away (unmounted from outside?)", dir)
+	case <-ctx.Done():
+	}
+	uerr := unmount(server, dir, cfg.UnmountTimeout, logw)
+	if uerr == nil {
+		<-done
+	}
+	return card.Stats(), uerr
+}
+
+// mountCard mounts root on dir: fs.Mount, with the raw file system wrapped so that the card
+// learns each request's kernel id (order_fuse.go).
+func mountCard(dir string, root *rootNode) (*fuse.Server, error) {
 	sec := time.Second
 	opts := &fs.Options{
 		EntryTimeout: &sec,
@@ -101,37 +145,18 @@ func Serve(ctx context.Context, cfg Config) (Stats, error) {
 		},
 	}
 	queueThrough(&opts.MountOptions)
-	server, err := fs.Mount(dir, root, opts)
+	// root.order is set first: NewNodeFS adds the card's node (OnAdd) at once.
+	root.order = &orderedFS{}
+	root.order.RawFileSystem = fs.NewNodeFS(root, opts)
+	server, err := fuse.NewServer(root.order, dir, &opts.MountOptions)
+	if err == nil {
+		go server.Serve()
+		err = server.WaitMount()
+	}
 	if err != nil {
-		return Stats{}, fmt.Errorf("mount FUSE on %s: %w (needs root and /dev/fuse)", dir, err)
+		return nil, fmt.Errorf("mount FUSE on %s: %w (needs root and /dev/fuse)", dir, err)
 	}
-	closeFUSEOnExec()
-	if root.calib != nil {
-		// Calibrated before the card file appears, so that no card request runs meanwhile.
-		off, how, err := pathOffset(ctx, mode, dir, root.calib, logw)
-		if err != nil {
-			how = fmt.Sprintf("not calibrated: %v", err)
-			fmt.Fprintf(logw, "simcard: %s; the card's clock starts requests at their arrival\n", how)
-		}
-		card.SetPathOffset(off, how)
-		root.endCalibration(ctx)
-	}
-	fmt.Fprintf(logw, "simcard: serving %s %s card at %s (backing %s, time scale %g, path offset %v)\n",
-		cfg.Profile.Name, bytesize.Format(cfg.Size), filepath.Join(dir, CardFile), backing, cfg.TimeScale,
-		time.Duration(card.Stats().PathOffsetNs))
-
-	done := make(chan struct{})
-	go func() { server.Wait(); close(done) }()
-	select {
-	case <-done:
-		return card.Stats(), fmt.Errorf("FUSE mount %s went away (unmounted from outside?)", dir)
-	case <-ctx.Done():
-	}
-	uerr := unmount(server, dir, cfg.UnmountTimeout, logw)
-	if uerr == nil {
-		<-done
-	}
-	return card.Stats(), uerr
+	return server, nil
 }
 
 // queueThrough lets a queue of requests reach the card as a queue.

@@ -40,6 +40,11 @@ type Config struct {
 	UnmountTimeout time.Duration
 	// Log receives progress and problems (nil: discarded).
 	Log io.Writer
+	// EnduranceScale multiplies the endurance of every block of the card (0 or 1: as the
+	// profile says; 0.01: it wears out after a hundredth of the erases), and WearSeed draws
+	// the blocks' endurances (flash.Model.WithEndurance).
+	EnduranceScale float64
+	WearSeed       uint64
 	// PathOffset says how the card's path offset is set (Card.SetPathOffset): "auto"
 	// measures the FUSE round trip at start-up, "off" or "0" uses none, and a duration
 	// ("40us") is used as given. Empty: the environment variable PathOffsetEnv, else
@@ -100,6 +105,11 @@ type Stats struct {
 	// I/O; see serve_fuse.go). MaxConcurrency is the largest key.
 	Concurrency    map[int]uint64 `json:"concurrency,omitempty"`
 	MaxConcurrency int            `json:"max_concurrency"`
+	// OutOfOrder counts the requests the card took after one the host sent later (order.go:
+	// they reached the card after the gate's window), OrderWaits the requests it let in after
+	// waiting out a gap in the host's numbering (none of the card's requests were in it).
+	OutOfOrder uint64 `json:"out_of_order,omitempty"`
+	OrderWaits uint64 `json:"order_waits,omitempty"`
 }
 
 // LateSlack is how far past its deadline a reply may leave without counting as late: the
@@ -136,6 +146,12 @@ type Card struct {
 	fake *fakeLayer
 	// id is what the card's registers say (device.go).
 	id identity
+	// renewals counts the fresh cards put in (Renew); wearErr is why the last wear command
+	// failed (wear.go).
+	renewals int
+	wearErr  string
+	// order lets the requests into the model in the order the host sent them (order.go).
+	order orderGate
 }
 
 // gapWindow is how many recent idle gaps bound the path offset: enough for their median to
@@ -219,6 +235,7 @@ func (c *Card) Stats() Stats {
 	s.Concurrency = cloneMap(c.stats.Concurrency)
 	s.ServerTime = c.server.distribution()
 	s.Fake = c.fakeStats()
+	s.OutOfOrder, s.OrderWaits = c.order.counts()
 	return s
 }
 
@@ -246,14 +263,23 @@ func (c *Card) Do(r flash.Request, buf []byte) (int, error) {
 // instead of being added to it; only the remainder is waited for. When the work outlasts
 // the deadline the reply leaves late, and Stats counts it (LateRequests, LateNs).
 func (c *Card) DoAt(arrival time.Time, r flash.Request, buf []byte) (int, error) {
-	if c.fake != nil {
-		return c.fakeDo(arrival, r, buf)
-	}
-	return c.doAt(arrival, r, buf)
+	return c.DoAtInOrder(0, arrival, r, buf)
 }
 
-// doAt is DoAt at a physical address of the card's flash.
-func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error) {
+// DoAtInOrder is DoAt for a request the host numbered id as it sent it (the kernel's id of
+// its FUSE request): the card takes its requests in the order of their ids (order.go). id 0:
+// none.
+func (c *Card) DoAtInOrder(id uint64, arrival time.Time, r flash.Request, buf []byte) (int, error) {
+	t := &orderTicket{id: id}
+	if c.fake != nil {
+		return c.fakeDo(t, arrival, r, buf)
+	}
+	return c.doAt(t, arrival, r, buf)
+}
+
+// doAt is DoAt at a physical address of the card's flash. The request goes into the model in
+// its turn (t: order.go; nil, or a ticket already used, goes in when the model is free).
+func (c *Card) doAt(t *orderTicket, arrival time.Time, r flash.Request, buf []byte) (int, error) {
 	size := c.model.Size()
 	if r.Op == flash.OpRead && r.Off < size && r.Len > size-r.Off {
 		r.Len = size - r.Off // a read past the end is short, as on a block device file
@@ -267,6 +293,10 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	if err := c.offErr(); err != nil {
 		return 0, err
 	}
+	if t != nil && t.entered {
+		t = nil // a counterfeit card's later pieces of the request
+	}
+	c.order.enter(t)
 	c.mu.Lock()
 	if gap := arrival.Sub(c.nextFree); !c.nextFree.IsZero() && gap > 0 {
 		// The card was left alone since it completed the last request: a card with an SLC
@@ -283,7 +313,12 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	if err != nil {
 		c.stats.Errors++
 		c.mu.Unlock()
+		c.order.leave()
 		return 0, err
+	}
+	var wrong []flash.Span
+	if r.Op == flash.OpRead {
+		wrong = c.model.Corrupt(r.Off, r.Len) // a worn card's pages that read back wrong (wear.go)
 	}
 	switch r.Op {
 	case flash.OpRead:
@@ -293,8 +328,10 @@ func (c *Card) doAt(arrival time.Time, r flash.Request, buf []byte) (int, error)
 	}
 	deadline := c.book(arrival, r, lat)
 	c.mu.Unlock()
+	c.order.leave()
 
 	n, err := c.data(r, buf)
+	garble(buf, r.Off, wrong)
 	ready := time.Now()
 	if err != nil {
 		c.mu.Lock()

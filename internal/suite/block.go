@@ -19,6 +19,7 @@ import (
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/mountinfo"
@@ -42,7 +43,8 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 	watch := r.watch()
 	var capt *trace.Capture
 	var traceErr error
-	if r.env.Tracing != nil {
+	tracing := r.env.Tracing != nil && !r.noTrace
+	if tracing {
 		capt, traceErr = trace.Start(r.env.DeviceName)
 	}
 	stopTrace := func() (*trace.Trace, error) {
@@ -84,7 +86,7 @@ func (r *rep) timed(test string, logical uint64, fn func() error) (results.Measu
 			LateRequests: card1.LateRequests - card0.LateRequests, LateNs: card1.LateNs - card0.LateNs}
 	}
 	var traceInfo *results.TraceInfo
-	if r.env.Tracing != nil {
+	if tracing {
 		t, err := stopTrace()
 		if t != nil {
 			t.Shift(r.env.PartitionStart)
@@ -151,6 +153,7 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 		}
 	}
 	info.Replay = map[string]results.Replay{}
+	day := r.dayOfWrites(test, t)
 	// The card rests between tests as long as the host left it (a card with an SLC cache folds
 	// it then); within a test it rests not at all, so that a test's card time depends on its
 	// requests alone, not on how fast this host sent them.
@@ -178,15 +181,39 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 		}
 		d := m.Counters().Sub(before)
 		rp := results.Replay{Flash: results.FromFlash(d)}
-		if d.HostBytesWritten > 0 {
-			// +Inf (nothing programmed yet: still buffered in the card) is not a JSON number.
-			if y, _ := trace.Lifetime(d, p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), 1); !math.IsInf(y, 0) {
-				rp.LifetimeYears = y
+		if day != nil {
+			// +Inf (the card outlives the estimate's bound) is not a JSON number.
+			y, lerr := flash.DayLifetime(p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), day, r.env.CardState == plan.CardUsed)
+			switch {
+			case lerr != nil:
+				info.Error = fmt.Sprintf("lifetime on %s: %v", p.Name, lerr)
+			case !math.IsInf(y, 0):
+				rp.DayLifetimeYears = y
 			}
 		}
 		info.Replay[p.Name] = rp
 	}
 	return info
+}
+
+// dayOfWrites adds a write test's (or a day's, catalog.Day) requests (its writes, discards and flushes: reads wear
+// nothing) to the repetition's day, the write tests one after the other, and returns the day
+// so far; nil for a test that is not a write test, or a day that wrote nothing.
+func (r *rep) dayOfWrites(test string, t *trace.Trace) []flash.Request {
+	if !slices.Contains(catalog.WriteTests, test) && test != catalog.Day {
+		return nil
+	}
+	for q := range trace.FlashRequests(t) {
+		if q.Op != flash.OpRead {
+			r.day = append(r.day, q)
+		}
+	}
+	for _, q := range r.day {
+		if q.Op == flash.OpWrite {
+			return r.day
+		}
+	}
+	return nil
 }
 
 func writeTrace(path string, t *trace.Trace) error {
@@ -237,6 +264,11 @@ func (r *rep) discardDevice(ctx context.Context) error {
 		return fmt.Errorf("opening %s to discard it: %w", r.env.Device, err)
 	}
 	defer f.Close()
+	// A write error the previous filesystem left on the device and nobody saw (a worn card's
+	// refusals, written back after it was unmounted) is reported to the next opener's fsync
+	// (errseq): seen here, where the device is emptied, it does not fail the next mkfs
+	// (mkfs.btrfs said "Operation not permitted" on a fresh card after ext4 ended on the last).
+	_ = f.Sync()
 	size, err := blockdev.SizeBytes(f)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/catalog"
 	"github.com/fsbench/fsbench/internal/dataset"
+	"github.com/fsbench/fsbench/internal/endurance"
 	"github.com/fsbench/fsbench/internal/figure"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/fs"
@@ -78,6 +79,11 @@ type Env struct {
 	// PartitionStart is where Device starts on the card, in bytes (a partition window): block
 	// traces are shifted by it, so that alignment and the card model see the card's offsets.
 	PartitionStart uint64
+	// Endurance is the simulated card's wear, for the endurance suite (nil elsewhere).
+	Endurance endurance.Card
+	// ResultsDir is the run's results directory, where a suite keeps state that outlives the
+	// process (Rep.StateDir).
+	ResultsDir string
 }
 
 // FlashChip is the simulated NAND chip a raw-flash repetition loads afresh.
@@ -157,6 +163,11 @@ type rep struct {
 	traceEnd time.Time
 	// On raw flash: the chip and what the repetition loaded on it.
 	fl *flashState
+	// noTrace: the timed spans are not traced (Rep.Trace).
+	noTrace bool
+	// day are the write tests' requests so far, one after the other: the day whose lifetime
+	// the wear line gives (dayOfWrites).
+	day []flash.Request
 }
 
 // RunRepetition makes the filesystem of job's variant (on the block device, or on a fresh
@@ -250,6 +261,10 @@ func (r *rep) runTest(ctx context.Context, s Test) error {
 		return fmt.Errorf("%s: the filesystem is not mounted on %s (a bug in the order of tests)", s.Name, env.Mountpoint)
 	}
 	tctx, cancel := context.WithTimeout(ctx, env.Timeout)
+	if s.Long {
+		// Bounded step by step (Rep.Timeout), not as a whole: it runs until its end.
+		tctx, cancel = context.WithCancel(ctx)
+	}
 	ms, serr := s.Run(tctx, r)
 	cancel()
 	if ctx.Err() != nil {

@@ -70,7 +70,7 @@ func init() {
 
 // order is every test of a registered suite in the order a repetition runs them.
 func order(s suites.Suite) []Test {
-	if s.Flash {
+	if s.Flash || s.OwnSetup {
 		return s.Tests
 	}
 	return append(slices.Clone(setup), s.Tests...)

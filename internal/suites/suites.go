@@ -23,8 +23,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsbench/fsbench/internal/catalog"
+	"github.com/fsbench/fsbench/internal/endurance"
 	"github.com/fsbench/fsbench/internal/fs"
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/powercut"
@@ -43,6 +45,10 @@ type Suite struct {
 	// its filesystem by its own tests; a block suite's tests run after the engine's setup tests
 	// (catalog.Setup: a fresh filesystem, mounted).
 	Flash bool
+	// OwnSetup: a block suite that makes its filesystem itself (Rep.Make, Rep.Mount), without
+	// the engine's setup tests: the endurance suite puts a fresh card in first, and a resumed
+	// run mounts the filesystem it left. Its tests run unmounted (Test.Setup).
+	OwnSetup bool
 	// Tests are the suite's own tests, in the order they run.
 	Tests []Test
 	// Params are the suite's sizes with their defaults: a pointer to a struct whose fields'
@@ -83,6 +89,9 @@ type Test struct {
 	Produces []string
 	// Flash: the test runs on raw flash (a simulated NAND chip), not on a block device.
 	Flash bool
+	// Long: the test runs until its end (a card worn out, in days on a real card): the engine's
+	// per-test timeout bounds each of its steps (Rep.Timeout), not the whole test.
+	Long bool
 	// Run performs the test in a repetition and returns its measurements (each in its catalog
 	// unit). nil when another test's step produces it (see Produces).
 	Run func(ctx context.Context, r Rep) ([]results.Measurement, error)
@@ -117,6 +126,34 @@ type Rep interface {
 	// PowerCut is the simulated card's power switch and its profile (nil and "" on a target
 	// whose power fsbench cannot cut).
 	PowerCut() (card powercut.Card, profile string)
+
+	// What a suite that makes its filesystem itself (Suite.OwnSetup) uses besides:
+
+	// Device is the block device the filesystem lives on.
+	Device() string
+	// Make makes a fresh filesystem on the device (emptied first, or filled for a used card,
+	// as the setup tests do) and mounts it, unrecorded; Mount mounts what the device holds,
+	// its caches dropped first so that what is read comes from the device.
+	Make(ctx context.Context) error
+	Mount(ctx context.Context) error
+	// Card is the simulated card's wear (nil on a real device); CardProfile its profile.
+	Card() endurance.Card
+	CardProfile() string
+	// RunTest runs one of the engine's registered tests (a Bootlin write test) on the mounted
+	// filesystem, as a default run does, and returns its measurements.
+	RunTest(ctx context.Context, test string) ([]results.Measurement, error)
+	// Trace turns the block trace (and its replays through the card models) of the timed
+	// spans that follow on or off, on by default where the run traces; on, it starts a new day
+	// of writes (the write tests whose requests make the wear line's day_lifetime_years).
+	Trace(on bool)
+	// Dataset is the run's generated dataset: its tree and video file, and how many copies of
+	// each the Bootlin write tests make.
+	Dataset() (tree, video string, copies, videoCopies int)
+	// StateDir is a directory of the results directory for the suite's state, which outlives
+	// the process (made on first use).
+	StateDir(name string) (string, error)
+	// Timeout is the engine's per-test timeout.
+	Timeout() time.Duration
 }
 
 // WithParams is the Run of a test of a suite with sizes: run gets the repetition and the run's
@@ -145,6 +182,24 @@ type Table struct {
 	// Notes follow the table: indented lines in the terminal, a list on the page. TextNotes
 	// are the terminal's only (what the page shows in a column).
 	Notes, TextNotes []string
+	// Charts follow the table on the page (the terminal leaves them out).
+	Charts []Chart
+}
+
+// Chart is a line chart of a suite's figures: the report draws it (SVG) under its table.
+type Chart struct {
+	Title string
+	// X and Y are the axes' units.
+	X, Y  string
+	Lines []Line
+}
+
+// Line is one series of a Chart: its points, in order of X. Lines of one Group share a
+// colour and their Label in the legend (the cards of one filesystem); Name tells the line.
+type Line struct {
+	Label, Name string
+	Group       int
+	X, Y        []float64
 }
 
 // Column is one column of a Table.
@@ -246,7 +301,7 @@ func TestNames() []string {
 // then the suite's own, for a block suite.
 func (s Suite) Order() []string {
 	var out []string
-	if !s.Flash {
+	if !s.Flash && !s.OwnSetup {
 		out = catalog.Setup()
 	}
 	for _, t := range s.Tests {

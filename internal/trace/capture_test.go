@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbench/fsbench/internal/flash"
 )
 
 func TestFindTracefs(t *testing.T) {
@@ -294,7 +296,10 @@ func TestCaptureExt4(t *testing.T) {
 				if err != nil {
 					t.Fatalf("replaying the captured trace: %v", err)
 				}
-				years, _ := Lifetime(c, p, 128<<20, 1)
+				years, err := flash.DayLifetime(p, 128<<20, Requests(tr), false)
+				if err != nil {
+					t.Fatalf("lifetime of the captured trace: %v", err)
+				}
 				t.Logf("%s on %s: host %d B, flash %d B, WA %.2f, erases %d, modelled %.1f ms, %.0f years at 1 run a day",
 					v.name, name, c.HostBytesWritten, c.FlashBytesWrite, c.WriteAmplification, c.BlocksErased, float64(c.BusyNs)/1e6, years)
 			}

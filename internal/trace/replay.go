@@ -3,8 +3,6 @@ package trace
 import (
 	"fmt"
 	"iter"
-	"math"
-	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
 	"github.com/fsbench/fsbench/internal/flash"
@@ -75,37 +73,4 @@ func Replay(t *Trace, p flash.Profile, size uint64) (flash.Counters, error) {
 		i++
 	}
 	return m.Counters(), nil
-}
-
-// Lifetime estimates how many years a card of profile p and the given size lasts when the
-// workload whose replay gave c runs perDay times a day. It returns +Inf when the run
-// programs nothing.
-func Lifetime(c flash.Counters, p flash.Profile, size uint64, perDay float64) (years float64, assumptions string) {
-	eb := uint64(p.EraseBlock)
-	blocks := c.EraseBlocks
-	blockSrc := "the model's physical erase blocks, spares included"
-	if blocks == 0 && eb > 0 {
-		blocks = size / eb
-		blockSrc = "card size ÷ erase block"
-	}
-	// A replay starts on an all-erased card, so its first writes need no erase: on a card in
-	// use every programmed block was erased first. Count at least one erase per erase block
-	// of flash programmed, which is the steady state.
-	erases := float64(c.BlocksErased)
-	programmed := 0.0
-	if eb > 0 {
-		programmed = float64(c.FlashBytesWrite) / float64(eb)
-	}
-	perRun := math.Max(erases, programmed)
-	var a strings.Builder
-	fmt.Fprintf(&a, "card %s (%s), %d erase blocks of %s (%s), endurance %d P/E cycles each; ",
-		p.Name, bytesize.Format(size), blocks, bytesize.Format(eb), blockSrc, p.Endurance)
-	fmt.Fprintf(&a, "per run %.1f block erases (the larger of the %d erases the replay counted and the %.1f erase blocks' worth of flash it programmed, since a used card erases before it programs); ",
-		perRun, c.BlocksErased, programmed)
-	fmt.Fprintf(&a, "perfect wear levelling (every block wears at the same rate; real cards do worse, static data is not moved); the workload runs %g times a day, 365.25 days a year; the card fails when its blocks reach the rated endurance (data retention and read disturb ignored)", perDay)
-	if perRun == 0 || perDay <= 0 {
-		return math.Inf(1), a.String()
-	}
-	runs := float64(blocks) * float64(p.Endurance) / perRun
-	return runs / perDay / 365.25, a.String()
 }

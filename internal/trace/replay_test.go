@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -101,38 +100,6 @@ func TestReplayBeyondCard(t *testing.T) {
 	_, err := Replay(tr, profile(t, "sd-typical"), 64<<20)
 	if err == nil || !strings.Contains(err.Error(), "card size") {
 		t.Errorf("Replay beyond the card = %v, want an error telling to use a larger card", err)
-	}
-}
-
-func TestLifetime(t *testing.T) {
-	p := profile(t, "sd-typical") // 2 MiB erase blocks, 3000 cycles
-	eb := uint64(p.EraseBlock)
-	tests := []struct {
-		name   string
-		c      flash.Counters
-		perDay float64
-		want   float64
-	}{
-		// 100 blocks × 3000 cycles / 10 erases per run = 30000 runs; 10 a day.
-		{"erases", flash.Counters{EraseBlocks: 100, BlocksErased: 10, FlashBytesWrite: 5 * eb}, 10, 30000.0 / 10 / 365.25},
-		// No erase on the fresh card, but 20 erase blocks programmed: 20 erases per run.
-		{"programmed", flash.Counters{EraseBlocks: 100, FlashBytesWrite: 20 * eb}, 1, 15000.0 / 365.25},
-		// No block count in the counters: size / erase block = 64 MiB / 2 MiB = 32 blocks.
-		{"from size", flash.Counters{BlocksErased: 4}, 2, 32 * 3000.0 / 4 / 2 / 365.25},
-		{"nothing written", flash.Counters{EraseBlocks: 100}, 1, math.Inf(1)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, why := Lifetime(tt.c, p, 64<<20, tt.perDay)
-			if math.Abs(got-tt.want) > 1e-9*tt.want && got != tt.want {
-				t.Errorf("Lifetime = %v years, want %v", got, tt.want)
-			}
-			for _, s := range []string{"perfect wear levelling", "3000 P/E", "sd-typical"} {
-				if !strings.Contains(why, s) {
-					t.Errorf("assumptions %q do not mention %q", why, s)
-				}
-			}
-		})
 	}
 }
 

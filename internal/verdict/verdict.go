@@ -324,6 +324,12 @@ func (v Verdict) MarginText() string {
 	amount := v.Unit == "% data" || v.Unit == "x written" // less is better, and not a speed
 	var words string
 	switch {
+	case v.Unit == catalog.Rounds && m < 0.005:
+		words = "kept the card alive about as long as"
+	case v.Unit == catalog.Rounds && 1+m >= 1.5:
+		words = "kept the card alive " + figure.Ratio(1+m) + " longer than"
+	case v.Unit == catalog.Rounds:
+		words = fmt.Sprintf("kept the card alive %s longer than", pct(m))
 	case v.Unit == catalog.Percent && m < 0.005:
 		words = "as many cuts survived as"
 	case v.Unit == catalog.Percent:

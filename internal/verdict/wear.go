@@ -18,7 +18,7 @@ const DefaultCard = "sd-typical"
 
 // WriteTests are the bootlin tests that write data through the filesystem, whose LogicalBytes
 // are the denominator of every amplification figure (WearRules names them).
-var WriteTests = []string{catalog.Write, catalog.ReadRemoveWrite, catalog.VideoWrite}
+var WriteTests = catalog.WriteTests
 
 // WearRules is the flash-wear rule in words, for the report footer and the README. Keep it in
 // step with wearMetric and lifetimeYears.
@@ -29,8 +29,8 @@ const WearRules = `Flash wear: for each repetition, the flash bytes the card mod
 	`(flash bytes ÷ device bytes: partial pages, AU merges, garbage collection). ` +
 	`The card is the one named with --card, else the simulated card's own profile (--target simcard:PROFILE), else sd-typical. ` +
 	`The replay of a repetition continues from its earlier tests (mkfs included) on a fresh card model. ` +
-	`Lifetime: how many years the card lasts if these three tests ran once a day, from each test's lifetime_years (1 ÷ lifetime = Σ 1 ÷ lifetime of each test, since their erases add up); ` +
-	`the median over the repetitions.`
+	`Lifetime: how many years the card lasts if these three tests ran once a day, one after the other as one day: the card model runs their block requests day after day ` +
+	`until the card's first error (day_lifetime_years of the last of them; methods.lifetime says how); the median over the repetitions.`
 
 // CardFor returns the card profile whose replay the wear figures use: card when set, else the
 // one the run recorded (results.Target.CardProfile: the simulated card's own, however it was
@@ -145,10 +145,13 @@ func BlockAmpMetric(r *results.Run) Metric {
 		})
 }
 
-// LifetimeMetric is the card's lifetime in years if the write tests ran once a day. Each
-// test's lifetime_years is endurance over its erases per day; erases of tests run on the same
-// day add up, so the rates (1 ÷ years) add. A test that wrote nothing has lifetime 0 ("not
-// applicable") and adds no wear. ok is false when none of them wore the card.
+// LifetimeMetric is the card's lifetime in years if the write tests ran once a day: the
+// day_lifetime_years of the repetition's last write test, which covers the write tests up to it
+// run one after the other as one day (the card model runs them to its first error). Results
+// written before that figure existed have only each test's lifetime_years: their rates
+// (1 ÷ years) are added, as the erases of tests run on the same day add up. A test that wrote
+// nothing has lifetime 0 ("not applicable") and adds no wear. ok is false when none of them
+// wore the card.
 func LifetimeMetric(r *results.Run, card string) Metric {
 	tests := runWriteTests(r)
 	return Metric{Key: "lifetime_" + card, Title: "lifetime of " + card + " with the write tests once a day", Short: "life",
@@ -157,7 +160,7 @@ func LifetimeMetric(r *results.Run, card string) Metric {
 			if len(tests) == 0 {
 				return 0, false
 			}
-			rate := 0.0
+			rate, day := 0.0, 0.0
 			for _, t := range tests {
 				m, found := by[t]
 				if !found {
@@ -167,14 +170,20 @@ func LifetimeMetric(r *results.Run, card string) Metric {
 				if !ok {
 					return 0, false
 				}
+				if rp.DayLifetimeYears > 0 {
+					day = rp.DayLifetimeYears
+				}
 				if rp.LifetimeYears > 0 {
 					rate += 1 / rp.LifetimeYears
 				}
 			}
-			if rate == 0 {
-				return 0, false
+			switch {
+			case day > 0:
+				return day, true
+			case rate > 0:
+				return 1 / rate, true
 			}
-			return 1 / rate, true
+			return 0, false
 		}}
 }
 

@@ -4,6 +4,7 @@ package all
 
 import (
 	_ "github.com/fsbench/fsbench/internal/suites/bonnie"
+	_ "github.com/fsbench/fsbench/internal/suites/endurance"
 	_ "github.com/fsbench/fsbench/internal/suites/powercut"
 	_ "github.com/fsbench/fsbench/internal/suites/randio"
 	_ "github.com/fsbench/fsbench/internal/suites/smallfiles"

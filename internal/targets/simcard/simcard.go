@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
+	"github.com/fsbench/fsbench/internal/endurance"
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/mountinfo"
 	"github.com/fsbench/fsbench/internal/plan"
@@ -50,6 +51,10 @@ type SimcardOptions struct {
 	Dir       string  // mount point, created if missing; it then holds card and stats
 	Backing   string  // sparse data file; empty: the server uses a temporary one
 	TimeScale float64 // multiplies the modelled waits (1 real time; 0.01 a hundred times faster)
+	// EnduranceScale multiplies every block's endurance (0: as the profile says; 0.01: the
+	// card wears out after a hundredth of the writes); WearSeed draws them.
+	EnduranceScale float64
+	WearSeed       uint64
 	// Command is the argv prefix that runs fsbench's command line; the default runs this
 	// executable again ("/proc/self/exe"). Tests substitute a helper that re-executes the test
 	// binary. "simcard serve ..." is appended.
@@ -83,6 +88,25 @@ type Simcard struct {
 	stopped bool
 }
 
+// serveArgs is the "simcard serve" command line for opts, but its directory.
+func serveArgs(opts SimcardOptions) []string {
+	args := []string{"simcard", "serve",
+		"--profile", opts.Profile,
+		"--size", strconv.FormatUint(opts.Size, 10),
+		"--time-scale", strconv.FormatFloat(opts.TimeScale, 'g', -1, 64),
+		"--unmount-timeout", "20s"}
+	if opts.Backing != "" {
+		args = append(args, "--backing", opts.Backing)
+	}
+	if opts.EnduranceScale > 0 && opts.EnduranceScale != 1 {
+		args = append(args, "--endurance-scale", strconv.FormatFloat(opts.EnduranceScale, 'g', -1, 64))
+	}
+	if opts.WearSeed != 0 {
+		args = append(args, "--wear-seed", strconv.FormatUint(opts.WearSeed, 10))
+	}
+	return args
+}
+
 // StartSimcard starts the server and waits until DIR/card is served.
 func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 	if opts.Dir == "" {
@@ -107,15 +131,7 @@ func StartSimcard(ctx context.Context, opts SimcardOptions) (*Simcard, error) {
 		}
 		argv = []string{"/proc/self/exe"}
 	}
-	args := append(append([]string(nil), argv[1:]...), "simcard", "serve",
-		"--profile", opts.Profile,
-		"--size", strconv.FormatUint(opts.Size, 10),
-		"--time-scale", strconv.FormatFloat(opts.TimeScale, 'g', -1, 64),
-		"--unmount-timeout", "20s")
-	if opts.Backing != "" {
-		args = append(args, "--backing", opts.Backing)
-	}
-	args = append(args, dir)
+	args := append(append(append([]string(nil), argv[1:]...), serveArgs(opts)...), dir)
 	// Not CommandContext: cancelling the run must not kill the server under a mounted
 	// filesystem; the caller unmounts, detaches and then calls Stop.
 	cmd := exec.Command(argv[0], args...)
@@ -386,8 +402,9 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 	s.OnClose("simulated card data "+data, func() error { return targets.RemoveFile(data) })
 	card, err := StartSimcard(ctx, SimcardOptions{
 		Profile: t.Spec().Profile, Size: cfg.Size, Dir: cardDir, Backing: data, TimeScale: t.Opt.TimeScale,
-		Command: t.Opt.Self,
-		OnStart: func(pid int) error { return s.Ledger.AddProcess(pid, "simulated card server", true) },
+		EnduranceScale: t.Opt.EnduranceScale,
+		Command:        t.Opt.Self,
+		OnStart:        func(pid int) error { return s.Ledger.AddProcess(pid, "simulated card server", true) },
 	})
 	if err != nil {
 		return nil, err
@@ -404,7 +421,8 @@ func (t *simcardTarget) Prepare(ctx context.Context, s *session.Session, cfg pla
 	t.Opt.Logf("simulated card %s (%s) served at %s, modelled waits × %g", t.Spec().Profile, bytesize.Format(cfg.Size), card.CardPath(), t.Opt.TimeScale)
 	prof := t.Spec().Profile
 	p := &targets.Prepared{Size: cfg.Size, Backing: data,
-		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: prof, CardProfile: ProfileName(prof), TimeScale: t.Opt.TimeScale}}
+		Result: results.Target{Kind: results.KindSimcard, CardVia: results.CardOnLoop, Profile: prof, CardProfile: ProfileName(prof), TimeScale: t.Opt.TimeScale,
+			EnduranceScale: t.Opt.EnduranceScale}}
 	// The path calibration the server settled on, for results.json.
 	if st, err := card.FullStats(); err == nil {
 		p.Result.PathOffsetNs, p.Result.PathCalibration = st.PathOffsetNs, st.PathCalibration
@@ -454,6 +472,57 @@ func (c *Card) CardProfile() string { return c.profile }
 // PowerCutCard records the card's request stream and builds the card after a power cut (the
 // powercut suite).
 func (c *Card) PowerCutCard() powercut.Card { return c.cut }
+
+// EnduranceCard drives the card's wear (the endurance suite): a fresh card for each variant,
+// its state saved and restored for a resumed run.
+func (c *Card) EnduranceCard() endurance.Card { return wearCard{dir: c.server.Dir()} }
+
+// wearCard drives the simulated card's wear through its wear file (simcard.WearFile).
+type wearCard struct{ dir string }
+
+var _ endurance.Card = wearCard{}
+
+func (w wearCard) command(line string) error {
+	f, err := os.OpenFile(filepath.Join(w.dir, simcard.WearFile), os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("simulated card's wear file: %w", err)
+	}
+	_, err = f.Write([]byte(line))
+	f.Close()
+	if err != nil {
+		if st, serr := w.status(); serr == nil && st.Error != "" {
+			return fmt.Errorf("simulated card: %s: %s", strings.Fields(line)[0], st.Error)
+		}
+		return fmt.Errorf("simulated card: %s: %w", line, err)
+	}
+	return nil
+}
+
+func (w wearCard) status() (simcard.WearStatus, error) {
+	var st simcard.WearStatus
+	b, err := os.ReadFile(filepath.Join(w.dir, simcard.WearFile))
+	if err != nil {
+		return st, fmt.Errorf("read the simulated card's wear: %w", err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("decode the simulated card's wear: %w", err)
+	}
+	return st, nil
+}
+
+// Renew puts a fresh card in, its blocks drawn with seed (at the card's endurance scale).
+func (w wearCard) Renew(seed uint64) error { return w.command(fmt.Sprintf("renew %d", seed)) }
+
+// Status is the card's wear now.
+func (w wearCard) Status() (endurance.Status, error) {
+	st, err := w.status()
+	return endurance.Status{WearOut: st.WearOut, Behaviour: st.EndOfLife.Behaviour, HostBytesWritten: st.HostBytesWritten}, err
+}
+
+// Save and Restore write the card into a directory and make it that card again (the server
+// does the work: the directory must be one it can reach, in the results directory).
+func (w wearCard) Save(dir string) error    { return w.command("save " + dir) }
+func (w wearCard) Restore(dir string) error { return w.command("restore " + dir) }
 
 // cutCard drives the simulated card's power-cut machinery through its powercut file and
 // attaches loop devices over its cut file, each recorded in the session's ledger so that a

@@ -287,10 +287,10 @@ func TestSimcardPathCalibration(t *testing.T) {
 			for _, e := range ents {
 				names = append(names, e.Name())
 			}
-			// The calibration file is gone; the power-cut files, the card's device directory
-			// and its reset file stay beside card and stats.
-			if strings.Join(names, " ") != "card cut device powercut reset stats" {
-				t.Errorf("served files %v, want card, cut, device, powercut, reset and stats only", names)
+			// The calibration file is gone; the power-cut files, the card's device directory,
+			// its reset file and its wear file stay beside card and stats.
+			if strings.Join(names, " ") != "card cut device powercut reset stats wear" {
+				t.Errorf("served files %v, want card, cut, device, powercut, reset, stats and wear only", names)
 			}
 		})
 	}

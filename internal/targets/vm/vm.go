@@ -92,7 +92,7 @@ func (t *vmTarget) cardSize(cfg plan.Config) uint64 {
 // and only the results come back. QEMU's SD card is then unused (and the card sees the
 // loop device's requests, not QEMU's 512-byte ones).
 func (t *vmTarget) guestServesCard(cfg plan.Config) bool {
-	return t.spec.Inner != nil && hasPowerCut(cfg)
+	return t.spec.Inner != nil && (hasPowerCut(cfg) || cfg.Suite.Has(plan.EnduranceSuite))
 }
 
 func hasPowerCut(cfg plan.Config) bool {
@@ -149,7 +149,7 @@ func (t *vmTarget) guestRequest(req plan.Request, inputs string) (plan.Request, 
 			prof = p
 		}
 		g.Target, g.Destroy = plan.TargetSpec{Kind: plan.TargetSimcard, Profile: prof}, ""
-		g.TimeScale = t.opt.TimeScale
+		g.TimeScale, g.EnduranceScale = t.opt.TimeScale, t.opt.EnduranceScale
 	}
 	// The guest sees only the results directory: a card profile given as a file is copied in.
 	if c := req.Config.Card; c != "" && isPath(c) {
@@ -291,7 +291,7 @@ func (t *vmTarget) describeCard(cfg plan.Config, card *simkind.Simcard) string {
 	case cfg.FlashSuite():
 		return "nandsim (simulated raw NAND)"
 	case t.guestServesCard(cfg):
-		return fmt.Sprintf("the simulated card %s served in the guest (the powercut suite cuts its power there; modelled waits × %g)", t.spec.Inner.Profile, t.opt.TimeScale)
+		return fmt.Sprintf("the simulated card %s served in the guest (the powercut suite cuts its power there, the endurance suite renews and saves it; modelled waits × %g)", t.spec.Inner.Profile, t.opt.TimeScale)
 	case card != nil:
 		return fmt.Sprintf("a %s SD card backed by the simulated card %s (modelled waits × %g)", bytesize.Format(cardSize), t.spec.Inner.Profile, t.opt.TimeScale)
 	}
@@ -363,6 +363,10 @@ func vmTimeout(cfg plan.Config) time.Duration {
 		cells := len(cfg.PartitionSizes()) * len(cfg.Variants) * (cfg.Repetitions + 1)
 		return cfg.Timeout.Duration * time.Duration(4+cells)
 	}
+	if cfg.Suite.Has(plan.EnduranceSuite) {
+		// Each card runs to its end, round after round, each round bounded by the timeout.
+		return cfg.Timeout.Duration * time.Duration(4+20*len(cfg.Variants)*cfg.Repetitions)
+	}
 	return cfg.Timeout.Duration * time.Duration(4+2*cfg.Repetitions)
 }
 
@@ -370,7 +374,7 @@ func vmTimeout(cfg plan.Config) time.Duration {
 // RAM at size/12 + size/8); for raw NAND, nandsim keeps the written chip in RAM besides the
 // data and the image built from it, about 4 times the largest partition.
 func vmMemoryMiB(cfg plan.Config) uint64 {
-	if hasPowerCut(cfg) {
+	if hasPowerCut(cfg) || cfg.Suite.Has(plan.EnduranceSuite) {
 		// A card served in the guest keeps everything in the guest's /tmp (tmpfs, half the
 		// RAM): the card's sparse data file and, during the workload, the copy of the card
 		// and the write stream, which the recording wants room for (up to the card's size

@@ -47,6 +47,8 @@ func HelperMain() {
 	scale := fl.Float64("time-scale", 1, "")
 	backing := fl.String("backing", "", "")
 	timeout := fl.Duration("unmount-timeout", 20*time.Second, "")
+	endurance := fl.Float64("endurance-scale", 1, "")
+	wearSeed := fl.Uint64("wear-seed", 0, "")
 	if err := fl.Parse(args[2:]); err != nil || fl.NArg() != 1 {
 		fmt.Fprintf(os.Stderr, "helper: bad arguments %q: %v\n", args, err)
 		os.Exit(2)
@@ -64,7 +66,7 @@ func HelperMain() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	st, err := simcard.Serve(ctx, simcard.Config{Profile: p, Size: n, Dir: fl.Arg(0), Backing: *backing,
-		TimeScale: *scale, UnmountTimeout: *timeout, Log: os.Stderr})
+		TimeScale: *scale, EnduranceScale: *endurance, WearSeed: *wearSeed, UnmountTimeout: *timeout, Log: os.Stderr})
 	if st.Profile != "" {
 		_ = simcard.WriteStats(os.Stdout, st)
 	}

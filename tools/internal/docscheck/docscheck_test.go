@@ -61,6 +61,8 @@ func TestPlan(t *testing.T) {
 		{"fsbench run 2>&1 | head", false, []Kind{Reduced}, "fsbench run -n 1 --variants ext4 --size 512M --force --tests mkfs,mount"},
 		{"fsbench run --suite powercut --target simcard:sd-typical", false, []Kind{Reduced},
 			"fsbench run --suite powercut --target simcard:sd-typical -n 1 --variants ext4 --size 512M --force --cuts 2"},
+		{"fsbench run --suite endurance --target simcard:sd-typical --endurance-scale 0.01", false, []Kind{Reduced},
+			"fsbench run --suite endurance --target simcard:sd-typical --endurance-scale 0.01 -n 1 --variants ext4 --size 512M --force --endurance-scale 0.0005 --time-scale 0.01"},
 		{"fsbench run --preset ext4-tuning", false, []Kind{Reduced}, "fsbench run --preset ext4-tuning -n 1 --size 512M --force --tests mkfs,mount"},
 		{"fsbench probe /dev/mmcblk0", false, []Kind{Reduced}, "fsbench probe card.img"},
 		{"fsbench compare A B", true, []Kind{Run}, "fsbench compare r1 r2"},

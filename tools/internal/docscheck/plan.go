@@ -316,6 +316,10 @@ func planRun(st Step, args, filled []string, devices bool) Step {
 	case suite == "powercut":
 		st.Argv = append(st.Argv, "--cuts", "2")
 		st.Why += ", 2 power cuts"
+	case suite == "endurance":
+		// A card whose blocks last under 3 erases: its end in a few rounds.
+		st.Argv = append(st.Argv, "--endurance-scale", "0.0005", "--time-scale", "0.01")
+		st.Why += ", a card whose blocks last about 3 erases"
 	}
 	return st
 }
