@@ -13,7 +13,6 @@ import (
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/measure"
 	"github.com/fsbench/fsbench/internal/session"
-	"github.com/fsbench/fsbench/internal/simcard"
 	simkind "github.com/fsbench/fsbench/internal/targets/simcard"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
 	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
@@ -36,15 +35,7 @@ func TestSimcardHelperProcess(t *testing.T) {
 // or loop device is left.
 func simcardLoop(t *testing.T, profile string, size uint64) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: serves a FUSE card and attaches a loop device")
-	}
-	if !simcard.FUSEAvailable {
-		t.Skip("this build has no FUSE server (32-bit target)")
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("needs FUSE: %v", err)
-	}
+	simcardtest.Require(t)
 	dir := t.TempDir()
 	var log bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

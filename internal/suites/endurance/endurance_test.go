@@ -16,7 +16,6 @@ import (
 
 	"github.com/fsbench/fsbench/internal/flash"
 	"github.com/fsbench/fsbench/internal/results"
-	"github.com/fsbench/fsbench/internal/simcard"
 	"github.com/fsbench/fsbench/internal/testkit/emulock"
 	"github.com/fsbench/fsbench/internal/testkit/sessiontest"
 	"github.com/fsbench/fsbench/internal/testkit/simcardtest"
@@ -28,12 +27,7 @@ import (
 func needCard(t *testing.T) {
 	t.Helper()
 	sessiontest.RequireRoot(t)
-	if !simcard.FUSEAvailable {
-		t.Skip("this build has no FUSE card server (32-bit target)")
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("the simulated card needs FUSE: %v", err)
-	}
+	simcardtest.Require(t)
 }
 
 // quick is the reduced run make test makes: ext4 on a 64 MiB sd-typical whose blocks last

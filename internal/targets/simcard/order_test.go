@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fsbench/fsbench/internal/iodepth"
-	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
 
@@ -23,35 +20,9 @@ import (
 func TestServedCardInHostOrder(t *testing.T) {
 	requireFUSE(t)
 	const size = 64 << 20
-	dir := t.TempDir()
-	cmd, env := helperCommand()
+	sc, dev := directTestCard(t, SimcardOptions{Profile: "sd-typical", Size: size, TimeScale: 0, PathOffset: "off"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sc, err := StartSimcard(ctx, SimcardOptions{Profile: "sd-typical", Size: size, Dir: filepath.Join(dir, "sim"),
-		Backing: filepath.Join(dir, "card.img"), TimeScale: 0, Command: cmd, Env: env, PathOffset: "off"})
-	if err != nil {
-		t.Fatalf("StartSimcard: %v", err)
-	}
-	var loop *session.Loop
-	t.Cleanup(func() {
-		if loop != nil {
-			if err := loop.Detach(); err != nil {
-				t.Errorf("detach: %v", err)
-			}
-		}
-		if err := sc.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-		checkNothingLeft(t, dir)
-	})
-	if loop, err = session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true}); err != nil {
-		t.Fatal(err)
-	}
-	dev, err := os.OpenFile(loop.Path, os.O_RDWR|unix.O_DIRECT, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
 	// Three times over, 256 KiB sequential writes with 32 in flight (as fio's libaio engine).
 	if _, err := iodepth.Run(ctx, int(dev.Fd()), iodepth.Job{Write: true, Block: 256 << 10, Size: size, Depth: 32, Bytes: 3 * size}); err != nil {
 		t.Fatal(err)

@@ -39,12 +39,7 @@ func helperCommand() ([]string, []string) {
 func requireFUSE(t *testing.T) {
 	t.Helper()
 	sessiontest.RequireRoot(t)
-	if !simcard.FUSEAvailable {
-		t.Skip("this build has no FUSE server (32-bit target)")
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("needs FUSE: %v", err)
-	}
+	simcardtest.Require(t)
 }
 
 // startTestSimcard serves a card for the test and registers cleanup that, whatever happened,
@@ -68,6 +63,44 @@ func startTestSimcard(t *testing.T, profile string, size uint64, scale float64) 
 		}
 	})
 	return sc, dir
+}
+
+// directTestCard serves a card with opt (its Dir, Backing, Command and Env filled in here)
+// behind a direct-I/O loop device, the path a run's requests take, and opens the device with
+// O_DIRECT. Cleanup detaches the loop device and stops the server whatever happened, then
+// checks for leftovers.
+func directTestCard(t *testing.T, opt SimcardOptions) (*Simcard, *os.File) {
+	t.Helper()
+	dir := t.TempDir()
+	opt.Command, opt.Env = helperCommand()
+	opt.Dir, opt.Backing = filepath.Join(dir, "sim"), filepath.Join(dir, "card.img")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sc, err := StartSimcard(ctx, opt)
+	if err != nil {
+		t.Fatalf("StartSimcard: %v", err)
+	}
+	var loop *session.Loop
+	t.Cleanup(func() {
+		if loop != nil {
+			if err := loop.Detach(); err != nil {
+				t.Errorf("detach: %v", err)
+			}
+		}
+		if err := sc.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		checkNothingLeft(t, dir)
+	})
+	if loop, err = session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true}); err != nil {
+		t.Fatal(err)
+	}
+	dev, err := os.OpenFile(loop.Path, os.O_RDWR|unix.O_DIRECT, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	return sc, dev
 }
 
 func checkNothingLeft(t *testing.T, dir string) {

@@ -1,19 +1,16 @@
 package simcard
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbench/fsbench/internal/flash"
-	"github.com/fsbench/fsbench/internal/session"
 	"github.com/fsbench/fsbench/internal/simcard"
 )
 
@@ -41,36 +38,8 @@ func TestWornCardAtBlockLevel(t *testing.T) {
 			if p.EndOfLife.Behaviour != tt.behaviour {
 				t.Fatalf("profile %s ends %q, want %q", tt.profile, p.EndOfLife.Behaviour, tt.behaviour)
 			}
-			dir := t.TempDir()
-			cmd, env := helperCommand()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			sc, err := StartSimcard(ctx, SimcardOptions{Profile: tt.profile, Size: size, Dir: filepath.Join(dir, "sim"),
-				Backing: filepath.Join(dir, "card.img"), TimeScale: 0, EnduranceScale: 5 / float64(p.Endurance), WearSeed: 2,
-				Command: cmd, Env: env, PathOffset: "off"})
-			if err != nil {
-				t.Fatalf("StartSimcard: %v", err)
-			}
-			var loop *session.Loop
-			t.Cleanup(func() {
-				if loop != nil {
-					if err := loop.Detach(); err != nil {
-						t.Errorf("detach: %v", err)
-					}
-				}
-				if err := sc.Stop(); err != nil {
-					t.Errorf("Stop: %v", err)
-				}
-				checkNothingLeft(t, dir)
-			})
-			if loop, err = session.AttachLoop(sc.CardPath(), session.LoopOptions{DirectIO: true}); err != nil {
-				t.Fatal(err)
-			}
-			dev, err := os.OpenFile(loop.Path, os.O_RDWR|unix.O_DIRECT, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dev.Close()
+			sc, dev := directTestCard(t, SimcardOptions{Profile: tt.profile, Size: size, TimeScale: 0,
+				EnduranceScale: 5 / float64(p.Endurance), WearSeed: 2, PathOffset: "off"})
 			buf := directBuf(t, 1<<20)
 			wear := func() simcard.WearStatus {
 				var st simcard.WearStatus

@@ -97,3 +97,18 @@ func Binary(t testing.TB) (path string, built bool) {
 	}
 	return out, true
 }
+
+// Require skips a test that serves a simulated card behind a loop device where that cannot be
+// done, saying why: not root, a build without the FUSE server (32-bit targets), no /dev/fuse.
+func Require(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: serves a FUSE card and attaches a loop device")
+	}
+	if !simcard.FUSEAvailable {
+		t.Skip("this build has no FUSE card server (32-bit target)")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("the simulated card needs FUSE: %v", err)
+	}
+}
