@@ -61,19 +61,32 @@ func DaysToFirstError(m *Model, day []Request, maxDays int) (days float64, ok bo
 	return float64(maxDays), false, nil
 }
 
+// Before is the card a lifetime estimate starts from: what it took before its first day.
+type Before struct {
+	// Used: the card was written whole once (UsedCard), as a card filled by an earlier life.
+	Used bool
+	// Past holds the requests the card took after that and before its first day: the
+	// filesystem's mkfs and first mount. What they leave on the card stays there (an ext4's
+	// inode tables and journal, written once and rewritten in place) and takes blocks out of
+	// the card's rotation, so that the day's writes wear fewer blocks; a card started empty
+	// would spread them over all of its blocks and outlive the real one.
+	Past []Request
+}
+
 // Lifetime estimates how many times a card of m's profile and size (m is not changed) can take
 // day, the requests of one day, before its first error: it runs them day after day on a card
 // until the card fails, with each block's endurance scaled down so that this takes about
 // simDays days, and scales the days back up. The card starts fresh (nothing written: what a
 // card is after the discard fsbench sends before mkfs, or when new), or used (written whole
-// once, UsedCard: a card filled by an earlier life, without discards since). So the estimate is
+// once, UsedCard: a card filled by an earlier life, without discards since), and then takes
+// before.Past once (the filesystem's mkfs). So the estimate is
 // the model's own wear-out: the blocks the requests actually wear (an AU card rotates its
 // free allocation units, and the part of the card no request touches stays free on a fresh
 // card, idle under old data on a used one), the spread of the blocks' endurance and the spare
 // blocks that hide the first ones to fail. What it assumes: that the device sends its card the
 // same requests every day. ok is false when the day writes nothing or the card outlives the
 // bound of the search (then days is +Inf).
-func Lifetime(m *Model, day []Request, used bool) (days float64, ok bool, err error) {
+func Lifetime(m *Model, day []Request, before Before) (days float64, ok bool, err error) {
 	const simDays, minEndurance, maxDays = 32, 32, 2000
 	var writes []Request
 	for _, r := range day {
@@ -83,8 +96,16 @@ func Lifetime(m *Model, day []Request, used bool) (days float64, ok bool, err er
 	}
 	start := func(scale float64) (*Model, error) {
 		n, err := m.WithEndurance(0, scale)
-		if err == nil && used {
+		if err == nil && before.Used {
 			n, err = UsedCard(n)
+		}
+		for i, r := range before.Past {
+			if err != nil {
+				break
+			}
+			if _, err = n.Do(r); err != nil {
+				err = fmt.Errorf("the card's past, request %d (%s at %d+%d): %w", i, r.Op, r.Off, r.Len, err)
+			}
 		}
 		return n, err
 	}
@@ -121,15 +142,15 @@ func Lifetime(m *Model, day []Request, used bool) (days float64, ok bool, err er
 	return d / scale, true, nil
 }
 
-// DayLifetime is how many years a fresh (or used) card of profile p and size bytes lasts when
+// DayLifetime is how many years a card of profile p and size bytes, started as before says, lasts when
 // the requests of day run once a day: Lifetime in years. +Inf when day writes nothing or the
 // card outlives the estimate's bound.
-func DayLifetime(p Profile, size uint64, day []Request, used bool) (years float64, err error) {
+func DayLifetime(p Profile, size uint64, day []Request, before Before) (years float64, err error) {
 	m, err := NewModel(p, size)
 	if err != nil {
 		return 0, err
 	}
-	days, ok, err := Lifetime(m, day, used)
+	days, ok, err := Lifetime(m, day, before)
 	if err != nil || !ok {
 		return math.Inf(1), err
 	}

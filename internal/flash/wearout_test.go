@@ -277,7 +277,7 @@ func TestLifetimeAtAnyScale(t *testing.T) {
 				day = append(day, Request{Op: OpWrite, Off: (i * 7919 * 4096) % (256 * MiB), Len: 4096})
 			}
 			day = append(day, Request{Op: OpFlush})
-			est, ok, err := Lifetime(m, day, false)
+			est, ok, err := Lifetime(m, day, Before{})
 			if err != nil || !ok {
 				t.Fatalf("Lifetime: %v, %v", ok, err)
 			}

@@ -183,7 +183,8 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 		rp := results.Replay{Flash: results.FromFlash(d)}
 		if day != nil {
 			// +Inf (the card outlives the estimate's bound) is not a JSON number.
-			y, lerr := flash.DayLifetime(p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), day, r.env.CardState == plan.CardUsed)
+			y, lerr := flash.DayLifetime(p, tr.Size/uint64(p.AUSize)*uint64(p.AUSize), day,
+				flash.Before{Used: r.env.CardState == plan.CardUsed, Past: r.past})
 			switch {
 			case lerr != nil:
 				info.Error = fmt.Sprintf("lifetime on %s: %v", p.Name, lerr)
@@ -200,6 +201,10 @@ func (r *rep) traceInfo(test string, t *trace.Trace, err error) *results.TraceIn
 // nothing) to the repetition's day, the write tests one after the other, and returns the day
 // so far; nil for a test that is not a write test, or a day that wrote nothing.
 func (r *rep) dayOfWrites(test string, t *trace.Trace) []flash.Request {
+	if test == catalog.Mkfs || test == catalog.Mount {
+		r.addPast(t)
+		return nil
+	}
 	if !slices.Contains(catalog.WriteTests, test) && test != catalog.Day {
 		return nil
 	}
@@ -214,6 +219,17 @@ func (r *rep) dayOfWrites(test string, t *trace.Trace) []flash.Request {
 		}
 	}
 	return nil
+}
+
+// addPast adds the requests of t (the filesystem's mkfs, its first mount) to the card's past:
+// what the card holds before the first day, from which the day's lifetime starts
+// (flash.Before.Past).
+func (r *rep) addPast(t *trace.Trace) {
+	for q := range trace.FlashRequests(t) {
+		if q.Op != flash.OpRead {
+			r.past = append(r.past, q)
+		}
+	}
 }
 
 func writeTrace(path string, t *trace.Trace) error {

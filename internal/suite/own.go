@@ -13,6 +13,7 @@ import (
 	"github.com/fsbench/fsbench/internal/plan"
 	"github.com/fsbench/fsbench/internal/results"
 	"github.com/fsbench/fsbench/internal/suites"
+	"github.com/fsbench/fsbench/internal/trace"
 )
 
 // The repetition as a suite that makes its filesystem itself sees it (suites.Suite.OwnSetup,
@@ -36,13 +37,38 @@ func (r *rep) Make(ctx context.Context) error {
 	} else if err := r.discardDevice(ctx); err != nil {
 		return err
 	}
-	if err := fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, args); err != nil {
-		return err
+	// The mkfs and the first mount are the card's past, from which the lifetime of the days
+	// that follow starts (as a default run's traced mkfs and mount are).
+	return r.tracePast(func() error {
+		if err := fs.Mkfs(ctx, r.env.Run, r.k, r.env.Device, args); err != nil {
+			return err
+		}
+		if st := fs.LoadModule(ctx, r.env.Run, r.env.System, r.k); st.State == "unavailable" {
+			return fmt.Errorf("loading module %s: %s", st.Module, st.Error)
+		}
+		return r.Mount(ctx)
+	})
+}
+
+// tracePast runs fn and, where the run traces, makes the requests it sent the card's past
+// (rep.past). A trace that fails leaves the past empty: the lifetime then starts from an empty
+// card, as it did before the past was kept.
+func (r *rep) tracePast(fn func() error) error {
+	r.past = nil
+	if r.env.Tracing == nil || r.noTrace {
+		return fn()
 	}
-	if st := fs.LoadModule(ctx, r.env.Run, r.env.System, r.k); st.State == "unavailable" {
-		return fmt.Errorf("loading module %s: %s", st.Module, st.Error)
+	capt, err := trace.Start(r.env.DeviceName)
+	if err != nil {
+		return fn()
 	}
-	return r.Mount(ctx)
+	ferr := fn()
+	t, err := capt.Stop()
+	if t != nil && err == nil {
+		t.Shift(r.env.PartitionStart)
+		r.addPast(t)
+	}
+	return ferr
 }
 
 // Mount mounts the filesystem the device holds, once the device's buffers are dropped: the

@@ -168,6 +168,9 @@ type rep struct {
 	// day are the write tests' requests so far, one after the other: the day whose lifetime
 	// the wear line gives (dayOfWrites).
 	day []flash.Request
+	// past are the requests of the filesystem's mkfs and first mount: what the card holds
+	// before the first day (flash.Before.Past).
+	past []flash.Request
 }
 
 // RunRepetition makes the filesystem of job's variant (on the block device, or on a fresh

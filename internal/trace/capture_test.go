@@ -296,7 +296,7 @@ func TestCaptureExt4(t *testing.T) {
 				if err != nil {
 					t.Fatalf("replaying the captured trace: %v", err)
 				}
-				years, err := flash.DayLifetime(p, 128<<20, Requests(tr), false)
+				years, err := flash.DayLifetime(p, 128<<20, Requests(tr), flash.Before{})
 				if err != nil {
 					t.Fatalf("lifetime of the captured trace: %v", err)
 				}
