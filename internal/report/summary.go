@@ -69,6 +69,11 @@ func SummaryWith(w io.Writer, full *results.Run, opt SummaryOptions) error {
 	if len(ran) > 0 && len(cols) > 0 {
 		writeMatrix(w, full, r, cols, ran, opt.Color)
 		writeMatrixNotes(w, r, cols, ran, card)
+	}
+	if len(ran) > 0 {
+		// Also without a matrix: a run of a suite whose figures are its own tables (the
+		// endurance suite's cards) still has its verdict ("btrfs kept the card alive 2.2×
+		// longer than ext4"), which the terminal must say as the page does.
 		writeVerdicts(w, verdict.VerdictsFor(r, stats.DefaultAlpha, card, registered()))
 	}
 	if fe != nil {
