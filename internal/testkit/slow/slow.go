@@ -21,8 +21,25 @@ const Marker = "slow test"
 // Command is what runs the slow tests, named in every skip.
 const Command = "make test-slow"
 
-// Enabled reports whether the slow tests run.
-func Enabled() bool { return os.Getenv(Env) == "1" }
+// Enabled reports whether the slow tests run (FSBENCH_SLOW=1, or full).
+func Enabled() bool { return os.Getenv(Env) == "1" || Full() }
+
+// Full reports whether the slow tests run whole (FSBENCH_SLOW=full, make test-slow-full): a few
+// of them run a smaller version of themselves otherwise, so that make test-slow, which CI runs
+// beside make test, stays within its time (the emulators take turns: their minutes add up).
+func Full() bool { return os.Getenv(Env) == "full" }
+
+// Reduced logs, unless the slow tests run whole, that t runs a smaller version of itself and
+// what it leaves out (the test command's summary lists these lines), and reports whether it is
+// reduced.
+func Reduced(t testing.TB, leftOut string) bool {
+	t.Helper()
+	if Full() {
+		return false
+	}
+	t.Logf("reduced: %s (%s=full runs it: make test-slow-full)", leftOut, Env)
+	return true
+}
 
 // Need skips t, naming what makes it slow, unless the slow tests run.
 func Need(t testing.TB, what string) {

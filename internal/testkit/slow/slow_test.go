@@ -32,7 +32,7 @@ func TestNeed(t *testing.T) {
 	for _, tc := range []struct {
 		env     string
 		skipped bool
-	}{{"", true}, {"0", true}, {"1", false}} {
+	}{{"", true}, {"0", true}, {"1", false}, {"full", false}} {
 		t.Run("FSBENCH_SLOW="+tc.env, func(t *testing.T) {
 			t.Setenv(Env, tc.env)
 			r := &skipRecorder{TB: t}
@@ -46,3 +46,34 @@ func TestNeed(t *testing.T) {
 		})
 	}
 }
+
+// TestReduced: a slow test runs reduced, and says so with what it leaves out, unless the slow
+// tests run whole (FSBENCH_SLOW=full).
+func TestReduced(t *testing.T) {
+	for _, tc := range []struct {
+		env     string
+		reduced bool
+	}{{"1", true}, {"full", false}} {
+		t.Run(Env+"="+tc.env, func(t *testing.T) {
+			t.Setenv(Env, tc.env)
+			r := &logRecorder{TB: t}
+			if got := Reduced(r, "the second card"); got != tc.reduced {
+				t.Errorf("Reduced = %v, want %v", got, tc.reduced)
+			}
+			if tc.reduced && !strings.HasPrefix(r.logged, "reduced: the second card") {
+				t.Errorf("logged %q, want the reduced line the summary gathers", r.logged)
+			}
+			if !tc.reduced && r.logged != "" {
+				t.Errorf("logged %q when running whole", r.logged)
+			}
+		})
+	}
+}
+
+type logRecorder struct {
+	testing.TB
+	logged string
+}
+
+func (r *logRecorder) Helper()                         {}
+func (r *logRecorder) Logf(format string, args ...any) { r.logged = fmt.Sprintf(format, args...) }
