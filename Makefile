@@ -192,8 +192,9 @@ bench-aging: build
 # Issue 40's acceptance run: ext4 and btrfs on the host and f2fs in the QEMU guest, each card
 # (a 256 MiB sd-typical whose blocks last a hundredth of their endurance) run to its end,
 # ENDURANCE_N cards per filesystem (default 5: the U test needs 4 a side), then merged into one
-# report with the verdict and the prediction's check. About 20 minutes on the host and 2 hours
-# in the guest (TCG) on a 2-core machine. Needs root, FUSE and scripts/setup-vm-debian.sh.
+# report with the verdict and the prediction's check. On a 2-core machine with other jobs beside
+# it, 21 minutes on the host for 4 cards a side and 32 minutes in the guest (TCG) for 3
+# (docs/endurance.md). Needs root, FUSE and scripts/setup-vm-debian.sh.
 ENDURANCE_N ?= 5
 ENDURANCE_ARGS = --suite endurance --workload bootlin --size 256M --endurance-scale 0.01 --time-scale 0.02 -n $(ENDURANCE_N)
 bench-endurance: build
