@@ -140,10 +140,16 @@ func TestEnduranceNextCard(t *testing.T) {
 // TestEnduranceEnds: the card's other ends, through the same path. A wrong-data card answers
 // every request: the filesystem goes on, and only the verifier, reading back what was promised,
 // finds the wrong data; the run stops the card some rounds after, or the filesystem stops
-// mounting when a worn block held its metadata. (The update day: its data
-// outweighs ext4's metadata, so that a worn block holds a promised file before it holds the
-// filesystem's superblock, which ext4 refuses to mount: the logging day on 128 MiB ended
-// that way.) A dead card's first error is the host's I/O error, and its end the card stopping
+// mounting when a worn block held its metadata. (The update day: its data outweighs ext4's
+// metadata, so that a worn block mostly holds a promised file before it holds the
+// filesystem's superblock, which ext4 refuses to mount: the logging day on 128 MiB ended that
+// way.) Mostly, not always: which pages share the first worn block depends on the kernel's
+// timing (12 runs here all ended with the verifier's catch; one CI run, on a fresh machine,
+// with ext4 refusing to mount at round 13). Both are the card's ends, recorded as they
+// happened, and each is checked as such; the verifier's catch is what this test is for, so a
+// run that ended on the metadata is followed by another, up to three. (The engine's own
+// test, TestRunner in internal/endurance, checks the catch on a deterministic filesystem.)
+// A dead card's first error is the host's I/O error, and its end the card stopping
 // (FSBENCH_SLOW=1 only: make test runs the wrong-data card).
 func TestEnduranceEnds(t *testing.T) {
 	needCard(t)
@@ -151,22 +157,16 @@ func TestEnduranceEnds(t *testing.T) {
 	for _, tt := range []struct {
 		profile, workload, day string
 		slow                   bool
-		check                  func(t *testing.T, c *results.Endurance)
+		// check checks a run's record and says whether it is the end the test is for (false:
+		// another end of the same card, already checked, and another run is worth making).
+		check func(t *testing.T, c *results.Endurance) bool
 	}{
-		{"testdata/sd-typical-wrong-data.toml", "update", "8M", false, func(t *testing.T, c *results.Endurance) {
-			if !c.WrongData.Reached() || c.Wrong == 0 || c.FirstError != c.WrongData || c.IOError.Reached() {
-				t.Errorf("wrong data %+v (%d files), first error %+v, I/O error %+v: want the verifier's catch as the first error, no I/O error", c.WrongData, c.Wrong, c.FirstError, c.IOError)
-			}
-			// The end: the run's bound after the first error, or the filesystem refusing what
-			// the card gave back in its metadata, whichever comes first.
-			if !strings.Contains(c.End.What, "after the first error") && !strings.Contains(c.End.What, "no longer mounts") || c.End.Round <= c.FirstError.Round {
-				t.Errorf("end %+v: want the run's end after the first error, or the filesystem no longer mounting", c.End)
-			}
-		}},
-		{"testdata/sd-typical-dead.toml", "logging", "4M", true, func(t *testing.T, c *results.Endurance) {
+		{"testdata/sd-typical-wrong-data.toml", "update", "8M", false, wrongDataEnd},
+		{"testdata/sd-typical-dead.toml", "logging", "4M", true, func(t *testing.T, c *results.Endurance) bool {
 			if !c.IOError.Reached() || c.FirstError != c.IOError || c.End.What != "the card stopped responding" {
 				t.Errorf("I/O error %+v, first error %+v, end %q: want the card's refusal first, and its stopping the end", c.IOError, c.FirstError, c.End.What)
 			}
+			return true
 		}},
 	} {
 		t.Run(tt.profile, func(t *testing.T) {
@@ -174,13 +174,92 @@ func TestEnduranceEnds(t *testing.T) {
 				t.Log("reduced: this end runs with FSBENCH_SLOW=1 (make test-slow)")
 				return
 			}
-			out := filepath.Join(t.TempDir(), "res")
-			if b, err := quickDay(t, bin, out, "simcard:"+tt.profile, "ext4", "64M", tt.workload, tt.day).CombinedOutput(); err != nil {
-				t.Fatalf("%v\n%s", err, b)
+			const runs = 3
+			for i := 1; i <= runs; i++ {
+				out := filepath.Join(t.TempDir(), "res")
+				if b, err := quickDay(t, bin, out, "simcard:"+tt.profile, "ext4", "64M", tt.workload, tt.day).CombinedOutput(); err != nil {
+					t.Fatalf("%v\n%s", err, b)
+				}
+				c := card(t, out)
+				t.Logf("run %d: first error %+v; end %+v", i, c.FirstError, c.End)
+				if tt.check(t, c) || t.Failed() {
+					return
+				}
 			}
-			c := card(t, out)
-			t.Logf("first error %+v; end %+v", c.FirstError, c.End)
-			tt.check(t, c)
+			t.Errorf("%d runs, none ended the way this test is for (the log says how each ended)", runs)
+		})
+	}
+}
+
+// wrongDataEnd checks the record of a wrong-data card: the verifier's catch as the first error
+// (true), or ext4 refusing to mount what a worn block gave back of its metadata (false); never
+// an I/O error, which this card does not give.
+func wrongDataEnd(t *testing.T, c *results.Endurance) bool {
+	t.Helper()
+	caught, err := wrongDataRecord(c)
+	if err != nil {
+		t.Error(err)
+	}
+	return caught
+}
+
+// wrongDataRecord is wrongDataEnd's check: whether the verifier caught the wrong data, and
+// what in the record is neither of the card's two ends.
+func wrongDataRecord(c *results.Endurance) (caught bool, err error) {
+	if c.IOError.Reached() {
+		return false, fmt.Errorf("I/O error %+v: a wrong-data card answers every request", c.IOError)
+	}
+	if !c.WrongData.Reached() {
+		// The metadata first: the mount refused is the first error and the end, and the
+		// card's own state (the model's counters, in the round's point) says it had worn
+		// blocks in service by then: the card's wrong data, not the filesystem's fault.
+		var last results.EndurancePoint
+		if len(c.Series) > 0 {
+			last = c.Series[len(c.Series)-1]
+		}
+		if !c.Unmountable || !strings.Contains(c.FirstError.What, "refused to mount") || !strings.Contains(c.End.What, "no longer mounts") ||
+			c.End.Round != c.FirstError.Round || last.Health != string(flash.WornWrong) {
+			return false, fmt.Errorf("no wrong data caught: first error %+v, end %+v, unmountable %v, the card's health %q: want the verifier's catch, or ext4 refusing to mount a card serving worn blocks", c.FirstError, c.End, c.Unmountable, last.Health)
+		}
+		return false, nil
+	}
+	if c.Wrong == 0 || c.FirstError != c.WrongData {
+		return true, fmt.Errorf("wrong data %+v (%d files), first error %+v: want the verifier's catch as the first error", c.WrongData, c.Wrong, c.FirstError)
+	}
+	// The end: the run's bound after the first error, or the filesystem refusing what the
+	// card gave back in its metadata, whichever comes first.
+	if !strings.Contains(c.End.What, "after the first error") && !strings.Contains(c.End.What, "no longer mounts") || c.End.Round <= c.FirstError.Round {
+		return true, fmt.Errorf("end %+v: want the run's end after the first error, or the filesystem no longer mounting", c.End)
+	}
+	return true, nil
+}
+
+// TestWrongDataRecord: the two ends of a wrong-data card that TestEnduranceEnds accepts, and
+// records that are neither. The metadata end is CI's run of 2026-11-28 (ext4 refused to mount
+// at round 13, before the verifier read a promised file wrong).
+func TestWrongDataRecord(t *testing.T) {
+	refused := results.Milestone{Round: 13, Bytes: 139909378, DeviceBytes: 141417472, What: "the filesystem refused to mount: mount -t ext4 /dev/loop1: invalid argument"}
+	noMount := results.Milestone{Round: 13, Bytes: 139909378, DeviceBytes: 150797312, What: "the filesystem no longer mounts: mount -t ext4 /dev/loop1: invalid argument"}
+	wrong := results.Milestone{Round: 12, Bytes: 131217336, What: "7 promised files read back wrong without an error"}
+	worn := []results.EndurancePoint{{Round: 12, Health: string(flash.Healthy)}, {Round: 13, Health: string(flash.WornWrong)}}
+	healthy := []results.EndurancePoint{{Round: 13, Health: string(flash.Healthy)}}
+	for _, tt := range []struct {
+		name         string
+		c            results.Endurance
+		caught, fail bool
+	}{
+		{"the verifier's catch", results.Endurance{FirstError: wrong, WrongData: wrong, Wrong: 7, End: noMount, Series: worn}, true, false},
+		{"the metadata first", results.Endurance{FirstError: refused, End: noMount, Unmountable: true, Series: worn}, false, false},
+		{"refused to mount a healthy card", results.Endurance{FirstError: refused, End: noMount, Unmountable: true, Series: healthy}, false, true},
+		{"an I/O error", results.Endurance{FirstError: refused, IOError: refused, End: noMount, Series: worn}, false, true},
+		{"the catch not first", results.Endurance{FirstError: refused, WrongData: wrong, Wrong: 7, End: noMount, Series: worn}, true, true},
+		{"ended at the catch", results.Endurance{FirstError: wrong, WrongData: wrong, Wrong: 7, End: wrong, Series: worn}, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			caught, err := wrongDataRecord(&tt.c)
+			if caught != tt.caught || (err != nil) != tt.fail {
+				t.Errorf("caught %v, error %v: want caught %v, an error %v", caught, err, tt.caught, tt.fail)
+			}
 		})
 	}
 }
