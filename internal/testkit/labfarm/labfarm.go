@@ -245,9 +245,16 @@ AcceptEnv LANG LC_*
 		if err != nil {
 			return nil, fmt.Errorf("unshare (util-linux) is needed for an exporter host's own /etc/hosts: %w", err)
 		}
-		// unshare and sh exec in place: the pid started is sshd's.
+		// unshare and sh exec in place: the pid started is sshd's. The new namespace starts
+		// with a copy of every mount of this machine, and this machine's / is private (no
+		// systemd here to make it shared), so no unmount outside reaches the copies: a test
+		// beside it that had a filesystem mounted at that moment (a loop device, a simulated
+		// card's FUSE file) could unmount it but not format or detach its device again until
+		// this sshd ended ("device busy": seen with an endurance campaign beside make
+		// test-slow). So the copies of every block device's and FUSE mount but / are dropped
+		// (lazily: one in use goes too); sshd needs none of them.
 		argv = append([]string{unshare, "--mount", "--propagation", "private", "/bin/sh", "-c",
-			`mount --bind "$0" /etc/hosts && exec "$@"`, hosts}, argv...)
+			dropCopiedMounts + ` && exec "$@"`, hosts}, argv...)
 	}
 	p, err := start("sshd", filepath.Join(dir, "sshd.log"), dir, argv...)
 	if err != nil {
@@ -260,6 +267,14 @@ AcceptEnv LANG LC_*
 	f := strings.Fields(string(hostPub))
 	return &SSHD{p: p, Board: Board{Address: "127.0.0.1", Port: port, User: "root", Key: clientKey, HostKey: f[0] + " " + f[1]}}, nil
 }
+
+// dropCopiedMounts is the shell that makes an exporter host's namespace: $0 bound on
+// /etc/hosts, then every copied mount of a block device (but / and that bind) or of a FUSE
+// filesystem lazily unmounted. findmnt -r escapes a space in a path; such a mount stays.
+const dropCopiedMounts = `mount --bind "$0" /etc/hosts && ` +
+	`findmnt -rn -o TARGET,SOURCE,FSTYPE | while read -r m s f; do ` +
+	`case "$m" in /|/etc/hosts) continue;; esac; ` +
+	`case "$s $f" in /dev/*|*fuse*) umount -l "$m" 2>/dev/null;; esac; done; true`
 
 // Stop ends sshd.
 func (s *SSHD) Stop() { s.p.stop() }
