@@ -27,7 +27,41 @@ type rootNode struct {
 	order *orderedFS // the requests' kernel ids, for the card's order (order_fuse.go)
 }
 
-var _ fs.NodeOnAdder = (*rootNode)(nil)
+var (
+	_ fs.NodeOnAdder  = (*rootNode)(nil)
+	_ fs.NodeStatfser = (*rootNode)(nil)
+	_ fs.NodeStatfser = (*cardNode)(nil)
+	_ fs.NodeStatfser = (*cutNode)(nil)
+)
+
+// statfs is what statfs(2) says of the card's mount, asked of its directory, the card file or
+// the cut file: the card's bytes in 512-byte blocks, all of them used. It matters to a loop
+// device over the card: the loop driver takes its discard granularity from f_bsize (Linux's
+// loop_config_discard), and go-fuse answers a node without Statfs with zeros. Linux 6.18 (this
+// machine) raises a granularity of 0 to the physical block size, 512, but Debian 12's 6.1 (the
+// QEMU guest, the emulated boards) keeps it and refuses every discard ("loop0: Error:
+// discard_granularity is 0."): f2fs's and btrfs's discards never reached the card served in a
+// guest. 512 is the sector the card takes requests in, and the granularity the host's loop
+// devices had already.
+func statfs(c *Card, out *fuse.StatfsOut) syscall.Errno {
+	const sector = 512
+	out.Bsize, out.Frsize, out.NameLen = sector, sector, 255
+	out.Blocks = c.Size() / sector
+	out.Files = 8
+	return 0
+}
+
+func (r *rootNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	return statfs(r.card, out)
+}
+
+func (n *cardNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	return statfs(n.card, out)
+}
+
+func (n *cutNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	return statfs(n.card, out)
+}
 
 func (r *rootNode) OnAdd(ctx context.Context) {
 	stats := r.NewPersistentInode(ctx, &statsNode{card: r.card}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 3})

@@ -367,4 +367,10 @@ func TestEnduranceGuest(t *testing.T) {
 		t.Fatalf("f2fs endurance in the guest = %+v", cell)
 	}
 	t.Logf("f2fs in the guest: first error %.2f, predicted %.2f, end %s", cell[0].Endurance.FirstError.Round, cell[0].Endurance.PredictedRounds, cell[0].Endurance.End.What)
+	// f2fs discards what it frees, and the card must see it: Debian 12's guest kernel refused
+	// every discard of its loop device over the card while the card's FUSE mount said nothing
+	// of its block size (simcard's statfs), and the card wore as if f2fs never discarded.
+	if r.Device == nil || r.Device.Queue["discard_granularity"] == "0" || r.Card == nil || r.Card.Discards == 0 {
+		t.Errorf("the guest's loop device over the card: %+v; the card's discards: %+v: want a discard granularity, and f2fs's discards on the card", r.Device, r.Card)
+	}
 }
