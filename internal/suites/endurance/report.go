@@ -3,6 +3,7 @@ package endurance
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/fsbench/fsbench/internal/bytesize"
@@ -44,10 +45,30 @@ func verdicts(r *results.Run, alpha float64) []verdict.Verdict {
 	v := verdict.Pick(priority, verdict.Evaluate(r, metric, alpha), alpha)
 	v.Suite = Name
 	if n := censored(r); n > 0 {
-		note := fmt.Sprintf("%d card(s) had no error within the run's bounds: their rounds are a lower bound", n)
-		v.Note = strings.TrimPrefix(v.Note+"; "+note, "; ")
+		v.Note = addNote(v.Note, fmt.Sprintf("%d card(s) had no error within the run's bounds: their rounds are a lower bound", n))
+	}
+	if note := kernelsDiffer(r, v); note != "" {
+		v.Note = addNote(v.Note, note)
 	}
 	return []verdict.Verdict{v}
+}
+
+func addNote(note, more string) string { return strings.TrimPrefix(note+"; "+more, "; ") }
+
+// kernelsDiffer says so when the verdict compares filesystems that ran on different kernels (a
+// merge of a host run and a guest run: f2fs in the QEMU guest's kernel, btrfs in this
+// machine's): rounds count the card's wear, which no emulator slows, but each filesystem is its
+// kernel's version of it, and the verdict compares those. "" when they ran on one.
+func kernelsDiffer(r *results.Run, v verdict.Verdict) string {
+	src := verdict.Sources(r)
+	other := v.RunnerUp
+	if len(v.Tied) > 0 {
+		other = v.Tied[0].Name
+	}
+	if src == nil || v.Winner == "" || other == "" || src[v.Winner] == src[other] {
+		return ""
+	}
+	return fmt.Sprintf("%s ran on %s, %s on %s: the kernels differ as well as the filesystems", v.Winner, src[v.Winner], other, src[other])
 }
 
 // metric is the verdict's figure: each card's rounds to its first error.
@@ -131,6 +152,12 @@ func tables(r *results.Run) []suites.Table {
 			{Head: "bad 10/25/50 %", PageHead: "bad blocks at 10 / 25 / 50 % of spare (rounds)", PageOnly: false},
 			{Head: "MB/s first→last", PageHead: "speed, first → last round (MB/s)"},
 			{Head: "what the filesystem did", PageOnly: true}}}
+	// Where each filesystem ran, when that differs (a merged host and guest run) or was a
+	// guest: its kernel is part of what the cards measured.
+	src := verdict.Sources(r)
+	if src != nil {
+		mil.Columns = slices.Insert(mil.Columns, 1, suites.Column{Head: "ran on"})
+	}
 	for _, v := range variants {
 		cs := by[v]
 		var firsts, preds, ratios, gib, sFirst, sLast []float64
@@ -165,6 +192,10 @@ func tables(r *results.Run) []suites.Table {
 			span(gib), strings.Join(bad, " / "),
 			fmt.Sprintf("%s → %s", figure.Format(stats.Summarize(sFirst).Median), figure.Format(stats.Summarize(sLast).Median)),
 			fsDid(cs)})
+		if src != nil {
+			row := &mil.Rows[len(mil.Rows)-1]
+			*row = slices.Insert(*row, 1, src[v])
+		}
 	}
 	mil.Notes = append(mil.Notes, predictionNote(variants, by))
 	all := suites.Table{ID: "endurance-cards", Title: "Endurance: every card",

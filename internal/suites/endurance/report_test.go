@@ -85,3 +85,43 @@ func TestSummarySaysTheVerdict(t *testing.T) {
 		t.Errorf("the summary lacks the verdict:\n%s", out)
 	}
 }
+
+// TestMergedKernels: a merge of a host run and a guest run (btrfs on this machine's kernel,
+// f2fs in the QEMU guest's) says where each filesystem ran, in the milestone table and in the
+// verdict, which compares the two kernels' filesystems; a run on one kernel says neither.
+func TestMergedKernels(t *testing.T) {
+	rounds := map[string][]float64{"ext4": {10.1, 10.6, 11, 9.8}, "f2fs": {18.2, 19, 18.7, 20.1}}
+	for _, tt := range []struct {
+		name    string
+		sources map[string]*results.Source
+		want    string // in the verdict's note and the table; "" for neither
+	}{
+		{"one kernel", nil, ""},
+		{"merged from the host and a guest", map[string]*results.Source{
+			"ext4": {Dir: "host", Kernel: "6.18.44"},
+			"f2fs": {Dir: "guest", Kernel: "6.1.0-56-amd64", Guest: "qemu tcg"}},
+			"f2fs ran on 6.1.0-56-amd64 (qemu tcg), ext4 on 6.18.44 (host): the kernels differ"},
+		{"merged from two runs on one kernel", map[string]*results.Source{
+			"ext4": {Dir: "a", Kernel: "6.18.44"}, "f2fs": {Dir: "b", Kernel: "6.18.44"}}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := synthetic(rounds, 12)
+			for i := range r.Variants {
+				r.Variants[i].Source = tt.sources[r.Variants[i].Name]
+			}
+			r.Machine.Kernel = "6.18.44"
+			v := verdicts(r, stats.DefaultAlpha)
+			if len(v) != 1 || v[0].Winner != "f2fs" {
+				t.Fatalf("verdict %+v: want f2fs", v)
+			}
+			if got := strings.Contains(v[0].Note, "ran on"); got != (tt.want != "") || tt.want != "" && !strings.Contains(v[0].Note, tt.want) {
+				t.Errorf("verdict note %q: want %q", v[0].Note, tt.want)
+			}
+			mil := tables(r)[0]
+			hasCol := mil.Columns[1].Head == "ran on"
+			if hasCol != (tt.want != "") || hasCol && (mil.Rows[1][0] != "f2fs" || mil.Rows[1][1] != "6.1.0-56-amd64 (qemu tcg)" || len(mil.Rows[1]) != len(mil.Columns)) {
+				t.Errorf("columns %v, rows %q: want a ran-on column only for the merge across kernels", mil.Columns[:2], mil.Rows)
+			}
+		})
+	}
+}
