@@ -167,5 +167,15 @@ func CheckNoPowerCut(cfg plan.Config, what, why string) error {
 	return nil
 }
 
+// CheckCardEnds refuses the endurance suite on a plain image file (what names it): a file on
+// this machine's disk never wears out, so the suite would run round after round, writing that
+// disk, until Ctrl-C.
+func CheckCardEnds(cfg plan.Config, what string) error {
+	if cfg.Suite.Has(plan.EnduranceSuite) {
+		return plan.Refusef("suite endurance on %s: an image file never wears out, so the card would run round after round, writing this machine's disk, until stopped; nothing was run. Run a card to its end on a simulated card (--target simcard:PROFILE --endurance-scale 0.01: minutes) or a real one (--target device:/dev/X --destroy /dev/X)", what)
+	}
+	return nil
+}
+
 // NoSwitch is why a real device's power is not cut.
 const NoSwitch = "a real power cut needs a power switch fsbench can drive, a board's: labgrid:PLACE/dev/X (its power resource) or ssh://HOST/dev/X with --power-off CMD --power-on CMD; nothing destructive is run without one"

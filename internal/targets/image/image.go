@@ -32,6 +32,9 @@ func (t *imageTarget) Check(cfg plan.Config) error {
 	if err := targets.CheckBlockSuite(cfg); err != nil {
 		return err
 	}
+	if err := targets.CheckCardEnds(cfg, "an image file"); err != nil {
+		return err
+	}
 	dir := ""
 	if t.Opt.Image != "" {
 		abs, err := filepath.Abs(t.Opt.Image)

@@ -96,3 +96,14 @@ func TestImageExistingNotRecorded(t *testing.T) {
 		t.Errorf("the existing file is now %q", got)
 	}
 }
+
+// TestEnduranceRefused: the endurance suite runs a card until it fails, and an image file
+// never does: it is refused before anything is made, saying where a card does wear out.
+func TestEnduranceRefused(t *testing.T) {
+	cfg := plan.Default()
+	cfg.Suite = plan.Suites{"endurance"}
+	err := (&imageTarget{}).Check(cfg)
+	if err == nil || !strings.Contains(err.Error(), "never wears out") || !strings.Contains(err.Error(), "--target simcard:PROFILE") {
+		t.Errorf("endurance on an image file: %v; want a refusal naming the simulated card", err)
+	}
+}

@@ -110,6 +110,9 @@ func (t *vmTarget) Check(cfg plan.Config) error {
 		if err := targets.CheckNoPowerCut(cfg, "--target "+t.spec.String(), "the guest's card is a plain image file, whose power cannot be cut; use --target vm:simcard:PROFILE"); err != nil {
 			return err
 		}
+		if err := targets.CheckCardEnds(cfg, "--target "+t.spec.String()+" (the guest's card is a plain image file; --target vm:simcard:PROFILE wears out)"); err != nil {
+			return err
+		}
 	}
 	if t.guestServesCard(cfg) && !simcard.FUSEAvailable {
 		return plan.Refusef("--target %s: this build of fsbench has no FUSE card server, which the guest runs for the powercut suite", t.spec)

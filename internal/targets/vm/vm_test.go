@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fsbench/fsbench/internal/plan"
@@ -43,5 +44,25 @@ func TestVMGuestServesCard(t *testing.T) {
 	}
 	if !g.NoCapacityCheck {
 		t.Error("--no-capacity-check did not reach the guest: it checks its emulated SD card's capacity anyway")
+	}
+}
+
+// TestVMEnduranceNeedsACard: the endurance suite in the guest needs the card that wears out
+// (vm:simcard:PROFILE); on the guest's plain image file it is refused.
+func TestVMEnduranceNeedsACard(t *testing.T) {
+	cfg := plan.Default()
+	cfg.Suite = plan.Suites{"endurance"}
+	for _, tt := range []struct {
+		target  string
+		refused bool
+	}{{"vm", true}, {"vm:simcard:sd-typical", false}} {
+		spec, err := plan.ParseTarget(tt.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = (&vmTarget{spec: spec}).Check(cfg)
+		if got := err != nil && strings.Contains(err.Error(), "never wears out"); got != tt.refused {
+			t.Errorf("endurance on --target %s: %v; refused for the image file: %v, want %v", tt.target, err, got, tt.refused)
+		}
 	}
 }
