@@ -265,10 +265,24 @@ func planFsbench(st Step, args []string) (Step, error) {
 				}
 			}
 		}
+		if slices.Contains(args, "--class") && flagValue(args, "--class-area") == "" {
+			// The class test's area is 256 MiB, more than the image: a smaller one, and 1 s
+			// random tests instead of 10 (the same code; TestBenchClass runs it whole).
+			st.Kind, st.Argv = Reduced, append(st.Argv, "--class-area", "32M", "--class-runtime", "1s")
+			st.Why = strings.TrimPrefix(st.Why+"; ", "; ") + "a 32 MiB class area, 1 s random tests"
+		}
 		return st, nil
 	case "run":
 		return planRun(st, args, filled, devices), nil
-	case "list", "report", "compare", "merge", "export", "advise", "simcard", "help":
+	case "merge":
+		// Every document's commands share one scratch directory: an earlier merge's output
+		// (README's "all") is there already, and merge refuses to replace a run without it.
+		st.Kind, st.Argv = Run, filled
+		if flagValue(args, "-o") != "" && !slices.Contains(args, "--force") {
+			st.Kind, st.Argv, st.Why = Reduced, append(filled, "--force"), "with --force: the documents' commands share one scratch directory, where an earlier one merged into the same -o"
+		}
+		return st, nil
+	case "list", "report", "compare", "export", "advise", "simcard", "help":
 		st.Kind, st.Argv = Run, filled
 		return st, nil
 	}
@@ -317,7 +331,13 @@ func planRun(st Step, args, filled []string, devices bool) Step {
 		st.Argv = append(st.Argv, "--cuts", "2")
 		st.Why += ", 2 power cuts"
 	case suite == "endurance":
-		// A card whose blocks last under 3 erases: its end in a few rounds.
+		// A card whose blocks last under 3 erases: its end in a few rounds. The suite refuses
+		// an image file (it never wears out): a command that names no target gets the
+		// simulated card.
+		if flagValue(args, "--target") == "" {
+			st.Argv = append(st.Argv, "--target", "simcard:sd-typical")
+			st.Why += ", on the simulated card"
+		}
 		st.Argv = append(st.Argv, "--endurance-scale", "0.0005", "--time-scale", "0.01")
 		st.Why += ", a card whose blocks last about 3 erases"
 	}
