@@ -309,13 +309,37 @@ func RestorePending(ctx context.Context, dir string, only func(DeviceID) bool) (
 		if alive(meta) || (only != nil && !only(meta.Device)) {
 			continue
 		}
-		if err := restoreLog(ctx, p, meta, recs); err != nil {
+		act, err := restoreTaken(ctx, p, meta, recs)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("undo log %s (kept, for a later fsbench cleanup): %w", p, err))
 			continue
 		}
-		actions = append(actions, fmt.Sprintf("restored %d blocks of %s that an interrupted capacity check had overwritten (undo log %s)", len(recs), meta.Device.Path, p))
+		actions = append(actions, act)
 	}
 	return actions, errors.Join(errs...)
+}
+
+// undoLockWait is how long a restore waits for another fsbench restoring the same log.
+var undoLockWait = 2 * time.Minute
+
+// restoreTaken restores a dead probe's log while holding it: "fsbench cleanup" and a probe
+// starting on the same card can find it at once, and the second to open the card would fail
+// on the first's exclusive claim (EBUSY).
+func restoreTaken(ctx context.Context, p string, meta undoMeta, recs []record) (string, error) {
+	release, o, err := procid.TakeOver(p, undoLockWait)
+	defer release()
+	switch {
+	case err != nil:
+		return "", err
+	case o == procid.Busy:
+		return fmt.Sprintf("left undo log %s to the fsbench restoring it (still at it after %v)", p, undoLockWait), nil
+	case o == procid.Gone:
+		return fmt.Sprintf("undo log %s was restored by another fsbench meanwhile", p), nil
+	}
+	if err := restoreLog(ctx, p, meta, recs); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("restored %d blocks of %s that an interrupted capacity check had overwritten (undo log %s)", len(recs), meta.Device.Path, p), nil
 }
 
 // restoreLog finds the log's device, checks it and replays the log, then removes the log.

@@ -95,42 +95,18 @@ func CleanupStale(dir string, logf func(format string, args ...any)) ([]string, 
 // ledgerLockWait is how long a cleanup waits for another that is undoing the same ledger.
 var ledgerLockWait = 2 * time.Minute
 
-// undoLocked undoes a dead process's ledger while holding an exclusive lock on it, then
-// removes it. Every fsbench run cleans up stale ledgers when it starts, so two of them (or a
-// run and "fsbench cleanup") can find the same dead ledger at once: the lock lets one undo it
-// and tells the other it is in hand, instead of both unmounting and removing the same things
-// and each reporting half of it.
+// undoLocked undoes a dead process's ledger while holding it (procid.TakeOver: a run and
+// "fsbench cleanup" can find the same dead ledger at once), then removes it.
 func undoLocked(path string, rec ledgerRecord, why string, act, logf func(string, ...any)) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // another cleanup finished it since it was read
-	}
-	if err != nil {
+	release, o, err := procid.TakeOver(path, ledgerLockWait)
+	defer release()
+	switch {
+	case err != nil:
 		return fmt.Errorf("ledger %s: %w", path, err)
-	}
-	defer f.Close()
-	// Wait for the other cleanup rather than return at once: whoever called this (a run about
-	// to use loop devices, a user who typed "fsbench cleanup") expects the dead run undone when
-	// it returns. Undoing one takes seconds; a card server can take up to a minute to stop.
-	deadline := time.Now().Add(ledgerLockWait)
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			return fmt.Errorf("lock ledger %s: %w", path, err)
-		}
-		if time.Now().After(deadline) {
-			act("left ledger %s to the fsbench that is undoing it (still at it after %v)", path, ledgerLockWait)
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	// The lock is dropped when f is closed. A cleanup that got here after another had undone
-	// the ledger and removed it holds the lock of an unlinked file: nothing is left to do.
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err == nil && st.Nlink == 0 {
+	case o == procid.Busy:
+		act("left ledger %s to the fsbench that is undoing it (still at it after %v)", path, ledgerLockWait)
+		return nil
+	case o == procid.Gone:
 		act("ledger %s was undone by another fsbench meanwhile", path)
 		return nil
 	}
